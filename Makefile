@@ -1,0 +1,111 @@
+# shardwise build, test and packaging. GNU make + bash; needs only Go, Python 3 and make.
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+MAKEFLAGS += --no-builtin-rules
+
+BIN := $(CURDIR)/bin
+CACHE := $(CURDIR)/.cache
+BUILD := $(CURDIR)/build
+
+# Pinned tool versions: bump deliberately, in one place.
+GOLANGCI_LINT_VERSION := 2.15.0
+GOLANGCI_LINT := $(BIN)/golangci-lint
+
+FUNCTIONS := ingest detect move replicas sandbox
+# Every Go file of ours, NUL-separated: not the caches and outputs, not testdata, whose files
+# may be malformed on purpose.
+GO_FILES := find . \( -path ./.git -o -path ./.cache -o -path ./bin -o -path ./build -o -path ./.aws-sam \
+	-o -name testdata \) -prune -o -name '*.go' -print0
+FUZZTIME ?= 10s
+# The race detector costs 2-10x; on 2 cores the whole suite stays within minutes, so it covers
+# every package. Override with RACE= to skip it, or TEST_PKGS=... to narrow the run.
+RACE ?= -race
+TEST_PKGS ?= ./...
+
+.PHONY: help
+help: ## List targets.
+	@grep -E '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
+
+.PHONY: run
+run: ## Run the write-hotspot scenario against the built-in simulator, acting (not dry-run).
+	go run ./cmd/shardwise simulate --scenario scenarios/write-hotspot.json --dry-run=false
+
+.PHONY: test
+test: fmt-check vet lint unit fuzz template-check template-lint ## The full gate, as CI runs it.
+
+.PHONY: fmt-check
+fmt-check: ## Fail, listing the files, if any Go file is not gofmt-formatted.
+	@unformatted="$$($(GO_FILES) | xargs -0 -r gofmt -l)"; \
+	if [[ -n "$$unformatted" ]]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+
+.PHONY: fmt
+fmt: ## Format all Go files in place.
+	$(GO_FILES) | xargs -0 -r gofmt -w
+
+.PHONY: vet
+vet: ## go vet every package.
+	go vet ./...
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint with .golangci.yml.
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: unit
+unit: ## go test every package (race detector on; see RACE).
+	go test $(RACE) -count=1 $(TEST_PKGS)
+
+.PHONY: fuzz
+fuzz: ## Run every Fuzz* target in the repo for FUZZTIME each.
+	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+
+.PHONY: bench
+bench: ## Run every benchmark once, with allocations.
+	go test -run='^$$' -bench=. -benchmem ./...
+
+.PHONY: build
+build: ## Build each Lambda as build/<fn>/bootstrap for provided.al2023 on arm64.
+	@for fn in $(FUNCTIONS); do \
+		echo "build/$$fn/bootstrap"; \
+		GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags='-s -w' \
+			-o "$(BUILD)/$$fn/bootstrap" "./functions/$$fn"; \
+	done
+
+.PHONY: sam-build
+sam-build: ## Build the functions as `sam build` does from template.yaml (Go builder, arm64), into .aws-sam/.
+	GOFLAGS="$$(go env GOFLAGS) -tags=lambda.norpc" SAM_CLI_TELEMETRY=0 \
+		"$$(scripts/venv.sh)/sam" build --template-file template.yaml
+
+.PHONY: template
+template: ## Regenerate template.yaml from shared/deploy.
+	go run ./cmd/shardwise template > template.yaml
+
+.PHONY: template-check
+template-check: ## Fail if template.yaml differs from what shared/deploy generates.
+	@tmp="$$(mktemp)"; trap 'rm -f "$$tmp"' EXIT; \
+	go run ./cmd/shardwise template > "$$tmp"; \
+	if ! diff -u template.yaml "$$tmp"; then echo "template.yaml is stale: run 'make template'"; exit 1; fi
+
+.PHONY: template-lint
+template-lint: ## Lint template.yaml with cfn-lint and `sam validate --lint` (installs them into .cache/venv).
+	scripts/template-lint.sh template.yaml
+
+.PHONY: moto
+moto: ## Start a moto server (DynamoDB, EventBridge, ... API) for the integration tests.
+	scripts/moto.sh start
+
+.PHONY: moto-stop
+moto-stop: ## Stop the moto server started by `make moto`.
+	scripts/moto.sh stop
+
+.PHONY: golangci-lint
+golangci-lint: ## Install the pinned golangci-lint into ./bin when missing or of another version.
+	@if [[ "$$($(GOLANGCI_LINT) version --short 2>/dev/null || true)" != "$(GOLANGCI_LINT_VERSION)" ]]; then \
+		echo "installing golangci-lint v$(GOLANGCI_LINT_VERSION) into $(BIN)"; \
+		GOBIN=$(BIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$(GOLANGCI_LINT_VERSION); \
+	fi
+
+.PHONY: clean
+clean: ## Remove build output, installed tools and caches made by this Makefile.
+	rm -rf $(BUILD) $(BIN) $(CACHE) .aws-sam

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/collect"
+	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/engine"
+	"github.com/shardwise/shardwise/shared/opensearch"
+	"github.com/shardwise/shardwise/shared/state"
+)
+
+// liveFlags are the flags of the commands that read a real cluster. They never act: dry-run is forced.
+type liveFlags struct {
+	url, auth, service, region, user, passwordEnv, configFile string
+	insecure                                                 bool
+	samples                                                  int
+	interval                                                 time.Duration
+}
+
+func (f *liveFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.url, "url", "", "cluster URL, e.g. https://search-x.eu-west-1.es.amazonaws.com")
+	cmd.Flags().StringVar(&f.auth, "auth", "none", "sigv4 | basic | none")
+	cmd.Flags().StringVar(&f.service, "service", "es", "sigv4 service: es or aoss")
+	cmd.Flags().StringVar(&f.region, "region", "", "sigv4 region (default from the AWS config chain)")
+	cmd.Flags().StringVar(&f.user, "user", "", "basic auth user")
+	cmd.Flags().StringVar(&f.passwordEnv, "password-env", "OPENSEARCH_PASSWORD", "environment variable holding the basic auth password")
+	cmd.Flags().BoolVar(&f.insecure, "insecure", false, "skip TLS verification")
+	cmd.Flags().StringVar(&f.configFile, "config", "", "shardwise configuration JSON (thresholds)")
+	cmd.Flags().IntVar(&f.samples, "samples", 3, "stats samples to take (rates need 2; a sustained hotspot needs 3)")
+	cmd.Flags().DurationVar(&f.interval, "interval", 10*time.Second, "time between samples")
+	_ = cmd.MarkFlagRequired("url")
+}
+
+const liveCluster = "live"
+
+// engine builds an engine over the cluster with an in-memory store and bus, dry-run forced, and
+// ingests the requested samples.
+func (f *liveFlags) engine(ctx context.Context, progress io.Writer) (*engine.Engine, engine.DetectResult, error) {
+	var last engine.DetectResult
+	cfg := config.Default()
+	var err error
+	if f.configFile != "" {
+		if cfg, err = config.LoadFile(f.configFile); err != nil {
+			return nil, last, err
+		}
+	}
+	if f.samples < 2 {
+		return nil, last, fmt.Errorf("--samples %d: at least 2 are needed to measure rates", f.samples)
+	}
+	cfg.Safety.DryRun = true
+	cl := config.Cluster{Name: liveCluster, URLs: strings.Split(f.url, ","), Auth: f.auth, Service: f.service, Region: f.region,
+		Username: f.user, Insecure: f.insecure}
+	if f.auth == string(opensearch.AuthBasic) {
+		cl.PasswordEnv = f.passwordEnv
+	}
+	cfg.Clusters = []config.Cluster{cl}
+	// Samples further apart than the freshness limit would be refused by the breaker.
+	if 2*f.interval > cfg.Safety.MaxStatsAge {
+		cfg.Safety.MaxStatsAge = 2 * f.interval
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, last, err
+	}
+	oc, err := cl.OpenSearch()
+	if err != nil {
+		return nil, last, err
+	}
+	client, err := opensearch.New(ctx, oc)
+	if err != nil {
+		return nil, last, err
+	}
+	api := collect.New(client, time.Now)
+	events := &bus.Memory{}
+	e := &engine.Engine{Store: state.NewMemory(time.Now), Bus: events, Clock: time.Now, Config: cfg,
+		Cluster: func(string) (engine.ClusterAPI, error) { return api, nil },
+		Log:     slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	for i := 0; i < f.samples; i++ {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, last, ctx.Err()
+			case <-time.After(f.interval):
+			}
+		}
+		fmt.Fprintf(progress, "sample %d/%d of %s\n", i+1, f.samples, f.url)
+		if _, err := e.Ingest(ctx, []string{liveCluster}); err != nil {
+			return nil, last, err
+		}
+		// Planning every sample builds the hotspot streaks the last plan is judged on.
+		if last, err = e.Detect(ctx, liveCluster, ""); err != nil {
+			return nil, last, err
+		}
+	}
+	return e, last, nil
+}

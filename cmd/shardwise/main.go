@@ -1,0 +1,34 @@
+// Command shardwise is the operator CLI: simulate runs every function against the built-in
+// simulator on a virtual clock, sim serve serves the simulator to other clients, plan and explain
+// show what shardwise would do on a real cluster (dry-run, always), template renders the SAM
+// template, and invoke runs one function's handler locally with an event file.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := newRoot().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "shardwise:", err)
+		os.Exit(1)
+	}
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "shardwise",
+		Short:         "Keep OpenSearch clusters free of write hotspots, explainably and safely",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newSimulate(), newSim(), newPlan(), newExplain(), newTemplate())
+	return root
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/spf13/cobra"
+
+	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/replicas"
+)
+
+func newPlan() *cobra.Command {
+	var f liveFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "plan --url URL",
+		Short: "Dry-run against a real cluster: hotspots with evidence, planned moves and replica changes with reasons",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			progress := cmd.ErrOrStderr()
+			e, det, err := f.engine(cmd.Context(), progress)
+			if err != nil {
+				return err
+			}
+			rep, err := e.Replicas(cmd.Context(), liveCluster, "")
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(struct {
+					Plan     allocation.Plan     `json:"plan"`
+					Replicas []replicas.Decision `json:"replicas"`
+				}{det.Plan, rep.Decisions})
+			}
+			printPlan(out, det.Plan)
+			printReplicas(out, rep.Decisions)
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
+	return cmd
+}
+
+func printPlan(w io.Writer, p allocation.Plan) {
+	fmt.Fprintf(w, "\nWRITE hotspots (snapshot %s)\n", p.SnapshotAt.Format("2006-01-02 15:04:05Z07:00"))
+	if len(p.Hotspots) == 0 {
+		fmt.Fprintln(w, "  none: no node meets both the queue-latency and utilization criteria")
+	} else {
+		t := tablewriter.NewWriter(w)
+		t.Header("node", "queue latency (est.)", "utilization", "queue", "rejected", "streak", "hot")
+		for _, h := range p.Hotspots {
+			_ = t.Append(h.NodeName, fmt.Sprintf("%.1fs (≥ %.1fs)", h.QueueLatencySeconds, h.LatencyLimit),
+				fmt.Sprintf("%.0f%% (≥ %.0f%%)", h.Utilization*100, h.UtilizationLimit*100), h.Queue, h.Rejected,
+				fmt.Sprintf("%d/%d", h.Streak, h.StreakLimit), h.Hot)
+		}
+		_ = t.Render()
+	}
+	fmt.Fprintln(w, "\nPlanned moves")
+	if len(p.Moves) == 0 {
+		fmt.Fprintln(w, "  none")
+	} else {
+		t := tablewriter.NewWriter(w)
+		t.Header("shard", "from", "to", "phase", "write load", "reason")
+		for _, m := range p.Moves {
+			kind := "replica"
+			if m.Primary {
+				kind = "primary"
+			}
+			_ = t.Append(fmt.Sprintf("%s[%d] %s", m.Index, m.Shard, kind), m.FromName, m.ToName, string(m.Phase),
+				fmt.Sprintf("%.2f", m.WriteLoad), m.Reason)
+		}
+		_ = t.Render()
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "  note (%s): %s\n", n.Kind, n.Reason)
+	}
+	if p.ScaleUp != nil {
+		fmt.Fprintf(w, "  SCALE UP NEEDED: %s\n", p.ScaleUp.Reason)
+	}
+}
+
+func printReplicas(w io.Writer, ds []replicas.Decision) {
+	fmt.Fprintln(w, "\nReplicas (desired copies = min(ceil(L × N / (S × X)), N))")
+	if len(ds) == 0 {
+		fmt.Fprintln(w, "  no indices")
+		return
+	}
+	t := tablewriter.NewWriter(w)
+	t.Header("index", "L", "N", "S", "replicas", "desired", "decision", "reason")
+	for _, d := range ds {
+		_ = t.Append(d.Index, fmt.Sprintf("%.2f", d.L), d.N, d.S, d.From, d.Desired, d.Kind, strings.TrimSpace(d.Reason))
+	}
+	_ = t.Render()
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/runner"
+	"github.com/shardwise/shardwise/shared/sim"
+)
+
+func newSimulate() *cobra.Command {
+	var (
+		scenario, balancer, configFile, logFile string
+		asJSON, dryRun, quiet                   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "simulate --scenario FILE",
+		Short: "Run every function against the simulator on a virtual clock",
+		Long: `Runs ingest, detect, move, replicas and sandbox in one process against the built-in OpenSearch
+simulator, served over HTTP on 127.0.0.1 and reached through the production client. Dry-run is on
+unless --dry-run=false; it only ever touches the simulator.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sc, err := sim.LoadScenario(scenario)
+			if err != nil {
+				return err
+			}
+			cfg := config.Default()
+			if configFile != "" {
+				if cfg, err = config.LoadFile(configFile); err != nil {
+					return err
+				}
+			}
+			if cmd.Flags().Changed("dry-run") || configFile == "" {
+				cfg.Safety.DryRun = dryRun
+			}
+			opts := runner.Options{Balancer: balancer, Config: cfg}
+			if logFile != "" {
+				f, err := os.Create(logFile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				opts.Log = f
+			}
+			out := cmd.OutOrStdout()
+			progress := out
+			if asJSON {
+				progress = cmd.ErrOrStderr()
+			}
+			if quiet {
+				progress = io.Discard
+			}
+			fmt.Fprintf(progress, "scenario %s: %s\nbalancer %s, dry-run %v, %d ticks of %gs\n",
+				sc.Name, sc.Description, balancer, cfg.Safety.DryRun, int(sc.DurationSeconds/sc.TickSeconds), sc.TickSeconds)
+			opts.OnTick = func(t runner.Tick) { printTick(progress, t) }
+			res, err := runner.Run(cmd.Context(), sc, opts)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(res)
+			}
+			printSummary(out, res)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&scenario, "scenario", "", "scenario file (SCENARIOS.md format)")
+	cmd.Flags().StringVar(&balancer, "balancer", runner.BalancerShardwise, "shardwise | none (only OpenSearch's own balancer)")
+	cmd.Flags().StringVar(&configFile, "config", "", "shardwise configuration JSON (defaults otherwise)")
+	cmd.Flags().StringVar(&logFile, "log", "", "write the functions' JSON logs to this file")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run result as JSON")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", true, "plan and report without moving anything (in the simulator)")
+	cmd.Flags().BoolVar(&quiet, "quiet", false, "no per-tick progress")
+	_ = cmd.MarkFlagRequired("scenario")
+	return cmd
+}
+
+// printTick writes one line per tick: time, hot nodes, moves, replica changes, breaker state.
+func printTick(w io.Writer, t runner.Tick) {
+	var parts []string
+	if len(t.Hot) > 0 {
+		parts = append(parts, "hot: "+strings.Join(t.Hot, ", "))
+	}
+	if len(t.Moves) > 0 {
+		parts = append(parts, "moves: "+strings.Join(t.Moves, ", "))
+	}
+	if len(t.Replicas) > 0 {
+		parts = append(parts, "replicas: "+strings.Join(t.Replicas, ", "))
+	}
+	if t.Relocating > 0 {
+		parts = append(parts, fmt.Sprintf("relocating %d", t.Relocating))
+	}
+	if t.ScaleUp != "" {
+		parts = append(parts, "scale up: "+t.ScaleUp)
+	}
+	if t.Breaker != "" && len(t.Moves) == 0 {
+		parts = append(parts, t.Breaker)
+	}
+	line := "quiet"
+	if len(parts) > 0 {
+		line = strings.Join(parts, " | ")
+	}
+	fmt.Fprintf(w, "[%3d/%d %6s] %s\n", t.N, t.Of, t.At, line)
+}
+
+func printSummary(w io.Writer, r runner.Result) {
+	fmt.Fprintf(w, "\n%s with %s: %d ticks\n", r.Scenario, r.Balancer, r.Ticks)
+	fmt.Fprintf(w, "  moves %d (%.1f GiB), undone by OpenSearch's balancer %d\n", r.Moves, float64(r.BytesMoved)/(1<<30), r.MovesUndoneByBuiltin)
+	fmt.Fprintf(w, "  hot node-seconds %.0f, longest hotspot %.0fs, queue latency max %.1fs p99 %.1fs, rejected writes %d\n",
+		r.HotNodeSeconds, r.TimeToCorrectSeconds, r.MaxQueueLatencySeconds, r.P99QueueLatencySeconds, r.RejectedWrites)
+	fmt.Fprintf(w, "  replica changes %d, replica node-hours %.1f, search p99 %.0f ms\n", r.ReplicaChanges, r.ReplicaNodeHours, r.P99SearchLatencyMs)
+	fmt.Fprintf(w, "  plan time p50 %.2f ms max %.2f ms, scale-up signals %d, safety violations %d\n", r.PlanMsP50, r.PlanMsMax, r.ScaleUpSignals, r.SafetyViolations)
+}

@@ -1,0 +1,91 @@
+package allocation
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config holds every threshold the balancer uses. Zero values are not defaults: start from
+// DefaultConfig and override.
+type Config struct {
+	// QueueLatencyThreshold: a node's estimated WRITE queue latency at or above this is queueing.
+	QueueLatencyThreshold time.Duration `json:"queue_latency_threshold"`
+	// HotUtilization: WRITE pool utilization at or above this, together with queueing, is a hotspot.
+	HotUtilization float64 `json:"hot_utilization"`
+	// SustainedSamples: consecutive samples a node must meet both criteria before it is hot.
+	SustainedSamples int `json:"sustained_samples"`
+	// AllocationUtilization: a target whose utilization plus the shard's load would pass this is
+	// NOT_PREFERRED by the write-load decider; it is also the level a hot node must get under.
+	AllocationUtilization float64 `json:"allocation_utilization"`
+	// MinShardWriteLoad: copies busier than this many threads are worth moving; lighter ones relieve
+	// nothing and cost a relocation.
+	MinShardWriteLoad float64 `json:"min_shard_write_load"`
+	// HeapLimit: estimated heap use after a move over this ratio is NO (an OOM is worse than a slow node).
+	HeapLimit float64 `json:"heap_limit"`
+	// IndexBalanceFactor: a target holding ≥ ceil(ceil(copies/eligible nodes) × factor) copies of the
+	// index is NOT_PREFERRED.
+	IndexBalanceFactor float64 `json:"index_balance_factor"`
+	// ColocationEvery: when nothing is hot, at most one index-colocation fix per this period.
+	ColocationEvery time.Duration `json:"colocation_every"`
+	// BuiltinBalancer models OpenSearch's own count balancer so moves do not invite it to undo them.
+	BuiltinBalancer BuiltinBalancer `json:"builtin_balancer"`
+	// ExcludedNodes are node names or ids being drained or shut down: nothing is moved onto them.
+	ExcludedNodes []string `json:"excluded_nodes,omitempty"`
+}
+
+// BuiltinBalancer is OpenSearch's BalancedShardsAllocator weight function.
+type BuiltinBalancer struct {
+	Enabled bool `json:"enabled"`
+	// Shard and Index are cluster.routing.allocation.balance.shard / .index, Threshold is
+	// cluster.routing.allocation.balance.threshold.
+	Shard     float64 `json:"shard"`
+	Index     float64 `json:"index"`
+	Threshold float64 `json:"threshold"`
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{
+		// 3 s queue latency and 50 % utilization, sustained over 2 samples: DESIGN.md, after the
+		// Elasticsearch Serverless WriteLoadDecider's hotspot criteria.
+		QueueLatencyThreshold: 3 * time.Second,
+		HotUtilization:        0.5,
+		SustainedSamples:      2,
+		// 90 %: Elasticsearch's write-load decider high-utilization threshold.
+		AllocationUtilization: 0.9,
+		// A twentieth of a thread: below that a relocation costs more than it relieves.
+		MinShardWriteLoad: 0.05,
+		// 85 %: the heap level at which OpenSearch operators conventionally alarm (JVMMemoryPressure).
+		HeapLimit: 0.85,
+		// 1.5: Elasticsearch Serverless IndexBalanceDecider's allowance over the even spread.
+		IndexBalanceFactor: 1.5,
+		ColocationEvery:    10 * time.Minute,
+		// OpenSearch defaults: balance.shard 0.45, balance.index 0.55, balance.threshold 1.0.
+		BuiltinBalancer: BuiltinBalancer{Enabled: true, Shard: 0.45, Index: 0.55, Threshold: 1},
+	}
+}
+
+// Validate names the first bad field.
+func (c Config) Validate() error {
+	var errs []error
+	check := func(ok bool, field, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf("allocation.%s: "+format, append([]any{field}, args...)...))
+		}
+	}
+	check(c.QueueLatencyThreshold > 0, "queue_latency_threshold", "%v must be > 0", c.QueueLatencyThreshold)
+	check(c.HotUtilization > 0 && c.HotUtilization <= 1, "hot_utilization", "%v must be in (0, 1]", c.HotUtilization)
+	check(c.SustainedSamples >= 1, "sustained_samples", "%d must be ≥ 1", c.SustainedSamples)
+	check(c.AllocationUtilization > 0 && c.AllocationUtilization <= 1, "allocation_utilization", "%v must be in (0, 1]", c.AllocationUtilization)
+	check(c.MinShardWriteLoad >= 0, "min_shard_write_load", "%v must be ≥ 0", c.MinShardWriteLoad)
+	check(c.HeapLimit > 0 && c.HeapLimit <= 1, "heap_limit", "%v must be in (0, 1]", c.HeapLimit)
+	check(c.IndexBalanceFactor >= 1, "index_balance_factor", "%v must be ≥ 1", c.IndexBalanceFactor)
+	check(c.ColocationEvery >= 0, "colocation_every", "%v must be ≥ 0", c.ColocationEvery)
+	if c.BuiltinBalancer.Enabled {
+		check(c.BuiltinBalancer.Shard >= 0 && c.BuiltinBalancer.Index >= 0 && c.BuiltinBalancer.Shard+c.BuiltinBalancer.Index > 0,
+			"builtin_balancer", "weights shard=%v index=%v must be ≥ 0 and not both 0", c.BuiltinBalancer.Shard, c.BuiltinBalancer.Index)
+		check(c.BuiltinBalancer.Threshold > 0, "builtin_balancer.threshold", "%v must be > 0", c.BuiltinBalancer.Threshold)
+	}
+	return errors.Join(errs...)
+}

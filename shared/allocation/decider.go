@@ -1,0 +1,125 @@
+// Package allocation decides where shard copies should be: deciders answer YES, NO or NOT_PREFERRED
+// for a (copy, node) pair with the reason as data, hotspot detection finds saturated WRITE pools, and
+// the planner turns both into moves, phase by phase. It is pure: a snapshot, the stored streaks and a
+// config in; a plan with reasons out.
+package allocation
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/shardwise/shardwise/shared/cluster"
+)
+
+// Decision is a decider's answer, ordered from best to worst.
+type Decision int
+
+const (
+	Yes Decision = iota
+	NotPreferred
+	No
+)
+
+func (d Decision) String() string {
+	switch d {
+	case Yes:
+		return "YES"
+	case NotPreferred:
+		return "NOT_PREFERRED"
+	default:
+		return "NO"
+	}
+}
+
+// MarshalJSON writes the decision as OpenSearch spells decider decisions.
+func (d Decision) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads YES, NOT_PREFERRED or NO.
+func (d *Decision) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	switch s {
+	case "YES":
+		*d = Yes
+	case "NOT_PREFERRED":
+		*d = NotPreferred
+	case "NO":
+		*d = No
+	default:
+		return fmt.Errorf("unknown decision %q", s)
+	}
+	return nil
+}
+
+// Verdict is one decider's answer with its evidence: the measured value, the limit it was held to and
+// a sentence saying why. The CLI, events and logs all print these fields.
+type Verdict struct {
+	Decider  string   `json:"decider"`
+	Decision Decision `json:"decision"`
+	Value    float64  `json:"value,omitempty"`
+	Limit    float64  `json:"limit,omitempty"`
+	Reason   string   `json:"reason"`
+}
+
+// Decider judges whether a copy may be allocated to a node.
+type Decider interface {
+	Name() string
+	CanAllocate(v *View, c *cluster.Copy, target *cluster.Node) Verdict
+}
+
+// RemainDecider is a decider that can also say a copy may not stay where it is.
+type RemainDecider interface {
+	CanRemain(v *View, c *cluster.Copy, node *cluster.Node) Verdict
+}
+
+// Deciders returns every decider in the order they are evaluated and reported.
+func Deciders() []Decider {
+	return []Decider{
+		sameShard{},
+		exclusion{},
+		filter{},
+		awareness{},
+		disk{},
+		heap{},
+		writeLoad{},
+		indexBalance{},
+	}
+}
+
+func yes(name, reason string, args ...any) Verdict {
+	return Verdict{Decider: name, Decision: Yes, Reason: fmt.Sprintf(reason, args...)}
+}
+
+// Worst folds verdicts into the overall decision: NO beats NOT_PREFERRED beats YES.
+func Worst(vs []Verdict) Decision {
+	d := Yes
+	for _, v := range vs {
+		if v.Decision > d {
+			d = v.Decision
+		}
+	}
+	return d
+}
+
+// Evaluate runs every decider for allocating c to target.
+func Evaluate(v *View, c *cluster.Copy, target *cluster.Node) []Verdict {
+	ds := v.deciders
+	out := make([]Verdict, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, d.CanAllocate(v, c, target))
+	}
+	return out
+}
+
+// EvaluateRemain runs every RemainDecider for c on its current node.
+func EvaluateRemain(v *View, c *cluster.Copy, node *cluster.Node) []Verdict {
+	var out []Verdict
+	for _, d := range v.deciders {
+		if rd, ok := d.(RemainDecider); ok {
+			out = append(out, rd.CanRemain(v, c, node))
+		}
+	}
+	return out
+}

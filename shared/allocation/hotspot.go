@@ -1,0 +1,115 @@
+package allocation
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/cluster"
+)
+
+// Streak counts the consecutive samples in which a node met both hotspot criteria. Streaks are kept in
+// the state store between invocations; At is the snapshot time of the last sample counted, so the same
+// snapshot delivered twice counts once.
+type Streak struct {
+	Count int       `json:"count"`
+	Since time.Time `json:"since"`
+	At    time.Time `json:"at"`
+}
+
+// Hotspot is one node's WRITE pool evidence for this sample.
+type Hotspot struct {
+	Node                string  `json:"node"`
+	NodeName            string  `json:"node_name"`
+	QueueLatencySeconds float64 `json:"queue_latency_seconds"`
+	LatencyLimit        float64 `json:"latency_limit_seconds"`
+	Utilization         float64 `json:"utilization"`
+	UtilizationLimit    float64 `json:"utilization_limit"`
+	Queue               int     `json:"queue"`
+	Rejected            int64   `json:"rejected"`
+	Stalled             bool    `json:"stalled,omitempty"`
+	Streak              int     `json:"streak"`
+	StreakLimit         int     `json:"streak_limit"`
+	// Hot is true once both criteria held for StreakLimit samples.
+	Hot    bool   `json:"hot"`
+	Reason string `json:"reason"`
+}
+
+// DetectHotspots applies the hotspot criteria to every data node: WRITE queue latency (a Little's-law
+// estimate; a stalled queue or rejections count as queueing) at or over the latency threshold AND
+// utilization at or over the utilization threshold, sustained over SustainedSamples samples. It returns
+// the nodes meeting the criteria this sample (hot or building up) and the streaks to store.
+func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Config) ([]Hotspot, map[string]Streak) {
+	next := make(map[string]Streak, len(snap.Nodes))
+	var out []Hotspot
+	limit := cfg.QueueLatencyThreshold.Seconds()
+	for i := range snap.Nodes {
+		n := &snap.Nodes[i]
+		if !n.IsData() {
+			continue
+		}
+		prev := streaks[n.ID]
+		if !n.Write.RateKnown {
+			// No completion rate this sample (first sample, restart): neither evidence nor relief.
+			if prev.Count > 0 {
+				next[n.ID] = prev
+			}
+			continue
+		}
+		util := n.Write.Utilization
+		if !n.Write.LoadKnown && n.Write.Threads > 0 {
+			// Some copy's rate is unknown (it just moved): the sum is a lower bound, so also look at
+			// how many threads were busy when the stats were taken.
+			util = max(util, float64(n.Write.Active)/float64(n.Write.Threads))
+		}
+		queueing := n.Write.QueueLatencySeconds >= limit || n.Write.Stalled || n.Write.Rejected > 0
+		busy := util >= cfg.HotUtilization
+		if !queueing || !busy {
+			continue
+		}
+		s := prev
+		switch {
+		case s.Count == 0:
+			s = Streak{Count: 1, Since: snap.At, At: snap.At}
+		case !snap.At.After(s.At):
+			// The same snapshot again (a duplicate event): count it once.
+		default:
+			s.Count++
+			s.At = snap.At
+		}
+		next[n.ID] = s
+		h := Hotspot{
+			Node: n.ID, NodeName: n.Name,
+			QueueLatencySeconds: n.Write.QueueLatencySeconds, LatencyLimit: limit,
+			Utilization: util, UtilizationLimit: cfg.HotUtilization,
+			Queue: n.Write.Queue, Rejected: n.Write.Rejected, Stalled: n.Write.Stalled,
+			Streak: s.Count, StreakLimit: cfg.SustainedSamples,
+			Hot: s.Count >= cfg.SustainedSamples,
+		}
+		h.Reason = hotspotReason(h)
+		out = append(out, h)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].QueueLatencySeconds != out[j].QueueLatencySeconds {
+			return out[i].QueueLatencySeconds > out[j].QueueLatencySeconds
+		}
+		return out[i].NodeName < out[j].NodeName
+	})
+	return out, next
+}
+
+func hotspotReason(h Hotspot) string {
+	q := fmt.Sprintf("estimated WRITE queue latency %.1fs ≥ %.1fs", h.QueueLatencySeconds, h.LatencyLimit)
+	switch {
+	case h.Stalled:
+		q = fmt.Sprintf("WRITE queue of %d tasks stalled (no completions)", h.Queue)
+	case h.QueueLatencySeconds < h.LatencyLimit && h.Rejected > 0:
+		q = fmt.Sprintf("%d WRITE rejections", h.Rejected)
+	}
+	state := "hot"
+	if !h.Hot {
+		state = "building"
+	}
+	return fmt.Sprintf("%s: %s and utilization %.0f%% ≥ %.0f%%, %d of %d samples (%s)",
+		h.NodeName, q, h.Utilization*100, h.UtilizationLimit*100, h.Streak, h.StreakLimit, state)
+}

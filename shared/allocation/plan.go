@@ -1,0 +1,454 @@
+package allocation
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/cluster"
+)
+
+// Phase says why a move is planned; phases run in this order each cycle.
+type Phase string
+
+const (
+	// PhaseCannotRemain moves copies a decider says NO to where they are (e.g. heap).
+	PhaseCannotRemain Phase = "cannot-remain"
+	// PhaseWriteHotspot moves a copy off a node whose WRITE pool is saturated and queueing.
+	PhaseWriteHotspot Phase = "write-hotspot"
+	// PhaseIndexBalance spreads an index's copies, slowly, when nothing is hot.
+	PhaseIndexBalance Phase = "index-balance"
+	// PhaseSwapReturn is the cold copy sent back to keep shard counts level for OpenSearch's balancer.
+	PhaseSwapReturn Phase = "swap-return"
+)
+
+// Move relocates one copy. Moves sharing a SwapGroup are issued in one reroute call.
+type Move struct {
+	Index     string    `json:"index"`
+	Shard     int       `json:"shard"`
+	Primary   bool      `json:"primary"`
+	From      string    `json:"from"`
+	FromName  string    `json:"from_name"`
+	To        string    `json:"to"`
+	ToName    string    `json:"to_name"`
+	SizeBytes int64     `json:"size_bytes"`
+	WriteLoad float64   `json:"write_load"`
+	Phase     Phase     `json:"phase"`
+	SwapGroup int       `json:"swap_group,omitempty"`
+	Reason    string    `json:"reason"`
+	Verdicts  []Verdict `json:"verdicts,omitempty"`
+}
+
+// Reverse is the move undoing m.
+func (m Move) Reverse() Move {
+	r := m
+	r.From, r.To, r.FromName, r.ToName = m.To, m.From, m.ToName, m.FromName
+	r.WriteLoad = m.WriteLoad
+	return r
+}
+
+// Key identifies the move for the ledger: the same move is issued at most once.
+func (m Move) Key() string { return fmt.Sprintf("%s/%d/%s/%s", m.Index, m.Shard, m.From, m.To) }
+
+// Note is something the planner reports without acting on it.
+type Note struct {
+	Kind   string `json:"kind"`
+	Node   string `json:"node,omitempty"`
+	Index  string `json:"index,omitempty"`
+	Shard  *int   `json:"shard,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// ScaleUp is the signal that moves cannot fix the write load: every node is hot, or a hotspot has no
+// set of moves that would bring it back under the threshold.
+type ScaleUp struct {
+	Nodes  []string `json:"nodes"`
+	Reason string   `json:"reason"`
+}
+
+// Plan is one cycle's decision.
+type Plan struct {
+	Cluster    string    `json:"cluster"`
+	SnapshotAt time.Time `json:"snapshot_at"`
+	Hotspots   []Hotspot `json:"hotspots"`
+	Moves      []Move    `json:"moves"`
+	Notes      []Note    `json:"notes,omitempty"`
+	ScaleUp    *ScaleUp  `json:"scale_up,omitempty"`
+}
+
+// Memory is what the planner keeps between cycles in the state store.
+type Memory struct {
+	Streaks        map[string]Streak `json:"streaks"`
+	LastColocation time.Time         `json:"last_colocation"`
+}
+
+// PlanCycle decides this cycle's moves, in order: (1) report unassigned copies (OpenSearch assigns
+// them), (2) move copies that may not remain where they are, (3) correct write hotspots, one move per
+// hot node, (4) when nothing is hot, at most one index-colocation fix per ColocationEvery. There is no
+// "equalize a total weight" phase.
+func PlanCycle(snap *cluster.Snapshot, mem Memory, cfg Config) (Plan, Memory) {
+	hotspots, streaks := DetectHotspots(snap, mem.Streaks, cfg)
+	hot := map[string]bool{}
+	for _, h := range hotspots {
+		if h.Hot {
+			hot[h.Node] = true
+		}
+	}
+	v := NewView(snap, cfg, hot)
+	p := &planner{v: v, plan: Plan{Cluster: snap.Cluster, SnapshotAt: snap.At, Hotspots: hotspots, Moves: []Move{}}}
+	next := Memory{Streaks: streaks, LastColocation: mem.LastColocation}
+
+	p.unassigned()
+	p.cannotRemain()
+	p.hotspots(hotspots)
+	if len(hotspots) == 0 && len(p.plan.Moves) == 0 && snap.At.Sub(mem.LastColocation) >= cfg.ColocationEvery {
+		if p.colocation() {
+			next.LastColocation = snap.At
+		}
+	}
+	return p.plan, next
+}
+
+type planner struct {
+	v     *View
+	plan  Plan
+	swaps int
+	moved map[cluster.ShardID]bool
+}
+
+func (p *planner) note(kind, node, index string, shard *int, reason string, args ...any) {
+	p.plan.Notes = append(p.plan.Notes, Note{Kind: kind, Node: node, Index: index, Shard: shard, Reason: fmt.Sprintf(reason, args...)})
+}
+
+func (p *planner) unassigned() {
+	n := 0
+	for i := range p.v.Snap.Copies {
+		if p.v.Snap.Copies[i].State == cluster.StateUnassigned {
+			n++
+		}
+	}
+	if n > 0 {
+		p.note("unassigned", "", "", nil, "%d unassigned copies: OpenSearch's allocator assigns them; shardwise does not move them", n)
+	}
+}
+
+func (p *planner) movable(c *cluster.Copy) bool {
+	return c.State == cluster.StateStarted && c.Node != "" && !p.moved[c.ID()]
+}
+
+func (p *planner) cannotRemain() {
+	v := p.v
+	for i := range v.Snap.Copies {
+		c := &v.Snap.Copies[i]
+		if !p.movable(c) {
+			continue
+		}
+		node := v.Node(c.Node)
+		if node == nil {
+			continue
+		}
+		var no *Verdict
+		for _, vd := range EvaluateRemain(v, c, node) {
+			if vd.Decision == No {
+				vd := vd
+				no = &vd
+				break
+			}
+		}
+		if no == nil {
+			continue
+		}
+		// Any node but a NO: a NOT_PREFERRED home beats one that must not keep it.
+		target, verdicts, ok := p.bestTarget(c, NotPreferred)
+		if !ok {
+			shard := c.Shard
+			p.note("cannot-remain", node.Name, c.Index, &shard, "%s[%d] may not remain on %s (%s) but no node can take it", c.Index, c.Shard, node.Name, no.Reason)
+			continue
+		}
+		p.add(Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: node.ID, FromName: node.Name,
+			To: target.ID, ToName: target.Name, SizeBytes: c.SizeBytes, WriteLoad: c.WriteLoad,
+			Phase: PhaseCannotRemain, Verdicts: verdicts,
+			Reason: fmt.Sprintf("may not remain on %s: %s [%s]; %s takes it", node.Name, no.Reason, no.Decider, target.Name)})
+	}
+}
+
+func (p *planner) hotspots(hs []Hotspot) {
+	v := p.v
+	var hot []Hotspot
+	for _, h := range hs {
+		if h.Hot {
+			hot = append(hot, h)
+		}
+	}
+	if len(hot) == 0 {
+		return
+	}
+	data := 0
+	maxThreads := 0
+	for _, n := range v.DataNodes() {
+		if !v.excluded[n.ID] {
+			data++
+			maxThreads = max(maxThreads, n.Write.Threads)
+		}
+	}
+	if len(hot) >= data {
+		names := make([]string, 0, len(hot))
+		for _, h := range hot {
+			names = append(names, h.NodeName)
+		}
+		p.plan.ScaleUp = &ScaleUp{Nodes: names, Reason: fmt.Sprintf("all %d write nodes are hot: moving shards cannot help, the cluster needs more or bigger nodes", data)}
+		return
+	}
+	// A copy whose load alone would push any node past the allocation threshold only moves the hotspot.
+	aloneHot := v.Cfg.AllocationUtilization * float64(maxThreads)
+	var unfixable []string
+	for _, h := range hot {
+		node := v.Node(h.Node)
+		var copies []*cluster.Copy
+		for i := range v.Snap.Copies {
+			c := &v.Snap.Copies[i]
+			if c.Node == node.ID && p.movable(c) {
+				copies = append(copies, c)
+			}
+		}
+		order := ChooseOrder(copies, aloneHot, v.Cfg.MinShardWriteLoad)
+		// When moving every candidate still leaves the node over the threshold, no move helps: one
+		// shard (or a few unmovable ones) carries the load.
+		rest := v.WriteLoad(node.ID)
+		for _, cand := range order {
+			rest -= cand.Load
+		}
+		goal := v.Cfg.AllocationUtilization * float64(node.Write.Threads)
+		if rest > goal {
+			unfixable = append(unfixable, node.Name)
+			p.note("unfixable-hotspot", node.Name, "", nil,
+				"%s: even moving all %d movable copies leaves %.2f WRITE threads busy of %d (over %.0f%%): its load sits in copies too hot to move alone",
+				node.Name, len(order), rest, node.Write.Threads, v.Cfg.AllocationUtilization*100)
+			continue
+		}
+		if !p.relieve(h, node, order) {
+			unfixable = append(unfixable, node.Name)
+		}
+	}
+	if len(unfixable) > 0 {
+		p.plan.ScaleUp = &ScaleUp{Nodes: unfixable, Reason: fmt.Sprintf("hotspots no move can relieve on %v: the load needs more nodes or more shards", unfixable)}
+	}
+}
+
+// relieve plans the single best move off a hot node: the first candidate, in heuristic order, with a
+// target every decider says YES to, least utilized first.
+func (p *planner) relieve(h Hotspot, node *cluster.Node, order []Candidate) bool {
+	for _, cand := range order {
+		c := cand.Copy
+		target, verdicts, ok := p.bestTarget(c, Yes)
+		if !ok {
+			continue
+		}
+		m := Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: node.ID, FromName: node.Name,
+			To: target.ID, ToName: target.Name, SizeBytes: c.SizeBytes, WriteLoad: cand.Load,
+			Phase: PhaseWriteHotspot, Verdicts: verdicts,
+			Reason: fmt.Sprintf("%s; moving %s[%d] (%.2f WRITE threads, tier %d of the ½-of-hottest heuristic) to %s, the least utilized node every decider accepts (%.0f%% after)",
+				h.Reason, c.Index, c.Shard, cand.Load, cand.Tier, target.Name, (p.v.WriteLoad(target.ID)+cand.Load)/float64(max(target.Write.Threads, 1))*100)}
+		if p.addBalanced(m) {
+			return true
+		}
+	}
+	p.note("no-target", node.Name, "", nil, "%s is hot but no candidate copy has a node every decider accepts without inviting OpenSearch's balancer to undo it", node.Name)
+	return false
+}
+
+func (p *planner) colocation() bool {
+	v := p.v
+	for i := range v.Snap.Copies {
+		c := &v.Snap.Copies[i]
+		if !p.movable(c) {
+			continue
+		}
+		ix := v.Index(c.Index)
+		if ix == nil || ix.System() {
+			continue
+		}
+		limit := v.IndexBalanceLimit(c.Index)
+		have := v.IndexCopies(c.Index, c.Node)
+		if have <= limit {
+			continue
+		}
+		target, verdicts, ok := p.bestTarget(c, Yes)
+		if !ok {
+			continue
+		}
+		from := v.Node(c.Node)
+		m := Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: from.ID, FromName: from.Name,
+			To: target.ID, ToName: target.Name, SizeBytes: c.SizeBytes, WriteLoad: v.ShardLoad(c.ID()),
+			Phase: PhaseIndexBalance, Verdicts: verdicts,
+			Reason: fmt.Sprintf("%s holds %d copies of %s, over the index-balance limit %d; %s holds %d",
+				from.Name, have, c.Index, limit, target.Name, v.IndexCopies(c.Index, target.ID))}
+		if p.addBalanced(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// bestTarget returns the least utilized node whose worst verdict is at most worst, with its verdicts.
+func (p *planner) bestTarget(c *cluster.Copy, worst Decision) (*cluster.Node, []Verdict, bool) {
+	v := p.v
+	type option struct {
+		n  *cluster.Node
+		vs []Verdict
+		d  Decision
+	}
+	var opts []option
+	for _, n := range v.DataNodes() {
+		if n.ID == c.Node {
+			continue
+		}
+		vs := Evaluate(v, c, n)
+		d := Worst(vs)
+		if d <= worst {
+			opts = append(opts, option{n, vs, d})
+		}
+	}
+	if len(opts) == 0 {
+		return nil, nil, false
+	}
+	sort.SliceStable(opts, func(i, j int) bool {
+		if opts[i].d != opts[j].d {
+			return opts[i].d < opts[j].d
+		}
+		ui, uj := v.Utilization(opts[i].n.ID), v.Utilization(opts[j].n.ID)
+		if ui != uj {
+			return ui < uj
+		}
+		return opts[i].n.Name < opts[j].n.Name
+	})
+	return opts[0].n, opts[0].vs, true
+}
+
+// addBalanced adds m, or m with a count-neutral return move when m alone would invite OpenSearch's
+// own balancer to undo it. It reports false when neither is possible.
+func (p *planner) addBalanced(m Move) bool {
+	invites, ix, spread := p.v.invitesBuiltin([]Move{m})
+	if !invites {
+		p.add(m)
+		return true
+	}
+	back, ok := p.swapReturn(m)
+	if !ok {
+		shard := m.Shard
+		p.note("builtin-conflict", m.FromName, m.Index, &shard,
+			"moving %s[%d] %s→%s would spread %s to %.2f over OpenSearch's balance threshold %.2f, and no cold copy on %s can go back",
+			m.Index, m.Shard, m.FromName, m.ToName, ix, spread, p.v.Cfg.BuiltinBalancer.Threshold, m.ToName)
+		return false
+	}
+	p.swaps++
+	m.SwapGroup, back.SwapGroup = p.swaps, p.swaps
+	m.Reason += fmt.Sprintf("; swapped with %s[%d] so shard counts stay level (alone it would spread %s to %.2f, over OpenSearch's balance threshold %.2f)",
+		back.Index, back.Shard, ix, spread, p.v.Cfg.BuiltinBalancer.Threshold)
+	p.add(m)
+	p.add(back)
+	return true
+}
+
+// swapReturn finds a cold, small copy on m's target to send to m's source: same index first (keeps
+// the index's counts level too), then any, as long as the pair leaves OpenSearch's balancer content.
+func (p *planner) swapReturn(m Move) (Move, bool) {
+	v := p.v
+	src, dst := v.Node(m.From), v.Node(m.To)
+	var cands []*cluster.Copy
+	for i := range v.Snap.Copies {
+		c := &v.Snap.Copies[i]
+		if c.Node != dst.ID || !p.movable(c) || !c.LoadKnown || c.WriteLoad > v.Cfg.MinShardWriteLoad {
+			continue
+		}
+		if c.Index == m.Index && c.Shard == m.Shard {
+			continue
+		}
+		cands = append(cands, c)
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		si, sj := cands[i].Index == m.Index, cands[j].Index == m.Index
+		if si != sj {
+			return si
+		}
+		if cands[i].SizeBytes != cands[j].SizeBytes {
+			return cands[i].SizeBytes < cands[j].SizeBytes
+		}
+		return cands[i].WriteLoad < cands[j].WriteLoad
+	})
+	for _, c := range cands {
+		vs := Evaluate(v, c, src)
+		ok := true
+		for _, vd := range vs {
+			// The source is hot, so the write-load decider says NOT_PREFERRED; a cold copy adds at
+			// most MinShardWriteLoad to it, so only hard NOs and index balance count here.
+			if vd.Decision == No || (vd.Decision == NotPreferred && vd.Decider != "write_load") {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		back := Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: dst.ID, FromName: dst.Name,
+			To: src.ID, ToName: src.Name, SizeBytes: c.SizeBytes, WriteLoad: c.WriteLoad,
+			Phase: PhaseSwapReturn, Verdicts: vs,
+			Reason: fmt.Sprintf("count-neutral return for %s[%d]: %s[%d] is cold (%.3f WRITE threads) and small (%d bytes)",
+				m.Index, m.Shard, c.Index, c.Shard, c.WriteLoad, c.SizeBytes)}
+		if invites, _, _ := v.invitesBuiltin([]Move{m, back}); !invites {
+			return back, true
+		}
+	}
+	return Move{}, false
+}
+
+func (p *planner) add(m Move) {
+	if p.moved == nil {
+		p.moved = map[cluster.ShardID]bool{}
+	}
+	p.moved[cluster.ShardID{Index: m.Index, Shard: m.Shard}] = true
+	p.v.Apply(m)
+	p.plan.Moves = append(p.plan.Moves, m)
+}
+
+// Explain returns every decider's answer for every node for one copy: the "why" behind any move.
+func Explain(snap *cluster.Snapshot, cfg Config, hot map[string]bool, index string, shard int, primary bool) ([]NodeExplanation, error) {
+	v := NewView(snap, cfg, hot)
+	var c *cluster.Copy
+	for i := range snap.Copies {
+		cp := &snap.Copies[i]
+		if cp.Index == index && cp.Shard == shard && cp.Primary == primary && cp.Node != "" {
+			c = cp
+			break
+		}
+	}
+	if c == nil {
+		kind := "replica"
+		if primary {
+			kind = "primary"
+		}
+		return nil, fmt.Errorf("explain %s[%d]: no assigned %s copy", index, shard, kind)
+	}
+	out := make([]NodeExplanation, 0, len(snap.Nodes))
+	for i := range snap.Nodes {
+		n := &snap.Nodes[i]
+		e := NodeExplanation{Node: n.ID, NodeName: n.Name, Current: n.ID == c.Node}
+		if e.Current {
+			e.Verdicts = EvaluateRemain(v, c, n)
+		} else {
+			e.Verdicts = Evaluate(v, c, n)
+		}
+		e.Decision = Worst(e.Verdicts)
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// NodeExplanation is every decider's verdict for one node.
+type NodeExplanation struct {
+	Node     string    `json:"node"`
+	NodeName string    `json:"node_name"`
+	Current  bool      `json:"current"`
+	Decision Decision  `json:"decision"`
+	Verdicts []Verdict `json:"verdicts"`
+}

@@ -1,0 +1,215 @@
+package allocation
+
+import (
+	"math"
+
+	"github.com/shardwise/shardwise/shared/cluster"
+)
+
+// View indexes a snapshot for the deciders and tracks what planned moves change, so each decision
+// sees the cluster as it will be after the moves already planned this cycle.
+type View struct {
+	Snap     *cluster.Snapshot
+	Cfg      Config
+	deciders []Decider
+
+	nodes      map[string]*cluster.Node
+	excluded   map[string]bool
+	hot        map[string]bool
+	index      map[string]*cluster.Index
+	onNode     map[string]map[cluster.ShardID]bool // node → shards it holds (incl. incoming relocations)
+	indexCount map[string]map[string]int           // index → node → copies
+	nodeCount  map[string]int                      // node → copies
+	writeLoad  map[string]float64                  // node → projected write load
+	diskUsed   map[string]int64                    // node → projected disk bytes
+	heapUsed   map[string]float64                  // node → projected heap bytes
+	shardSize  map[cluster.ShardID]int64
+	copyLoad   map[cluster.ShardID]float64 // shard → write load of one copy (all copies bear it)
+}
+
+// NewView indexes snap. hot marks the nodes currently judged hot (may be nil).
+func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
+	v := &View{
+		Snap: snap, Cfg: cfg, deciders: Deciders(),
+		nodes:      make(map[string]*cluster.Node, len(snap.Nodes)),
+		excluded:   map[string]bool{},
+		hot:        map[string]bool{},
+		index:      make(map[string]*cluster.Index, len(snap.Indices)),
+		onNode:     make(map[string]map[cluster.ShardID]bool, len(snap.Nodes)),
+		indexCount: make(map[string]map[string]int, len(snap.Indices)),
+		nodeCount:  make(map[string]int, len(snap.Nodes)),
+		writeLoad:  make(map[string]float64, len(snap.Nodes)),
+		diskUsed:   make(map[string]int64, len(snap.Nodes)),
+		heapUsed:   make(map[string]float64, len(snap.Nodes)),
+		shardSize:  map[cluster.ShardID]int64{},
+		copyLoad:   map[cluster.ShardID]float64{},
+	}
+	for id, h := range hot {
+		v.hot[id] = h
+	}
+	for i := range snap.Nodes {
+		n := &snap.Nodes[i]
+		v.nodes[n.ID] = n
+		v.onNode[n.ID] = map[cluster.ShardID]bool{}
+		v.writeLoad[n.ID] = n.Write.Load
+		v.diskUsed[n.ID] = n.DiskUsedBytes()
+		v.heapUsed[n.ID] = float64(n.HeapUsedBytes)
+	}
+	for _, ref := range cfg.ExcludedNodes {
+		if n := snap.NodeByRef(ref); n != nil {
+			v.excluded[n.ID] = true
+		}
+	}
+	for i := range snap.Indices {
+		v.index[snap.Indices[i].Name] = &snap.Indices[i]
+	}
+	for i := range snap.Copies {
+		c := &snap.Copies[i]
+		id := c.ID()
+		if c.SizeBytes > v.shardSize[id] {
+			v.shardSize[id] = c.SizeBytes
+		}
+		if c.LoadKnown && c.WriteLoad > v.copyLoad[id] {
+			v.copyLoad[id] = c.WriteLoad
+		}
+		if c.Node == "" {
+			continue
+		}
+		holder := c.Node
+		if c.State == cluster.StateRelocating && c.RelocatingNode != "" {
+			// The target already holds the incoming copy for the same-shard rule and counts it for
+			// balance, as OpenSearch does.
+			holder = c.RelocatingNode
+			v.mark(c.RelocatingNode, id)
+		}
+		v.mark(c.Node, id)
+		v.count(c.Index, holder, 1)
+	}
+	return v
+}
+
+func (v *View) mark(node string, id cluster.ShardID) {
+	m := v.onNode[node]
+	if m == nil {
+		m = map[cluster.ShardID]bool{}
+		v.onNode[node] = m
+	}
+	m[id] = true
+}
+
+func (v *View) count(index, node string, d int) {
+	m := v.indexCount[index]
+	if m == nil {
+		m = map[string]int{}
+		v.indexCount[index] = m
+	}
+	m[node] += d
+	v.nodeCount[node] += d
+}
+
+// Node returns a node by id.
+func (v *View) Node(id string) *cluster.Node { return v.nodes[id] }
+
+// Index returns index metadata by name.
+func (v *View) Index(name string) *cluster.Index { return v.index[name] }
+
+// Holds reports whether the node holds (or is receiving) a copy of the shard.
+func (v *View) Holds(node string, id cluster.ShardID) bool { return v.onNode[node][id] }
+
+// WriteLoad is the node's projected write load in threads.
+func (v *View) WriteLoad(node string) float64 { return v.writeLoad[node] }
+
+// Utilization is the node's projected WRITE pool utilization.
+func (v *View) Utilization(node string) float64 {
+	n := v.nodes[node]
+	if n == nil || n.Write.Threads <= 0 {
+		return 0
+	}
+	return v.writeLoad[node] / float64(n.Write.Threads)
+}
+
+// IndexCopies returns how many copies of the index the node holds after planned moves.
+func (v *View) IndexCopies(index, node string) int { return v.indexCount[index][node] }
+
+// NodeCopies returns how many copies the node holds after planned moves.
+func (v *View) NodeCopies(node string) int { return v.nodeCount[node] }
+
+// DataNodes returns the nodes that may hold copies, in snapshot order.
+func (v *View) DataNodes() []*cluster.Node {
+	out := make([]*cluster.Node, 0, len(v.Snap.Nodes))
+	for i := range v.Snap.Nodes {
+		if v.Snap.Nodes[i].IsData() {
+			out = append(out, &v.Snap.Nodes[i])
+		}
+	}
+	return out
+}
+
+// EligibleNodes counts the data nodes the index's and the cluster's filters allow.
+func (v *View) EligibleNodes(index string) int {
+	ix := v.index[index]
+	n := 0
+	for _, node := range v.DataNodes() {
+		if v.excluded[node.ID] {
+			continue
+		}
+		if ix != nil {
+			if ok, _ := filtersAllow(ix.Filters, node); !ok {
+				continue
+			}
+		}
+		if ok, _ := filtersAllow(v.Snap.Settings.Filters, node); !ok {
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// IndexBalanceLimit is ceil(ceil(copies / eligible nodes) × factor).
+func (v *View) IndexBalanceLimit(index string) int {
+	ix := v.index[index]
+	copies := 0
+	if ix != nil {
+		copies = ix.Primaries * (1 + ix.Replicas)
+	}
+	for _, c := range v.indexCount[index] {
+		copies = max(copies, c)
+	}
+	eligible := max(v.EligibleNodes(index), 1)
+	perNode := math.Ceil(float64(copies) / float64(eligible))
+	return int(math.Ceil(perNode * v.Cfg.IndexBalanceFactor))
+}
+
+// ShardLoad is the write load one copy of the shard carries.
+func (v *View) ShardLoad(id cluster.ShardID) float64 { return v.copyLoad[id] }
+
+// heapPerCopy estimates the heap one copy costs on a node: the node's heap use spread over its copies.
+// OpenSearch exposes no per-shard heap figure, so this is the average, conservative for small shards.
+func (v *View) heapPerCopy(node string) float64 {
+	n := v.nodes[node]
+	if n == nil {
+		return 0
+	}
+	c := v.nodeCount[node]
+	if c <= 0 {
+		return 0
+	}
+	return float64(n.HeapUsedBytes) / float64(c)
+}
+
+// Apply records a planned move so later decisions see it.
+func (v *View) Apply(m Move) {
+	id := cluster.ShardID{Index: m.Index, Shard: m.Shard}
+	delete(v.onNode[m.From], id)
+	v.mark(m.To, id)
+	v.count(m.Index, m.From, -1)
+	v.count(m.Index, m.To, 1)
+	v.writeLoad[m.From] -= m.WriteLoad
+	v.writeLoad[m.To] += m.WriteLoad
+	v.diskUsed[m.To] += m.SizeBytes
+	// The source keeps its bytes until the relocation finishes; heap moves with the copy.
+	h := v.heapPerCopy(m.From)
+	v.heapUsed[m.From] -= h
+	v.heapUsed[m.To] += h
+}

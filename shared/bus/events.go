@@ -1,0 +1,155 @@
+// Package bus holds shardwise's events — their detail types and JSON shapes — and the publishers that
+// put them on an EventBridge bus (source "shardwise") or keep them in memory for the local runner.
+// Every event carries its reasons, so the bus is the audit log.
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/safety"
+)
+
+// Source is the EventBridge source of every shardwise event.
+const Source = "shardwise"
+
+// Detail types.
+const (
+	TypeStatsIngested     = "Stats Ingested"
+	TypeMovesPlanned      = "Moves Planned"
+	TypeShardMoveExecuted = "Shard Move Executed"
+	TypeReplicasChanged   = "Replicas Changed"
+	TypeScaleUpNeeded     = "Scale Up Needed"
+	TypeSandboxEnforced   = "Sandbox Enforced"
+)
+
+// Event is one event to publish.
+type Event struct {
+	DetailType string
+	Detail     any
+	Time       time.Time
+}
+
+// StatsIngested says a snapshot is stored; it carries the snapshot's key, not the snapshot.
+type StatsIngested struct {
+	Cluster     string    `json:"cluster"`
+	SnapshotKey string    `json:"snapshot_key"`
+	At          time.Time `json:"at"`
+	Nodes       int       `json:"nodes"`
+	Copies      int       `json:"copies"`
+	// Stale lists figures older than the freshness limit, with their age.
+	Stale []string `json:"stale,omitempty"`
+}
+
+// MovesPlanned carries a plan's key and its moves with their reasons.
+type MovesPlanned struct {
+	Cluster     string               `json:"cluster"`
+	PlanKey     string               `json:"plan_key"`
+	SnapshotKey string               `json:"snapshot_key"`
+	Hotspots    []allocation.Hotspot `json:"hotspots"`
+	Moves       []allocation.Move    `json:"moves"`
+	Notes       []allocation.Note    `json:"notes,omitempty"`
+}
+
+// ShardMoveExecuted reports what the move function did with one planned move.
+type ShardMoveExecuted struct {
+	Cluster  string          `json:"cluster"`
+	PlanKey  string          `json:"plan_key"`
+	Move     allocation.Move `json:"move"`
+	Strategy string          `json:"strategy"`
+	DryRun   bool            `json:"dry_run"`
+	// Outcome: executed, dry-run, refused (by OpenSearch), skipped (decider re-check, budget, ledger).
+	Outcome string         `json:"outcome"`
+	Reason  string         `json:"reason"`
+	Breaker safety.Verdict `json:"breaker"`
+}
+
+// ReplicaChange is one index's change in a ReplicasChanged event.
+type ReplicaChange struct {
+	Index   string  `json:"index"`
+	Setting string  `json:"setting"`
+	From    int     `json:"from"`
+	To      int     `json:"to"`
+	Kind    string  `json:"kind"`
+	L       float64 `json:"l"`
+	N       int     `json:"n"`
+	S       int     `json:"s"`
+	Reason  string  `json:"reason"`
+}
+
+// ReplicasChanged reports replica changes applied (or that would be, in dry-run).
+type ReplicasChanged struct {
+	Cluster string          `json:"cluster"`
+	DryRun  bool            `json:"dry_run"`
+	Changes []ReplicaChange `json:"changes"`
+}
+
+// ScaleUpNeeded says moving shards cannot fix the write load.
+type ScaleUpNeeded struct {
+	Cluster string   `json:"cluster"`
+	Nodes   []string `json:"nodes"`
+	Reason  string   `json:"reason"`
+}
+
+// SandboxEnforced reports what the sandbox function found and did.
+type SandboxEnforced struct {
+	Cluster string   `json:"cluster"`
+	Mode    string   `json:"mode"`
+	Actions []string `json:"actions"`
+	Reason  string   `json:"reason"`
+}
+
+// Publisher puts events on a bus.
+type Publisher interface {
+	Publish(ctx context.Context, events ...Event) error
+}
+
+// Memory keeps published events in order; the local runner and tests read them back.
+type Memory struct {
+	mu     sync.Mutex
+	events []Recorded
+}
+
+// Recorded is an event as published, with its detail as JSON.
+type Recorded struct {
+	DetailType string          `json:"detail-type"`
+	Source     string          `json:"source"`
+	Time       time.Time       `json:"time"`
+	Detail     json.RawMessage `json:"detail"`
+}
+
+var _ Publisher = (*Memory)(nil)
+
+// Publish records the events.
+func (m *Memory) Publish(_ context.Context, events ...Event) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range events {
+		b, err := json.Marshal(e.Detail)
+		if err != nil {
+			return fmt.Errorf("publish %s: %w", e.DetailType, err)
+		}
+		m.events = append(m.events, Recorded{DetailType: e.DetailType, Source: Source, Time: e.Time, Detail: b})
+	}
+	return nil
+}
+
+// Events returns a copy of what was published.
+func (m *Memory) Events() []Recorded {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Recorded(nil), m.events...)
+}
+
+// Drain returns what was published and forgets it.
+func (m *Memory) Drain() []Recorded {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := m.events
+	m.events = nil
+	return out
+}

@@ -1,0 +1,196 @@
+package cluster
+
+import (
+	"fmt"
+	"time"
+)
+
+// Counters are the monotonically increasing OpenSearch counters one sample read. Rates come from
+// the difference of two samples; the previous sample's counters are stored with each snapshot.
+type Counters struct {
+	At     time.Time               `json:"at"`
+	Nodes  map[string]NodeCounters `json:"nodes"`
+	Copies map[string]CopyCounters `json:"copies"`
+}
+
+// NodeCounters are one node's thread pool counters at its own stats timestamp.
+type NodeCounters struct {
+	At              time.Time `json:"at"`
+	WriteCompleted  int64     `json:"write_completed"`
+	WriteRejected   int64     `json:"write_rejected"`
+	SearchCompleted int64     `json:"search_completed"`
+	SearchRejected  int64     `json:"search_rejected"`
+	QueryTimeMillis int64     `json:"query_time_millis"`
+	QueryTotal      int64     `json:"query_total"`
+}
+
+// CopyCounters are one shard copy's time counters: indexing.index_time_in_millis and
+// search.query_time_in_millis + search.fetch_time_in_millis.
+type CopyCounters struct {
+	IndexTimeMillis  int64 `json:"index_time_millis"`
+	SearchTimeMillis int64 `json:"search_time_millis"`
+}
+
+// CopyKey identifies a copy across samples: a copy is the shard on a node. A copy that moved is a new
+// copy whose counters start again, so its rate is unknown for one sample.
+func CopyKey(index string, shard int, node string) string {
+	return fmt.Sprintf("%s/%d/%s", index, shard, node)
+}
+
+// Sample is what one read of a cluster returns: the topology with raw pool figures, and counters.
+type Sample struct {
+	Snapshot Snapshot `json:"snapshot"`
+	Counters Counters `json:"counters"`
+}
+
+// maxLoadOverThreads bounds a believable copy load: a copy cannot keep more threads busy than its node
+// has, so a larger figure means the counters did not belong together (e.g. a reset between reads).
+const maxLoadOverThreads = 1.5
+
+// Derive computes the signals of cur from the previous counters (nil on the first sample):
+//
+//   - copy write load = Δindex_time_in_millis / 1000 / Δt, search load likewise from query+fetch time;
+//     a counter that went down is a reset (the shard moved or the node restarted) and a copy seen for
+//     the first time on a node has no previous value: its rate is unknown for this sample, not
+//     negative, and resumes with the next one;
+//   - node write utilization = Σ copy write loads on the node / WRITE pool threads;
+//   - WRITE queue latency, ESTIMATED by Little's law, because OpenSearch reports no wait time for the
+//     WRITE pool: latency ≈ queue / (Δcompleted / Δt). A queue with no completions is stalled;
+//   - rejections = Δrejected.
+func Derive(prev *Counters, cur Sample) Snapshot {
+	s := cur.Snapshot
+	if prev != nil && cur.Counters.At.After(prev.At) {
+		s.IntervalSeconds = cur.Counters.At.Sub(prev.At).Seconds()
+	} else {
+		s.IntervalSeconds = 0
+	}
+	threads := make(map[string]int, len(s.Nodes))
+	for i := range s.Nodes {
+		threads[s.Nodes[i].ID] = s.Nodes[i].Write.Threads
+	}
+	writeLoad := make(map[string]float64, len(s.Nodes))
+	searchLoad := make(map[string]float64, len(s.Nodes))
+	unknown := make(map[string]bool, len(s.Nodes))
+	for i := range s.Copies {
+		c := &s.Copies[i]
+		c.WriteLoad, c.SearchLoad, c.LoadKnown = 0, 0, false
+		if !c.Active() || c.Node == "" {
+			continue
+		}
+		key := CopyKey(c.Index, c.Shard, c.Node)
+		now, ok := cur.Counters.Copies[key]
+		if !ok || prev == nil || s.IntervalSeconds <= 0 {
+			unknown[c.Node] = true
+			continue
+		}
+		before, seen := prev.Copies[key]
+		if !seen || now.IndexTimeMillis < before.IndexTimeMillis || now.SearchTimeMillis < before.SearchTimeMillis {
+			unknown[c.Node] = true
+			continue
+		}
+		w := float64(now.IndexTimeMillis-before.IndexTimeMillis) / 1000 / s.IntervalSeconds
+		r := float64(now.SearchTimeMillis-before.SearchTimeMillis) / 1000 / s.IntervalSeconds
+		if t := threads[c.Node]; t > 0 && w > float64(t)*maxLoadOverThreads {
+			unknown[c.Node] = true
+			continue
+		}
+		c.WriteLoad, c.SearchLoad, c.LoadKnown = w, r, true
+		writeLoad[c.Node] += w
+		searchLoad[c.Node] += r
+	}
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		n.Write.Load, n.Search.Load = writeLoad[n.ID], searchLoad[n.ID]
+		n.Write.LoadKnown = !unknown[n.ID] && s.IntervalSeconds > 0
+		n.Search.LoadKnown = n.Write.LoadKnown
+		n.Write.Utilization = ratio(n.Write.Load, n.Write.Threads)
+		n.Search.Utilization = ratio(n.Search.Load, n.Search.Threads)
+		now, ok := cur.Counters.Nodes[n.ID]
+		var before NodeCounters
+		seen := false
+		if prev != nil {
+			before, seen = prev.Nodes[n.ID]
+		}
+		if !ok || !seen {
+			continue
+		}
+		dt := now.At.Sub(before.At).Seconds()
+		if dt <= 0 {
+			dt = s.IntervalSeconds
+		}
+		derivePool(&n.Write, now.WriteCompleted-before.WriteCompleted, now.WriteRejected-before.WriteRejected, dt)
+		derivePool(&n.Search, now.SearchCompleted-before.SearchCompleted, now.SearchRejected-before.SearchRejected, dt)
+		if dq, dms := now.QueryTotal-before.QueryTotal, now.QueryTimeMillis-before.QueryTimeMillis; dq >= 0 && dms >= 0 {
+			n.SearchLatencyKnown = true
+			if dq > 0 {
+				n.SearchLatencyMs = float64(dms) / float64(dq)
+			}
+		}
+	}
+	return s
+}
+
+// derivePool fills the completion rate, the Little's-law queue latency and Δrejected. Negative deltas
+// mean the node restarted: the figures stay unknown for this sample.
+func derivePool(p *Pool, completed, rejected int64, dt float64) {
+	if completed < 0 || rejected < 0 || dt <= 0 {
+		return
+	}
+	p.RateKnown = true
+	p.Rejected = rejected
+	p.CompletedPerSecond = float64(completed) / dt
+	switch {
+	case p.Queue == 0:
+		p.QueueLatencySeconds = 0
+	case completed == 0:
+		// Tasks waited the whole interval and none finished: at least dt of latency.
+		p.Stalled = true
+		p.QueueLatencySeconds = dt
+	default:
+		p.QueueLatencySeconds = float64(p.Queue) / p.CompletedPerSecond
+	}
+}
+
+func ratio(load float64, threads int) float64 {
+	if threads <= 0 {
+		return 0
+	}
+	return load / float64(threads)
+}
+
+// CarryLoads copies the measured signals of an earlier snapshot onto this one, matching copies by
+// shard and node and nodes by id. The move function reads fresh topology just before acting but
+// has no second sample to derive rates from, so it re-checks the deciders with the loads the plan saw.
+func (s *Snapshot) CarryLoads(from *Snapshot) {
+	loads := make(map[string]*Copy, len(from.Copies))
+	for i := range from.Copies {
+		c := &from.Copies[i]
+		if c.Node != "" {
+			loads[CopyKey(c.Index, c.Shard, c.Node)] = c
+		}
+	}
+	writeLoad := map[string]float64{}
+	for i := range s.Copies {
+		c := &s.Copies[i]
+		if old, ok := loads[CopyKey(c.Index, c.Shard, c.Node)]; ok {
+			c.WriteLoad, c.SearchLoad, c.LoadKnown = old.WriteLoad, old.SearchLoad, old.LoadKnown
+			writeLoad[c.Node] += c.WriteLoad
+		}
+	}
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		old := from.NodeByID(n.ID)
+		if old == nil {
+			continue
+		}
+		queue, active, threads := n.Write.Queue, n.Write.Active, n.Write.Threads
+		n.Write, n.Search = old.Write, old.Search
+		n.Write.Queue, n.Write.Active, n.Write.Threads = queue, active, threads
+		n.Write.Load = writeLoad[n.ID]
+		n.Write.Utilization = ratio(n.Write.Load, threads)
+		n.SearchLatencyMs, n.SearchLatencyKnown = old.SearchLatencyMs, old.SearchLatencyKnown
+	}
+	if s.IntervalSeconds == 0 {
+		s.IntervalSeconds = from.IntervalSeconds
+	}
+}

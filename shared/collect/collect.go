@@ -1,0 +1,232 @@
+// Package collect is the production cluster API of the engine: it reads OpenSearch (or the simulator,
+// over the same HTTP path) with shared/opensearch and turns the responses into shardwise's model,
+// and it carries out reroutes and settings changes.
+package collect
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/engine"
+	"github.com/shardwise/shardwise/shared/opensearch"
+)
+
+// API adapts an OpenSearch client to the engine.
+type API struct {
+	Client *opensearch.Client
+	// Clock stamps samples; the local runner passes the simulator's virtual clock.
+	Clock func() time.Time
+
+	mu    sync.Mutex
+	pools map[string]opensearch.NodeInfo // node id → configured pool sizes (from _nodes)
+}
+
+var _ engine.ClusterAPI = (*API)(nil)
+
+// New returns an API over client.
+func New(client *opensearch.Client, clock func() time.Time) *API {
+	if clock == nil {
+		clock = time.Now
+	}
+	return &API{Client: client, Clock: clock, pools: map[string]opensearch.NodeInfo{}}
+}
+
+// Read fetches node stats, shard stats, cluster state, health and settings concurrently and builds
+// one sample.
+func (a *API) Read(ctx context.Context) (cluster.Sample, error) {
+	var (
+		ns  opensearch.NodesStats
+		ss  opensearch.ShardStats
+		cs  opensearch.ClusterState
+		h   opensearch.Health
+		set opensearch.ClusterSettings
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { ns, err = a.Client.NodesStats(gctx); return })
+	g.Go(func() (err error) { ss, err = a.Client.ShardStats(gctx); return })
+	g.Go(func() (err error) { cs, err = a.Client.ClusterState(gctx); return })
+	g.Go(func() (err error) { h, err = a.Client.Health(gctx); return })
+	g.Go(func() (err error) { set, err = a.Client.ClusterSettings(gctx); return })
+	if err := g.Wait(); err != nil {
+		return cluster.Sample{}, fmt.Errorf("read cluster: %w", err)
+	}
+	if err := a.refreshPools(ctx, ns); err != nil {
+		return cluster.Sample{}, err
+	}
+	a.mu.Lock()
+	pools := make(map[string]opensearch.NodeInfo, len(a.pools))
+	for k, v := range a.pools {
+		pools[k] = v
+	}
+	a.mu.Unlock()
+	return Build(a.Clock(), ns, ss, cs, h, set, pools)
+}
+
+// refreshPools reads _nodes when a node it has not seen appears: the configured WRITE pool size is the
+// denominator of utilization, and nodes stats' "threads" only counts threads started so far.
+func (a *API) refreshPools(ctx context.Context, ns opensearch.NodesStats) error {
+	a.mu.Lock()
+	missing := false
+	for _, n := range ns.Nodes {
+		if _, ok := a.pools[n.ID]; !ok {
+			missing = true
+			break
+		}
+	}
+	a.mu.Unlock()
+	if !missing {
+		return nil
+	}
+	info, err := a.Client.NodesInfo(ctx)
+	if err != nil {
+		return fmt.Errorf("read cluster: %w", err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, n := range info.Nodes {
+		a.pools[n.ID] = n
+	}
+	return nil
+}
+
+// Build assembles a sample from the five responses. It is pure so it can be tested and fuzzed.
+func Build(at time.Time, ns opensearch.NodesStats, ss opensearch.ShardStats, cs opensearch.ClusterState,
+	h opensearch.Health, set opensearch.ClusterSettings, pools map[string]opensearch.NodeInfo) (cluster.Sample, error) {
+	snap := cluster.Snapshot{At: at, Health: h.Status}
+	ctrs := cluster.Counters{At: at, Nodes: map[string]cluster.NodeCounters{}, Copies: map[string]cluster.CopyCounters{}}
+
+	wm, err := set.DiskHighWatermark()
+	if err != nil {
+		return cluster.Sample{}, fmt.Errorf("read cluster: %w", err)
+	}
+	if wm.MinFreeBytes > 0 {
+		snap.Settings.DiskHighWatermarkFreeBytes = wm.MinFreeBytes
+	} else {
+		snap.Settings.DiskHighWatermark = wm.UsedRatio
+	}
+	snap.Settings.AwarenessAttributes = set.AwarenessAttributes()
+	snap.Settings.ForcedAwareness = set.ForcedAwareness()
+	f := set.Filters()
+	snap.Settings.Filters = cluster.Filters{Include: f.Include, Exclude: f.Exclude, Require: f.Require}
+	snap.Settings.AllocationEnable = set.AllocationEnable()
+	snap.Settings.SameShardHost = set["cluster.routing.allocation.same_shard.host"] == "true"
+
+	for _, n := range ns.Nodes {
+		node := cluster.Node{ID: n.ID, Name: n.Name, Host: n.Host, IP: n.IP, Roles: n.Roles, Attributes: n.Attributes,
+			HeapUsedBytes: n.HeapUsedBytes, HeapMaxBytes: n.HeapMaxBytes,
+			DiskTotalBytes: n.DiskTotalBytes, DiskAvailableBytes: n.DiskAvailableBytes, StatsAt: n.Timestamp,
+			Write:  cluster.Pool{Threads: n.Write.Threads, Queue: n.Write.Queue, Active: n.Write.Active},
+			Search: cluster.Pool{Threads: n.Search.Threads, Queue: n.Search.Queue, Active: n.Search.Active}}
+		if p, ok := pools[n.ID]; ok {
+			if p.Write.Size > 0 {
+				node.Write.Threads = p.Write.Size
+			}
+			if p.Search.Size > 0 {
+				node.Search.Threads = p.Search.Size
+			}
+		}
+		stamp := n.Timestamp
+		if stamp.IsZero() {
+			stamp = at
+		}
+		ctrs.Nodes[n.ID] = cluster.NodeCounters{At: stamp, WriteCompleted: n.Write.Completed, WriteRejected: n.Write.Rejected,
+			SearchCompleted: n.Search.Completed, SearchRejected: n.Search.Rejected}
+		snap.Nodes = append(snap.Nodes, node)
+	}
+
+	for _, ix := range cs.Indices {
+		if ix.State == "close" {
+			continue
+		}
+		snap.Indices = append(snap.Indices, cluster.Index{Name: ix.Name, Primaries: ix.NumberOfShards, Replicas: ix.NumberOfReplicas,
+			SearchReplicas: ix.NumberOfSearchReplicas, Hidden: ix.Hidden, TotalShardsPerNode: ix.TotalShardsPerNode,
+			Filters: cluster.Filters{Include: ix.Filters.Include, Exclude: ix.Filters.Exclude, Require: ix.Filters.Require}})
+	}
+
+	// The routing table is the truth about where copies are (it lists unassigned and initializing
+	// ones too); shard stats add sizes and counters to the active ones.
+	type key struct {
+		index string
+		shard int
+		node  string
+	}
+	stats := make(map[key]*opensearch.ShardCopyStats, len(ss.Copies))
+	for i := range ss.Copies {
+		c := &ss.Copies[i]
+		stats[key{c.Index, c.Shard, c.Node}] = c
+	}
+	size := map[cluster.ShardID]int64{}
+	for _, c := range ss.Copies {
+		id := cluster.ShardID{Index: c.Index, Shard: c.Shard}
+		size[id] = max(size[id], c.StoreBytes)
+	}
+	for _, r := range cs.Routing {
+		c := cluster.Copy{Index: r.Index, Shard: r.Shard, Primary: r.Primary, State: r.State, Node: r.Node, RelocatingNode: r.RelocatingNode}
+		if st, ok := stats[key{r.Index, r.Shard, r.Node}]; ok && r.Node != "" {
+			c.SizeBytes = st.StoreBytes
+			k := cluster.CopyKey(r.Index, r.Shard, r.Node)
+			ctrs.Copies[k] = cluster.CopyCounters{IndexTimeMillis: st.IndexTimeMillis, SearchTimeMillis: st.QueryTimeMillis + st.FetchTimeMillis}
+			nc := ctrs.Nodes[r.Node]
+			nc.QueryTimeMillis += st.QueryTimeMillis
+			nc.QueryTotal += st.QueryTotal
+			ctrs.Nodes[r.Node] = nc
+		} else {
+			c.SizeBytes = size[cluster.ShardID{Index: r.Index, Shard: r.Shard}]
+		}
+		if r.State == cluster.StateInitializing && r.RelocatingNode != "" {
+			// The target half of a relocation: OpenSearch lists it as its own INITIALIZING entry.
+			// The view counts it through the RELOCATING source; keep it out of the copy list.
+			continue
+		}
+		snap.Copies = append(snap.Copies, c)
+	}
+	snap.Sort()
+	return cluster.Sample{Snapshot: snap, Counters: ctrs}, nil
+}
+
+// Health reads the cluster's health.
+func (a *API) Health(ctx context.Context) (engine.Health, error) {
+	h, err := a.Client.Health(ctx)
+	if err != nil {
+		return engine.Health{}, err
+	}
+	return engine.Health{Status: h.Status, Relocating: h.RelocatingShards, Initializing: h.InitializingShards, Unassigned: h.UnassignedShards}, nil
+}
+
+// Reroute sends the moves as move commands in one _cluster/reroute call, explained.
+func (a *API) Reroute(ctx context.Context, moves []allocation.Move, dryRun bool) (engine.RerouteResult, error) {
+	cmds := make([]opensearch.RerouteCommand, 0, len(moves))
+	for _, m := range moves {
+		cmds = append(cmds, opensearch.RerouteCommand{Move: &opensearch.MoveCommand{Index: m.Index, Shard: m.Shard, FromNode: m.From, ToNode: m.To}})
+	}
+	r, err := a.Client.Reroute(ctx, cmds, opensearch.RerouteOptions{DryRun: dryRun, Explain: true})
+	if err != nil {
+		return engine.RerouteResult{}, err
+	}
+	var out engine.RerouteResult
+	for _, e := range r.Explanations {
+		var parts []string
+		for _, d := range e.Decisions {
+			parts = append(parts, fmt.Sprintf("%s %s: %s", d.Decider, d.Decision, d.Explanation))
+		}
+		out.Explanations = append(out.Explanations, fmt.Sprintf("%s %s[%d] %s→%s: %s", e.Command, e.Index, e.Shard, e.FromNode, e.ToNode, strings.Join(parts, "; ")))
+	}
+	return out, nil
+}
+
+// IndexSettings reads an index's flat settings.
+func (a *API) IndexSettings(ctx context.Context, index string) (map[string]string, error) {
+	return a.Client.IndexSettings(ctx, index)
+}
+
+// PutIndexSettings updates an index's settings.
+func (a *API) PutIndexSettings(ctx context.Context, index string, settings map[string]any) error {
+	return a.Client.PutIndexSettings(ctx, index, settings)
+}

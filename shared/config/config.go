@@ -1,0 +1,266 @@
+// Package config is the one typed configuration of a shardwise deployment: every field has a
+// documented default, it loads from the environment in Lambda and from a JSON file in the CLI, and it
+// is validated at start so a bad value stops the function with a message naming the field.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/opensearch"
+	"github.com/shardwise/shardwise/shared/replicas"
+	"github.com/shardwise/shardwise/shared/safety"
+)
+
+// Cluster is one watched cluster.
+type Cluster struct {
+	Name    string   `json:"name"`
+	URLs    []string `json:"urls"`
+	Auth    string   `json:"auth"`              // sigv4 | basic | none
+	Service string   `json:"service,omitempty"` // es | aoss (sigv4)
+	Region  string   `json:"region,omitempty"`
+	// Username for basic auth; the password is read from PasswordEnv, never stored in config.
+	Username    string `json:"username,omitempty"`
+	PasswordEnv string `json:"password_env,omitempty"`
+	Insecure    bool   `json:"insecure_skip_verify,omitempty"`
+	CACertFile  string `json:"ca_cert_file,omitempty"`
+}
+
+// Config is the whole deployment's configuration.
+type Config struct {
+	Clusters []Cluster `json:"clusters"`
+	// Table and Bus name the DynamoDB table and the EventBridge bus.
+	Table string `json:"table"`
+	Bus   string `json:"bus"`
+	// RefreshPeriod is the stats cadence (30 s, the Elasticsearch Serverless stats refresh).
+	RefreshPeriod Duration `json:"refresh_period"`
+	// SnapshotTTL is how long snapshots, plans and streak records live in the table.
+	SnapshotTTL Duration `json:"snapshot_ttl"`
+	// MoveStrategy: reroute (default), allocation-filter (managed domains that refuse reroute), or auto.
+	MoveStrategy string            `json:"move_strategy"`
+	Allocation   allocation.Config `json:"allocation"`
+	Replicas     ReplicasConfig    `json:"replicas"`
+	Safety       safety.Config     `json:"safety"`
+	LogLevel     string            `json:"log_level"`
+}
+
+// ReplicasConfig switches replica scaling on and holds its settings.
+type ReplicasConfig struct {
+	Enabled bool `json:"enabled"`
+	replicas.Config
+}
+
+// Duration is a time.Duration written as "30s" in JSON.
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads "30s" or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var n float64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("duration: want a string like \"30s\" or seconds, got %s", b)
+	}
+	*d = Duration(time.Duration(n * float64(time.Second)))
+	return nil
+}
+
+// Default returns every default. Dry-run is on.
+func Default() Config {
+	return Config{
+		Table:         "shardwise",
+		Bus:           "shardwise",
+		RefreshPeriod: Duration(30 * time.Second),
+		SnapshotTTL:   Duration(2 * time.Hour),
+		MoveStrategy:  "reroute",
+		Allocation:    allocation.DefaultConfig(),
+		Replicas:      ReplicasConfig{Enabled: true, Config: replicas.DefaultConfig()},
+		Safety:        safety.DefaultConfig(),
+		LogLevel:      "info",
+	}
+}
+
+// Validate checks every field and names each bad one.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.Clusters) == 0 {
+		errs = append(errs, errors.New("clusters: at least one cluster is required"))
+	}
+	seen := map[string]bool{}
+	for i, cl := range c.Clusters {
+		if cl.Name == "" {
+			errs = append(errs, fmt.Errorf("clusters[%d].name: required", i))
+		}
+		if seen[cl.Name] {
+			errs = append(errs, fmt.Errorf("clusters[%d].name: %q is listed twice", i, cl.Name))
+		}
+		seen[cl.Name] = true
+		oc, err := cl.OpenSearch()
+		if err == nil {
+			err = oc.Validate()
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("clusters[%d] (%s): %w", i, cl.Name, err))
+		}
+	}
+	if c.Table == "" {
+		errs = append(errs, errors.New("table: required"))
+	}
+	if c.RefreshPeriod <= 0 {
+		errs = append(errs, fmt.Errorf("refresh_period: %v must be > 0", time.Duration(c.RefreshPeriod)))
+	}
+	if c.SnapshotTTL < c.RefreshPeriod*2 {
+		errs = append(errs, fmt.Errorf("snapshot_ttl: %v must be at least two refresh periods", time.Duration(c.SnapshotTTL)))
+	}
+	switch c.MoveStrategy {
+	case "reroute", "allocation-filter", "auto":
+	default:
+		errs = append(errs, fmt.Errorf("move_strategy: %q must be reroute, allocation-filter or auto", c.MoveStrategy))
+	}
+	if err := c.Allocation.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Replicas.Config.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("replicas: %w", err))
+	}
+	if err := c.Safety.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	switch strings.ToLower(c.LogLevel) {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log_level: %q must be debug, info, warn or error", c.LogLevel))
+	}
+	return errors.Join(errs...)
+}
+
+// OpenSearch turns a cluster entry into the client's configuration.
+func (cl Cluster) OpenSearch() (opensearch.Config, error) {
+	oc := opensearch.Config{URLs: cl.URLs, Auth: opensearch.Auth(cl.Auth), Service: cl.Service, Region: cl.Region,
+		Username: cl.Username, InsecureSkipVerify: cl.Insecure, CACertFile: cl.CACertFile}
+	if cl.PasswordEnv != "" {
+		pw, ok := os.LookupEnv(cl.PasswordEnv)
+		if !ok {
+			return oc, fmt.Errorf("password_env: %s is not set", cl.PasswordEnv)
+		}
+		oc.Password = pw
+	}
+	return oc, nil
+}
+
+// Parse overlays a JSON document on the defaults. Unknown fields are an error: a typo must not
+// silently leave a default in place.
+func Parse(base Config, data []byte) (Config, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	c := base
+	if err := dec.Decode(&c); err != nil {
+		return base, fmt.Errorf("config: %w", err)
+	}
+	return c, nil
+}
+
+// LoadFile reads a JSON config file over the defaults.
+func LoadFile(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	return Parse(Default(), b)
+}
+
+// FromEnv builds the configuration in Lambda: SHARDWISE_CONFIG (a JSON document over the defaults),
+// then the single-value variables, which win.
+//
+//	SHARDWISE_CONFIG     JSON, any field of Config
+//	SHARDWISE_CLUSTERS   JSON list of clusters, or "name=url[,name=url]" (auth from SHARDWISE_AUTH)
+//	SHARDWISE_AUTH       sigv4 | basic | none (default sigv4 for the name=url form)
+//	SHARDWISE_TABLE      DynamoDB table
+//	SHARDWISE_BUS        EventBridge bus
+//	SHARDWISE_DRY_RUN    true (default) | false
+//	SHARDWISE_LOG_LEVEL  debug | info | warn | error
+func FromEnv(getenv func(string) string) (Config, error) {
+	c := Default()
+	if doc := getenv("SHARDWISE_CONFIG"); doc != "" {
+		var err error
+		if c, err = Parse(c, []byte(doc)); err != nil {
+			return c, fmt.Errorf("SHARDWISE_CONFIG: %w", err)
+		}
+	}
+	if v := getenv("SHARDWISE_CLUSTERS"); v != "" {
+		cls, err := parseClusters(v, getenv("SHARDWISE_AUTH"))
+		if err != nil {
+			return c, fmt.Errorf("SHARDWISE_CLUSTERS: %w", err)
+		}
+		c.Clusters = cls
+	}
+	if v := getenv("SHARDWISE_TABLE"); v != "" {
+		c.Table = v
+	}
+	if v := getenv("SHARDWISE_BUS"); v != "" {
+		c.Bus = v
+	}
+	if v := getenv("SHARDWISE_DRY_RUN"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, fmt.Errorf("SHARDWISE_DRY_RUN: %q is not true or false", v)
+		}
+		c.Safety.DryRun = b
+	}
+	if v := getenv("SHARDWISE_LOG_LEVEL"); v != "" {
+		c.LogLevel = v
+	}
+	return c, c.Validate()
+}
+
+func parseClusters(v, auth string) ([]Cluster, error) {
+	v = strings.TrimSpace(v)
+	if strings.HasPrefix(v, "[") {
+		var cls []Cluster
+		dec := json.NewDecoder(strings.NewReader(v))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&cls); err != nil {
+			return nil, err
+		}
+		return cls, nil
+	}
+	if auth == "" {
+		auth = string(opensearch.AuthSigV4)
+	}
+	var cls []Cluster
+	for _, part := range strings.Split(v, ",") {
+		name, url, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || name == "" || url == "" {
+			return nil, fmt.Errorf("%q: want name=url", part)
+		}
+		cls = append(cls, Cluster{Name: name, URLs: []string{url}, Auth: auth})
+	}
+	return cls, nil
+}
+
+// Cluster returns the named cluster's entry.
+func (c Config) Cluster(name string) (Cluster, bool) {
+	for _, cl := range c.Clusters {
+		if cl.Name == name {
+			return cl, true
+		}
+	}
+	return Cluster{}, false
+}

@@ -1,0 +1,128 @@
+package deploy
+
+// OpenSearch HTTP actions a function may be granted on the domain (Amazon OpenSearch Service
+// identity-based policies name one action per HTTP method: es:ESHttpGet, es:ESHttpPut, ...).
+// Reading stats, state, settings and tasks takes GET; HEAD is the client's ping.
+const (
+	esGet    = "es:ESHttpGet"
+	esHead   = "es:ESHttpHead"
+	esPut    = "es:ESHttpPut"
+	esPost   = "es:ESHttpPost"
+	esDelete = "es:ESHttpDelete"
+)
+
+// Detail types on the shardwise bus (DESIGN.md, "Configuration and events").
+const (
+	detailStatsIngested = "Stats Ingested"
+	detailMovesPlanned  = "Moves Planned"
+	eventSource         = "shardwise"
+)
+
+// alarmPrefix marks the CloudWatch alarms that should wake detect; alarms on anything else in the
+// account are not shardwise's business.
+const alarmPrefix = "shardwise-"
+
+// function is one Lambda of the stack: everything that differs between them.
+type function struct {
+	// name is the directory under Options.SourceDir and the lower-case stem of the logical ID.
+	name        string
+	description string
+	// memoryMB also buys CPU: Lambda allocates CPU in proportion to memory.
+	memoryMB int
+	// openSearch lists the es:ESHttp* actions the function needs on the domain.
+	openSearch []string
+	// triggers are the EventBridge rules that invoke it. A function with triggers is invoked
+	// asynchronously and so gets the failure destination.
+	triggers []trigger
+	// functionURL exposes the function as an IAM-authenticated HTTPS endpoint (the metrics webhook).
+	functionURL bool
+}
+
+// trigger is one EventBridge rule targeting a function.
+type trigger struct {
+	// name is the key under the function's Events, so SAM names the rule <Function><name>.
+	name string
+	// onBus is true for rules on the shardwise bus, false for the account's default bus, where
+	// AWS services such as CloudWatch publish.
+	onBus   bool
+	pattern map[string]any
+}
+
+// onShardwiseBus matches one detail type published by shardwise itself.
+func onShardwiseBus(name, detailType string) trigger {
+	return trigger{
+		name:  name,
+		onBus: true,
+		pattern: map[string]any{
+			"source":      []string{eventSource},
+			"detail-type": []string{detailType},
+		},
+	}
+}
+
+// alarmTrigger matches shardwise's own CloudWatch alarms entering ALARM. Transitions back to OK
+// carry nothing to act on, so they do not invoke detect.
+func alarmTrigger() trigger {
+	return trigger{
+		name: "AlarmStateChange",
+		pattern: map[string]any{
+			"source":      []string{"aws.cloudwatch"},
+			"detail-type": []string{"CloudWatch Alarm State Change"},
+			"detail": map[string]any{
+				"alarmName": []any{map[string]any{"prefix": alarmPrefix}},
+				"state":     map[string]any{"value": []string{"ALARM"}},
+			},
+		},
+	}
+}
+
+// functions lists the stack's Lambdas in template order. The 256 MB functions hold a whole
+// cluster snapshot (shard-level stats of every index); the 128 MB ones work on index- or
+// task-level data. Memory is the only knob for CPU on Lambda, so the snapshot holders get more.
+func functions() []function {
+	return []function{
+		{
+			name:        "ingest",
+			description: "Reads _nodes/stats, _stats and _cluster/state, stores a snapshot, publishes Stats Ingested.",
+			memoryMB:    256,
+			openSearch:  []string{esGet, esHead},
+			functionURL: true,
+		},
+		{
+			name:        "detect",
+			description: "Finds write hotspots in the latest snapshot and publishes Moves Planned or Scale Up Needed.",
+			memoryMB:    256,
+			// Plans from the stored snapshot; reads the cluster at most.
+			openSearch: []string{esGet, esHead},
+			triggers: []trigger{
+				onShardwiseBus("StatsIngested", detailStatsIngested),
+				alarmTrigger(),
+			},
+		},
+		{
+			name:        "move",
+			description: "Re-checks the deciders on fresh state and executes planned shard moves behind the safety gates.",
+			memoryMB:    256,
+			// POST _cluster/reroute; PUT _settings for allocation filtering where reroute is refused.
+			openSearch: []string{esGet, esHead, esPost, esPut},
+			triggers:   []trigger{onShardwiseBus("MovesPlanned", detailMovesPlanned)},
+		},
+		{
+			name:        "replicas",
+			description: "Scales each index's replicas with its share of search load, with cooldowns.",
+			memoryMB:    128,
+			// PUT <index>/_settings for number_of_replicas.
+			openSearch: []string{esGet, esHead, esPut},
+			triggers:   []trigger{onShardwiseBus("StatsIngested", detailStatsIngested)},
+		},
+		{
+			name:        "sandbox",
+			description: "Holds tenants inside their sandbox resource limits: usage, cancellation, WLM sync.",
+			memoryMB:    128,
+			// POST _tasks/_cancel; PUT and DELETE keep workload-management groups in sync
+			// with the sandbox definitions.
+			openSearch: []string{esGet, esHead, esPost, esPut, esDelete},
+			triggers:   []trigger{onShardwiseBus("StatsIngested", detailStatsIngested)},
+		},
+	}
+}

@@ -1,0 +1,368 @@
+// Package deploy generates shardwise's AWS SAM template (template.yaml) with goformation, so the
+// stack is typed Go code reviewed like the rest and the committed YAML is only its output.
+package deploy
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/awslabs/goformation/v7/cloudformation"
+	"github.com/awslabs/goformation/v7/cloudformation/dynamodb"
+	"github.com/awslabs/goformation/v7/cloudformation/events"
+	"github.com/awslabs/goformation/v7/cloudformation/policies"
+	"github.com/awslabs/goformation/v7/cloudformation/serverless"
+	"github.com/awslabs/goformation/v7/cloudformation/sqs"
+)
+
+// Logical IDs and parameter names, referenced across resources.
+const (
+	tableID   = "StateTable"
+	busID     = "EventBus"
+	dlqID     = "DeadLetterQueue"
+	cadenceID = "IngestCadence"
+
+	paramClusters = "ClusterEndpoints"
+	paramDryRun   = "DryRun"
+	paramAuth     = "AuthMode"
+	paramDomain   = "OpenSearchDomainArn"
+
+	condHasDomain  = "HasOpenSearchDomain"
+	condServerless = "IsOpenSearchServerless"
+)
+
+// Template builds the SAM template. Functions carry SAM properties that goformation v7 does not
+// model, so their entries in Resources are not *serverless.Function: read the rendered JSON or
+// YAML to inspect them.
+func Template(opts Options) (*cloudformation.Template, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+
+	t := cloudformation.NewTemplate()
+	t.Transform = &cloudformation.Transform{String: cloudformation.String("AWS::Serverless-2016-10-31")}
+	t.Description = opts.Description
+	t.Parameters = parameters()
+	t.Conditions = conditions()
+
+	t.Resources[tableID] = stateTable()
+	t.Resources[busID] = &events.EventBus{Name: opts.BusName}
+	t.Resources[dlqID] = &sqs.Queue{
+		MessageRetentionPeriod: cloudformation.Int(deadLetterRetentionSeconds),
+		SqsManagedSseEnabled:   cloudformation.Bool(true),
+		// Failed events are evidence for debugging, not a record to keep past the stack.
+		AWSCloudFormationDeletionPolicy:      policies.DeletionPolicy("Delete"),
+		AWSCloudFormationUpdateReplacePolicy: policies.UpdateReplacePolicy("Delete"),
+	}
+	for _, fn := range functions() {
+		t.Resources[logicalID(fn.name)] = lambda(fn, opts)
+	}
+	t.Resources[cadenceID] = ingestCadence()
+
+	t.Outputs = cloudformation.Outputs{
+		"StateTableName": {
+			Value:       cloudformation.Ref(tableID),
+			Description: cloudformation.String("DynamoDB table holding snapshots, cooldowns and the move ledger"),
+		},
+		"EventBusName": {
+			Value:       cloudformation.Ref(busID),
+			Description: cloudformation.String("EventBridge bus carrying shardwise's decisions: the audit log"),
+		},
+		"IngestFunctionUrl": {
+			// SAM names the AWS::Lambda::Url it creates for FunctionUrlConfig <function>Url.
+			Value:       cloudformation.GetAtt(logicalID("ingest")+"Url", "FunctionUrl"),
+			Description: cloudformation.String("Metrics webhook (SigV4-signed requests only)"),
+		},
+		"DeadLetterQueueUrl": {
+			Value:       cloudformation.Ref(dlqID),
+			Description: cloudformation.String("Events the asynchronous functions failed on after retries"),
+		},
+	}
+	return t, nil
+}
+
+// YAML renders the template as template.yaml holds it. The output is deterministic: goformation
+// renders through a map, and yaml.v3 writes map keys sorted.
+func YAML(opts Options) ([]byte, error) {
+	t, err := Template(opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := t.YAML()
+	if err != nil {
+		return nil, fmt.Errorf("render template YAML: %w", err)
+	}
+	return out, nil
+}
+
+// logicalID turns a function name into its resource's logical ID: "ingest" -> "IngestFunction".
+func logicalID(name string) string {
+	return strings.ToUpper(name[:1]) + name[1:] + "Function"
+}
+
+func parameters() cloudformation.Parameters {
+	return cloudformation.Parameters{
+		paramClusters: {
+			Type: "CommaDelimitedList",
+			Description: cloudformation.String("OpenSearch clusters to watch as name=url pairs, comma-separated " +
+				"(prod=https://search-prod.example.com); passed on as SHARDWISE_CLUSTERS"),
+		},
+		paramDryRun: {
+			Type: "String",
+			// Dry-run unless explicitly turned off (DESIGN.md, "Acting safely").
+			Default:       "true",
+			AllowedValues: []any{"true", "false"},
+			Description:   cloudformation.String("When true, decisions are logged and published but never executed"),
+		},
+		paramAuth: {
+			Type:          "String",
+			Default:       "sigv4",
+			AllowedValues: []any{"sigv4", "basic", "none"},
+			Description:   cloudformation.String("How the functions authenticate to OpenSearch"),
+		},
+		paramDomain: {
+			Type: "String",
+			// Empty for clusters outside Amazon OpenSearch Service (basic or no auth): then no
+			// OpenSearch permission is granted at all.
+			Default:        "",
+			AllowedPattern: cloudformation.String(`^$|^arn:aws[a-z-]*:(es|aoss):[a-z0-9-]+:[0-9]{12}:(domain|collection)/[a-z0-9-]+$`),
+			Description: cloudformation.String("ARN of the Amazon OpenSearch Service domain or OpenSearch Serverless " +
+				"collection, for the functions' IAM permissions; empty when not on AWS"),
+		},
+	}
+}
+
+func conditions() map[string]any {
+	return map[string]any{
+		condHasDomain: cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramDomain), "")}),
+		// The service is the ARN's third field (arn:aws:aoss:...). The ":::" suffix keeps
+		// Fn::Select in range when the parameter is empty, where the condition is then false.
+		condServerless: cloudformation.Equals(
+			cloudformation.Select(2, cloudformation.Split(":", cloudformation.Sub("${"+paramDomain+"}:::"))),
+			"aoss",
+		),
+	}
+}
+
+func stateTable() *dynamodb.Table {
+	return &dynamodb.Table{
+		// Generic single-table keys: shared/state decides what pk and sk hold.
+		AttributeDefinitions: []dynamodb.Table_AttributeDefinition{
+			{AttributeName: "pk", AttributeType: "S"},
+			{AttributeName: "sk", AttributeType: "S"},
+		},
+		KeySchema: []dynamodb.Table_KeySchema{
+			{AttributeName: "pk", KeyType: "HASH"},
+			{AttributeName: "sk", KeyType: "RANGE"},
+		},
+		// A few writes every 30 s: on-demand costs less than any provisioned minimum.
+		BillingMode: cloudformation.String("PAY_PER_REQUEST"),
+		TimeToLiveSpecification: &dynamodb.Table_TimeToLiveSpecification{
+			AttributeName: cloudformation.String(ttlAttribute),
+			Enabled:       true,
+		},
+		// The move ledger is the record of what shardwise did to a cluster: recoverable to any
+		// second of the last 35 days, and kept when the stack is deleted or the table replaced.
+		PointInTimeRecoverySpecification: &dynamodb.Table_PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: cloudformation.Bool(true),
+		},
+		AWSCloudFormationDeletionPolicy:      policies.DeletionPolicy("Retain"),
+		AWSCloudFormationUpdateReplacePolicy: policies.UpdateReplacePolicy("Retain"),
+	}
+}
+
+func lambda(fn function, opts Options) withProperties {
+	sources := map[string]serverless.Function_EventSource{}
+	for _, tr := range fn.triggers {
+		rule := &serverless.Function_EventBridgeRuleEvent{Pattern: tr.pattern}
+		if tr.onBus {
+			rule.EventBusName = cloudformation.String(cloudformation.Ref(busID))
+		}
+		sources[tr.name] = serverless.Function_EventSource{
+			Type:       "EventBridgeRule",
+			Properties: &serverless.Function_Properties{EventBridgeRuleEvent: rule},
+		}
+	}
+
+	f := &serverless.Function{
+		Description:   cloudformation.String(fn.description),
+		CodeUri:       &serverless.Function_CodeUri{String: cloudformation.String(path.Join(opts.SourceDir, fn.name) + "/")},
+		Handler:       cloudformation.String("bootstrap"),
+		Runtime:       cloudformation.String(runtime),
+		Architectures: []string{architecture},
+		MemorySize:    cloudformation.Int(fn.memoryMB),
+		Timeout:       cloudformation.Int(timeoutSeconds),
+		Environment: &serverless.Function_FunctionEnvironment{Variables: map[string]string{
+			"SHARDWISE_TABLE":    cloudformation.Ref(tableID),
+			"SHARDWISE_BUS":      cloudformation.Ref(busID),
+			"SHARDWISE_DRY_RUN":  cloudformation.Ref(paramDryRun),
+			"SHARDWISE_CLUSTERS": cloudformation.Join(",", cloudformation.Ref(paramClusters)),
+			"SHARDWISE_AUTH":     cloudformation.Ref(paramAuth),
+		}},
+		// sam build compiles CodeUri with `go build` for the function's architecture.
+		AWSCloudFormationMetadata: map[string]any{
+			"BuildMethod":     buildMethod,
+			"BuildProperties": map[string]any{"TrimGoPath": true},
+		},
+	}
+	if len(sources) > 0 {
+		f.Events = sources
+	}
+	if fn.functionURL {
+		// AWS_IAM: callers sign with SigV4, so the webhook needs no secret of its own.
+		f.FunctionUrlConfig = &serverless.Function_FunctionUrlConfig{AuthType: "AWS_IAM"}
+	}
+
+	extra := map[string]any{"Policies": iamPolicies(fn)}
+	if len(fn.triggers) > 0 {
+		// EventBridge invokes asynchronously: it hands the event to Lambda's queue and is done,
+		// so what fails is the function, after Lambda's retries. Those events go to the
+		// dead-letter queue with the error, where an operator can read and replay them.
+		extra["EventInvokeConfig"] = map[string]any{
+			"MaximumEventAgeInSeconds": maxEventAgeSeconds,
+			"MaximumRetryAttempts":     maxRetryAttempts,
+			"DestinationConfig": map[string]any{
+				"OnFailure": map[string]any{"Type": "SQS", "Destination": cloudformation.GetAtt(dlqID, "Arn")},
+			},
+		}
+	}
+	return withProperties{Resource: f, extra: extra}
+}
+
+// iamPolicies grants each function the table, the bus and, when a domain is given, exactly the
+// OpenSearch HTTP methods it uses.
+func iamPolicies(fn function) []any {
+	aoss := map[string]any{
+		"Effect": "Allow",
+		// OpenSearch Serverless has one data-plane action; data access policies narrow it.
+		"Action":   []string{"aoss:APIAccessAll"},
+		"Resource": cloudformation.Ref(paramDomain),
+	}
+	es := map[string]any{
+		"Effect":   "Allow",
+		"Action":   fn.openSearch,
+		"Resource": []string{cloudformation.Ref(paramDomain), cloudformation.Sub("${" + paramDomain + "}/*")},
+	}
+	return []any{
+		map[string]any{"DynamoDBCrudPolicy": map[string]any{"TableName": cloudformation.Ref(tableID)}},
+		map[string]any{"EventBridgePutEventsPolicy": map[string]any{"EventBusName": cloudformation.Ref(busID)}},
+		cloudformation.If(condHasDomain,
+			map[string]any{"Statement": []any{cloudformation.If(condServerless, aoss, es)}},
+			cloudformation.Ref("AWS::NoValue")),
+	}
+}
+
+// ingestCadence runs ingest every 30 s although EventBridge schedules fire at most once a minute:
+// each minute the schedule starts an Express state machine whose Parallel state invokes ingest
+// at once and again after a 30 s Wait. The Parallel keeps the two invocations 30 s apart however
+// long the first takes. An SQS delay queue was the alternative; it needs a second event shape
+// and a poller, and a chain of ingest re-enqueueing itself would be cut by Lambda's
+// recursive-loop detection. At 1,440 executions a day the Express workflow costs cents a month.
+func ingestCadence() *serverless.StateMachine {
+	invoke := func(next string) map[string]any {
+		state := map[string]any{
+			"Type":     "Task",
+			"Resource": "arn:aws:states:::lambda:invoke",
+			// The scheduled event passes through, so ingest sees the same input both times.
+			"Parameters": map[string]any{"FunctionName": "${IngestFunctionArn}", "Payload.$": "$"},
+			"Retry": []any{map[string]any{
+				// Lambda's transient service errors (Step Functions' recommended retry set).
+				"ErrorEquals": []string{
+					"Lambda.ServiceException", "Lambda.AWSLambdaException",
+					"Lambda.SdkClientException", "Lambda.TooManyRequestsException",
+				},
+				"IntervalSeconds": 1,
+				"MaxAttempts":     2,
+				"BackoffRate":     2,
+			}},
+		}
+		if next == "" {
+			state["End"] = true
+		} else {
+			state["Next"] = next
+		}
+		return state
+	}
+	definition := map[string]any{
+		"Comment": "Invoke ingest now and 30 seconds from now.",
+		"StartAt": "Cadence",
+		"States": map[string]any{
+			"Cadence": map[string]any{
+				"Type": "Parallel",
+				"End":  true,
+				"Branches": []any{
+					map[string]any{
+						"StartAt": "IngestNow",
+						"States":  map[string]any{"IngestNow": invoke("")},
+					},
+					map[string]any{
+						"StartAt": "WaitHalfCycle",
+						"States": map[string]any{
+							"WaitHalfCycle": map[string]any{"Type": "Wait", "Seconds": cadenceSeconds, "Next": "IngestLater"},
+							"IngestLater":   invoke(""),
+						},
+					},
+				},
+			},
+		},
+	}
+	return &serverless.StateMachine{
+		Type:                    cloudformation.String("EXPRESS"),
+		Definition:              definition,
+		DefinitionSubstitutions: map[string]string{"IngestFunctionArn": cloudformation.GetAtt(logicalID("ingest"), "Arn")},
+		Policies: &serverless.StateMachine_Policies{SAMPolicyTemplateArray: &[]serverless.StateMachine_SAMPolicyTemplate{{
+			LambdaInvokePolicy: &serverless.StateMachine_FunctionSAMPT{FunctionName: cloudformation.Ref(logicalID("ingest"))},
+		}}},
+		Events: map[string]serverless.StateMachine_EventSource{
+			"EveryMinute": {
+				Type: "Schedule",
+				Properties: &serverless.StateMachine_Properties{
+					ScheduleEvent: &serverless.StateMachine_ScheduleEvent{Schedule: scheduleExpression},
+				},
+			},
+		},
+	}
+}
+
+// withProperties renders a goformation resource with additional Properties that goformation v7
+// does not model: SAM policy lists mixing templates and statements, EventBridgePutEventsPolicy,
+// and EventInvokeConfig (goformation writes "OnSuccess: null", which SAM rejects).
+type withProperties struct {
+	cloudformation.Resource
+	extra map[string]any
+}
+
+// MarshalJSON merges extra into the resource's Properties, refusing to overwrite one goformation
+// already set, so a property cannot silently come from two places.
+func (r withProperties) MarshalJSON() ([]byte, error) {
+	base, err := json.Marshal(r.Resource)
+	if err != nil {
+		return nil, fmt.Errorf("marshal %s: %w", r.AWSCloudFormationType(), err)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(base, &doc); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", r.AWSCloudFormationType(), err)
+	}
+	props := map[string]json.RawMessage{}
+	if raw, ok := doc["Properties"]; ok {
+		if err := json.Unmarshal(raw, &props); err != nil {
+			return nil, fmt.Errorf("decode %s properties: %w", r.AWSCloudFormationType(), err)
+		}
+	}
+	for name, value := range r.extra {
+		if _, taken := props[name]; taken {
+			return nil, fmt.Errorf("%s property %s set twice", r.AWSCloudFormationType(), name)
+		}
+		raw, err := json.Marshal(value)
+		if err != nil {
+			return nil, fmt.Errorf("marshal %s property %s: %w", r.AWSCloudFormationType(), name, err)
+		}
+		props[name] = raw
+	}
+	if doc["Properties"], err = json.Marshal(props); err != nil {
+		return nil, fmt.Errorf("marshal %s properties: %w", r.AWSCloudFormationType(), err)
+	}
+	return json.Marshal(doc)
+}

@@ -1,0 +1,594 @@
+package deploy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/awslabs/goformation/v7/cloudformation"
+	"github.com/awslabs/goformation/v7/cloudformation/serverless"
+)
+
+// render returns the template as CloudFormation receives it, decoded generically, so the tests
+// see what SAM sees rather than goformation's structs.
+func render(t *testing.T, opts Options) map[string]any {
+	t.Helper()
+	tmpl, err := Template(opts)
+	if err != nil {
+		t.Fatalf("Template: %v", err)
+	}
+	raw, err := tmpl.JSON()
+	if err != nil {
+		t.Fatalf("JSON: %v", err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("decode rendered template: %v", err)
+	}
+	return doc
+}
+
+// get walks a path of map keys and list indexes ("Resources", "X", "Properties", 0, ...).
+func get(t *testing.T, v any, path ...any) any {
+	t.Helper()
+	for i, step := range path {
+		switch s := step.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				t.Fatalf("at %v: got %T, want an object", path[:i], v)
+			}
+			if v, ok = m[s]; !ok {
+				t.Fatalf("at %v: no key %q (have %v)", path[:i], s, sortedKeys(m))
+			}
+		case int:
+			l, ok := v.([]any)
+			if !ok || s >= len(l) {
+				t.Fatalf("at %v: got %v, want a list with index %d", path[:i], v, s)
+			}
+			v = l[s]
+		}
+	}
+	return v
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func ref(name string) map[string]any { return map[string]any{"Ref": name} }
+
+func getAtt(id, attr string) map[string]any {
+	return map[string]any{"Fn::GetAtt": []any{id, attr}}
+}
+
+func TestTemplateResources(t *testing.T) {
+	doc := render(t, Options{})
+	if got, want := doc["Transform"], "AWS::Serverless-2016-10-31"; got != want {
+		t.Errorf("Transform: got %v, want %v", got, want)
+	}
+
+	wantTypes := map[string]string{
+		"StateTable":       "AWS::DynamoDB::Table",
+		"EventBus":         "AWS::Events::EventBus",
+		"DeadLetterQueue":  "AWS::SQS::Queue",
+		"IngestCadence":    "AWS::Serverless::StateMachine",
+		"IngestFunction":   "AWS::Serverless::Function",
+		"DetectFunction":   "AWS::Serverless::Function",
+		"MoveFunction":     "AWS::Serverless::Function",
+		"ReplicasFunction": "AWS::Serverless::Function",
+		"SandboxFunction":  "AWS::Serverless::Function",
+	}
+	resources := get(t, doc, "Resources").(map[string]any)
+	if got, want := sortedKeys(resources), sortedKeys(toAny(wantTypes)); !slices.Equal(got, want) {
+		t.Errorf("resources: got %v, want %v", got, want)
+	}
+
+	tests := []struct {
+		name string
+		path []any
+		want any
+	}{
+		{"every resource has its type", nil, nil},
+		{"table partition key", []any{"StateTable", "Properties", "KeySchema", 0}, map[string]any{"AttributeName": "pk", "KeyType": "HASH"}},
+		{"table sort key", []any{"StateTable", "Properties", "KeySchema", 1}, map[string]any{"AttributeName": "sk", "KeyType": "RANGE"}},
+		{"table key types", []any{"StateTable", "Properties", "AttributeDefinitions"}, []any{
+			map[string]any{"AttributeName": "pk", "AttributeType": "S"},
+			map[string]any{"AttributeName": "sk", "AttributeType": "S"},
+		}},
+		{"table on demand", []any{"StateTable", "Properties", "BillingMode"}, "PAY_PER_REQUEST"},
+		{"table TTL", []any{"StateTable", "Properties", "TimeToLiveSpecification"}, map[string]any{"AttributeName": "expires_at", "Enabled": true}},
+		{"table PITR", []any{"StateTable", "Properties", "PointInTimeRecoverySpecification", "PointInTimeRecoveryEnabled"}, true},
+		{"table kept on delete", []any{"StateTable", "DeletionPolicy"}, "Retain"},
+		{"table kept on replace", []any{"StateTable", "UpdateReplacePolicy"}, "Retain"},
+		{"bus name", []any{"EventBus", "Properties", "Name"}, "shardwise"},
+		{"dead letters kept 14 days", []any{"DeadLetterQueue", "Properties", "MessageRetentionPeriod"}, float64(1209600)},
+		{"dead letters encrypted", []any{"DeadLetterQueue", "Properties", "SqsManagedSseEnabled"}, true},
+		{"output table", []any{"Outputs", "StateTableName", "Value"}, ref("StateTable")},
+		{"output bus", []any{"Outputs", "EventBusName", "Value"}, ref("EventBus")},
+		{"output function URL", []any{"Outputs", "IngestFunctionUrl", "Value"}, getAtt("IngestFunctionUrl", "FunctionUrl")},
+		{"output dead letters", []any{"Outputs", "DeadLetterQueueUrl", "Value"}, ref("DeadLetterQueue")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.path == nil {
+				for id, want := range wantTypes {
+					if got := get(t, resources, id, "Type"); got != want {
+						t.Errorf("%s type: got %v, want %v", id, got, want)
+					}
+				}
+				return
+			}
+			root := any(resources)
+			if tc.path[0] == "Outputs" {
+				root = doc
+			}
+			if got := get(t, root, tc.path...); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %#v, want %#v", got, tc.want)
+			}
+		})
+	}
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func TestFunctions(t *testing.T) {
+	statsIngested := map[string]any{"source": []any{"shardwise"}, "detail-type": []any{"Stats Ingested"}}
+	tests := []struct {
+		name        string
+		id          string
+		memory      float64
+		rules       map[string]rule
+		openSearch  []string
+		functionURL bool
+	}{
+		{
+			name:        "ingest",
+			id:          "IngestFunction",
+			memory:      256,
+			openSearch:  []string{"es:ESHttpGet", "es:ESHttpHead"},
+			functionURL: true,
+		},
+		{
+			name:       "detect",
+			id:         "DetectFunction",
+			memory:     256,
+			openSearch: []string{"es:ESHttpGet", "es:ESHttpHead"},
+			rules: map[string]rule{
+				"StatsIngested": {onBus: true, pattern: statsIngested},
+				"AlarmStateChange": {pattern: map[string]any{
+					"source":      []any{"aws.cloudwatch"},
+					"detail-type": []any{"CloudWatch Alarm State Change"},
+					"detail": map[string]any{
+						"alarmName": []any{map[string]any{"prefix": "shardwise-"}},
+						"state":     map[string]any{"value": []any{"ALARM"}},
+					},
+				}},
+			},
+		},
+		{
+			name:       "move",
+			id:         "MoveFunction",
+			memory:     256,
+			openSearch: []string{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut"},
+			rules: map[string]rule{"MovesPlanned": {onBus: true, pattern: map[string]any{
+				"source": []any{"shardwise"}, "detail-type": []any{"Moves Planned"},
+			}}},
+		},
+		{
+			name:       "replicas",
+			id:         "ReplicasFunction",
+			memory:     128,
+			openSearch: []string{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPut"},
+			rules:      map[string]rule{"StatsIngested": {onBus: true, pattern: statsIngested}},
+		},
+		{
+			name:       "sandbox",
+			id:         "SandboxFunction",
+			memory:     128,
+			openSearch: []string{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut", "es:ESHttpDelete"},
+			rules:      map[string]rule{"StatsIngested": {onBus: true, pattern: statsIngested}},
+		},
+	}
+	doc := render(t, Options{})
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fn := get(t, doc, "Resources", tc.id)
+			props := get(t, fn, "Properties")
+
+			for key, want := range map[string]any{
+				"CodeUri":       "functions/" + tc.name + "/",
+				"Handler":       "bootstrap",
+				"Runtime":       "provided.al2023",
+				"Architectures": []any{"arm64"},
+				"Timeout":       float64(25),
+				"MemorySize":    tc.memory,
+			} {
+				if got := get(t, props, key); !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: got %#v, want %#v", key, got, want)
+				}
+			}
+			if got := get(t, fn, "Metadata", "BuildMethod"); got != "go1.x" {
+				t.Errorf("BuildMethod: got %v, want go1.x", got)
+			}
+
+			wantEnv := map[string]any{
+				"SHARDWISE_TABLE":    ref("StateTable"),
+				"SHARDWISE_BUS":      ref("EventBus"),
+				"SHARDWISE_DRY_RUN":  ref("DryRun"),
+				"SHARDWISE_CLUSTERS": map[string]any{"Fn::Join": []any{",", ref("ClusterEndpoints")}},
+				"SHARDWISE_AUTH":     ref("AuthMode"),
+			}
+			if got := get(t, props, "Environment", "Variables"); !reflect.DeepEqual(got, wantEnv) {
+				t.Errorf("environment: got %#v, want %#v", got, wantEnv)
+			}
+
+			checkRules(t, props.(map[string]any), tc.rules)
+			checkPolicies(t, props, tc.openSearch)
+
+			_, hasURL := props.(map[string]any)["FunctionUrlConfig"]
+			if hasURL != tc.functionURL {
+				t.Errorf("FunctionUrlConfig present: got %v, want %v", hasURL, tc.functionURL)
+			}
+			if tc.functionURL {
+				if got := get(t, props, "FunctionUrlConfig", "AuthType"); got != "AWS_IAM" {
+					t.Errorf("function URL AuthType: got %v, want AWS_IAM", got)
+				}
+			}
+
+			// Only asynchronously invoked functions can have an on-failure destination.
+			invokeConfig, async := props.(map[string]any)["EventInvokeConfig"]
+			if async != (len(tc.rules) > 0) {
+				t.Fatalf("EventInvokeConfig present: got %v, want %v", async, len(tc.rules) > 0)
+			}
+			if async {
+				want := map[string]any{"Type": "SQS", "Destination": getAtt("DeadLetterQueue", "Arn")}
+				if got := get(t, invokeConfig, "DestinationConfig", "OnFailure"); !reflect.DeepEqual(got, want) {
+					t.Errorf("OnFailure: got %#v, want %#v", got, want)
+				}
+				if got := get(t, invokeConfig, "MaximumEventAgeInSeconds"); got != float64(60) {
+					t.Errorf("MaximumEventAgeInSeconds: got %v, want 60", got)
+				}
+			}
+
+			if _, ok := get(t, doc, "Resources").(map[string]any)[tc.id+"Url"]; ok {
+				t.Errorf("%sUrl is a resource SAM generates; the template must not declare it", tc.id)
+			}
+		})
+	}
+}
+
+// rule is an EventBridge rule a function should be triggered by.
+type rule struct {
+	onBus   bool
+	pattern map[string]any
+}
+
+func checkRules(t *testing.T, props map[string]any, want map[string]rule) {
+	t.Helper()
+	events, _ := props["Events"].(map[string]any)
+	if len(events) != len(want) {
+		t.Errorf("events: got %v, want %d rules", sortedKeys(events), len(want))
+	}
+	for name, r := range want {
+		ev := get(t, events, name)
+		if got := get(t, ev, "Type"); got != "EventBridgeRule" {
+			t.Errorf("%s type: got %v, want EventBridgeRule", name, got)
+		}
+		if got := get(t, ev, "Properties", "Pattern"); !reflect.DeepEqual(got, r.pattern) {
+			t.Errorf("%s pattern: got %#v, want %#v", name, got, r.pattern)
+		}
+		bus, onBus := get(t, ev, "Properties").(map[string]any)["EventBusName"]
+		if onBus != r.onBus {
+			t.Errorf("%s on the shardwise bus: got %v, want %v", name, onBus, r.onBus)
+		}
+		if onBus && !reflect.DeepEqual(bus, ref("EventBus")) {
+			t.Errorf("%s bus: got %#v, want Ref EventBus", name, bus)
+		}
+	}
+}
+
+func checkPolicies(t *testing.T, props any, openSearch []string) {
+	t.Helper()
+	wantTemplates := []any{
+		map[string]any{"DynamoDBCrudPolicy": map[string]any{"TableName": ref("StateTable")}},
+		map[string]any{"EventBridgePutEventsPolicy": map[string]any{"EventBusName": ref("EventBus")}},
+	}
+	policyList := get(t, props, "Policies").([]any)
+	if len(policyList) != 3 {
+		t.Fatalf("policies: got %d, want 3", len(policyList))
+	}
+	if got := policyList[:2]; !reflect.DeepEqual(got, wantTemplates) {
+		t.Errorf("policy templates: got %#v, want %#v", got, wantTemplates)
+	}
+	domain := get(t, policyList[2], "Fn::If")
+	if got := get(t, domain, 0); got != "HasOpenSearchDomain" {
+		t.Errorf("OpenSearch policy condition: got %v, want HasOpenSearchDomain", got)
+	}
+	if got := get(t, domain, 2); !reflect.DeepEqual(got, ref("AWS::NoValue")) {
+		t.Errorf("without a domain: got %#v, want no policy", got)
+	}
+	service := get(t, domain, 1, "Statement", 0, "Fn::If")
+	if got := get(t, service, 0); got != "IsOpenSearchServerless" {
+		t.Errorf("service condition: got %v, want IsOpenSearchServerless", got)
+	}
+	aoss := map[string]any{"Effect": "Allow", "Action": []any{"aoss:APIAccessAll"}, "Resource": ref("OpenSearchDomainArn")}
+	if got := get(t, service, 1); !reflect.DeepEqual(got, aoss) {
+		t.Errorf("serverless statement: got %#v, want %#v", got, aoss)
+	}
+	actions := make([]any, len(openSearch))
+	for i, a := range openSearch {
+		actions[i] = a
+	}
+	es := map[string]any{
+		"Effect": "Allow",
+		"Action": actions,
+		"Resource": []any{
+			ref("OpenSearchDomainArn"),
+			map[string]any{"Fn::Sub": "${OpenSearchDomainArn}/*"},
+		},
+	}
+	if got := get(t, service, 2); !reflect.DeepEqual(got, es) {
+		t.Errorf("domain statement: got %#v, want %#v", got, es)
+	}
+}
+
+func TestIngestCadence(t *testing.T) {
+	doc := render(t, Options{})
+	sm := get(t, doc, "Resources", "IngestCadence", "Properties")
+	ingestTask := func(end bool) map[string]any {
+		return map[string]any{
+			"Type":       "Task",
+			"Resource":   "arn:aws:states:::lambda:invoke",
+			"Parameters": map[string]any{"FunctionName": "${IngestFunctionArn}", "Payload.$": "$"},
+			"End":        end,
+		}
+	}
+	tests := []struct {
+		name string
+		path []any
+		want any
+	}{
+		{"express workflow", []any{"Type"}, "EXPRESS"},
+		{"started every minute", []any{"Events", "EveryMinute"}, map[string]any{
+			"Type": "Schedule", "Properties": map[string]any{"Schedule": "rate(1 minute)"},
+		}},
+		{"invokes ingest by ARN", []any{"DefinitionSubstitutions", "IngestFunctionArn"}, getAtt("IngestFunction", "Arn")},
+		{"may invoke ingest only", []any{"Policies"}, []any{
+			map[string]any{"LambdaInvokePolicy": map[string]any{"FunctionName": ref("IngestFunction")}},
+		}},
+		{"two branches in parallel", []any{"Definition", "States", "Cadence", "Type"}, "Parallel"},
+		{"first branch invokes now", []any{"Definition", "States", "Cadence", "Branches", 0, "StartAt"}, "IngestNow"},
+		{"second branch waits first", []any{"Definition", "States", "Cadence", "Branches", 1, "StartAt"}, "WaitHalfCycle"},
+		{"wait is half a minute", []any{"Definition", "States", "Cadence", "Branches", 1, "States", "WaitHalfCycle"}, map[string]any{
+			"Type": "Wait", "Seconds": float64(30), "Next": "IngestLater",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := get(t, sm, tc.path...); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %#v, want %#v", got, tc.want)
+			}
+		})
+	}
+	for _, branch := range []struct{ index int }{{0}, {1}} {
+		states := get(t, sm, "Definition", "States", "Cadence", "Branches", branch.index, "States").(map[string]any)
+		for name, state := range states {
+			s := state.(map[string]any)
+			if s["Type"] != "Task" {
+				continue
+			}
+			delete(s, "Retry")
+			if want := ingestTask(true); !reflect.DeepEqual(s, want) {
+				t.Errorf("branch %d state %s: got %#v, want %#v", branch.index, name, s, want)
+			}
+		}
+	}
+}
+
+func TestParameters(t *testing.T) {
+	doc := render(t, Options{})
+	params := get(t, doc, "Parameters")
+	tests := []struct {
+		name string
+		path []any
+		want any
+	}{
+		{"clusters are a list", []any{"ClusterEndpoints", "Type"}, "CommaDelimitedList"},
+		{"dry run by default", []any{"DryRun", "Default"}, "true"},
+		{"dry run is a boolean", []any{"DryRun", "AllowedValues"}, []any{"true", "false"}},
+		{"SigV4 by default", []any{"AuthMode", "Default"}, "sigv4"},
+		{"auth modes", []any{"AuthMode", "AllowedValues"}, []any{"sigv4", "basic", "none"}},
+		{"no domain by default", []any{"OpenSearchDomainArn", "Default"}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := get(t, params, tc.path...); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %#v, want %#v", got, tc.want)
+			}
+		})
+	}
+
+	pattern := regexp.MustCompile(get(t, params, "OpenSearchDomainArn", "AllowedPattern").(string))
+	arns := []struct {
+		name  string
+		arn   string
+		valid bool
+	}{
+		{"empty", "", true},
+		{"managed domain", "arn:aws:es:eu-west-1:123456789012:domain/prod-logs", true},
+		{"serverless collection", "arn:aws:aoss:us-east-1:123456789012:collection/abc123", true},
+		{"GovCloud partition", "arn:aws-us-gov:es:us-gov-west-1:123456789012:domain/prod", true},
+		{"domain path", "arn:aws:es:eu-west-1:123456789012:domain/prod/*", false},
+		{"other service", "arn:aws:s3:::bucket", false},
+		{"short account", "arn:aws:es:eu-west-1:1234:domain/prod", false},
+		{"endpoint instead of ARN", "https://search-prod.eu-west-1.es.amazonaws.com", false},
+	}
+	for _, tc := range arns {
+		t.Run("ARN "+tc.name, func(t *testing.T) {
+			if got := pattern.MatchString(tc.arn); got != tc.valid {
+				t.Errorf("%q accepted: got %v, want %v", tc.arn, got, tc.valid)
+			}
+		})
+	}
+}
+
+// TestServerlessCondition evaluates the IsOpenSearchServerless condition's Fn::Select/Fn::Split
+// the way CloudFormation does, for the ARNs the parameter accepts.
+func TestServerlessCondition(t *testing.T) {
+	doc := render(t, Options{})
+	equals := get(t, doc, "Conditions", "IsOpenSearchServerless", "Fn::Equals").([]any)
+	selectArgs := get(t, equals, 0, "Fn::Select").([]any)
+	index := int(selectArgs[0].(float64))
+	split := get(t, selectArgs[1], "Fn::Split").([]any)
+	sub := get(t, split[1], "Fn::Sub").(string)
+
+	tests := []struct {
+		name string
+		arn  string
+		want bool
+	}{
+		{"no domain", "", false},
+		{"managed domain", "arn:aws:es:eu-west-1:123456789012:domain/prod", false},
+		{"serverless collection", "arn:aws:aoss:eu-west-1:123456789012:collection/abc", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			parts := strings.Split(strings.ReplaceAll(sub, "${OpenSearchDomainArn}", tc.arn), split[0].(string))
+			if index >= len(parts) {
+				t.Fatalf("Fn::Select index %d out of range for %q: the stack would fail to deploy", index, tc.arn)
+			}
+			if got := parts[index] == equals[1]; got != tc.want {
+				t.Errorf("serverless: got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestYAMLDeterministic(t *testing.T) {
+	first, err := YAML(Options{})
+	if err != nil {
+		t.Fatalf("YAML: %v", err)
+	}
+	// Maps are iterated in random order: several renders give any ordering bug a chance to show.
+	for i := range 5 {
+		again, err := YAML(Options{})
+		if err != nil {
+			t.Fatalf("YAML: %v", err)
+		}
+		if !bytes.Equal(first, again) {
+			t.Fatalf("render %d differs from the first", i+2)
+		}
+	}
+	explicit, err := YAML(defaultOptions)
+	if err != nil {
+		t.Fatalf("YAML(defaultOptions): %v", err)
+	}
+	if !bytes.Equal(first, explicit) {
+		t.Errorf("zero Options and defaultOptions render differently")
+	}
+}
+
+func TestOptions(t *testing.T) {
+	tests := []struct {
+		name      string
+		opts      Options
+		wantField string // named in the error; empty for valid options
+	}{
+		{name: "zero value", opts: Options{}},
+		{name: "custom bus and source", opts: Options{BusName: "shardwise-staging", SourceDir: "cmd/lambdas"}},
+		{name: "bus with a space", opts: Options{BusName: "shard wise"}, wantField: "BusName"},
+		{name: "default bus", opts: Options{BusName: "default"}, wantField: "BusName"},
+		{name: "bus name too long", opts: Options{BusName: strings.Repeat("b", 257)}, wantField: "BusName"},
+		{name: "absolute source", opts: Options{SourceDir: "/src/functions"}, wantField: "SourceDir"},
+		{name: "source outside project", opts: Options{SourceDir: "../functions"}, wantField: "SourceDir"},
+		{name: "unclean source", opts: Options{SourceDir: "functions/"}, wantField: "SourceDir"},
+		{name: "backslash source", opts: Options{SourceDir: `src\functions`}, wantField: "SourceDir"},
+		{name: "description too long", opts: Options{Description: strings.Repeat("d", 1025)}, wantField: "Description"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := YAML(tc.opts)
+			if tc.wantField == "" {
+				if err != nil {
+					t.Fatalf("YAML: got %v, want no error", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidOptions) {
+				t.Fatalf("error: got %v, want ErrInvalidOptions", err)
+			}
+			if !strings.Contains(err.Error(), tc.wantField) {
+				t.Errorf("error %q does not name %s", err, tc.wantField)
+			}
+		})
+	}
+
+	doc := render(t, Options{BusName: "shardwise-staging", SourceDir: "cmd/lambdas"})
+	if got := get(t, doc, "Resources", "EventBus", "Properties", "Name"); got != "shardwise-staging" {
+		t.Errorf("bus name: got %v, want shardwise-staging", got)
+	}
+	if got := get(t, doc, "Resources", "MoveFunction", "Properties", "CodeUri"); got != "cmd/lambdas/move/" {
+		t.Errorf("CodeUri: got %v, want cmd/lambdas/move/", got)
+	}
+}
+
+func TestWithPropertiesRefusesDuplicates(t *testing.T) {
+	tests := []struct {
+		name    string
+		extra   map[string]any
+		wantErr bool
+	}{
+		{name: "new property", extra: map[string]any{"Policies": []any{"AWSLambdaBasicExecutionRole"}}},
+		{name: "property goformation set", extra: map[string]any{"Handler": "main"}, wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := withProperties{
+				Resource: &serverless.Function{Handler: cloudformation.String("bootstrap")},
+				extra:    tc.extra,
+			}
+			_, err := json.Marshal(r)
+			if gotErr := err != nil; gotErr != tc.wantErr {
+				t.Errorf("error: got %v, want error %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestFunctionSourcesExist keeps CodeUri pointing at real main packages: sam build fails late
+// and far from here when one is renamed.
+func TestFunctionSourcesExist(t *testing.T) {
+	root := filepath.Join("..", "..")
+	for _, fn := range functions() {
+		t.Run(fn.name, func(t *testing.T) {
+			main := filepath.Join(root, defaultOptions.SourceDir, fn.name, "main.go")
+			src, err := os.ReadFile(main)
+			if err != nil {
+				t.Fatalf("CodeUri source: %v", err)
+			}
+			if !bytes.Contains(src, []byte("package main")) {
+				t.Errorf("%s is not a main package", main)
+			}
+		})
+	}
+}

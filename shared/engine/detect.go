@@ -1,0 +1,121 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/snapshots"
+	"github.com/shardwise/shardwise/shared/state"
+	"github.com/shardwise/shardwise/shared/telemetry"
+)
+
+// DetectResult is a planning outcome.
+type DetectResult struct {
+	Cluster  string          `json:"cluster"`
+	PlanKey  string          `json:"plan_key"`
+	Plan     allocation.Plan `json:"plan"`
+	Repeated bool            `json:"repeated,omitempty"`
+	PlanTime time.Duration   `json:"plan_time"`
+}
+
+func planKey(snapshotKey string) string { return "plan#" + snapshotKey }
+
+var memoryKey = "allocation#memory"
+
+// Detect plans moves for a snapshot (the latest when snapshotKey is empty) and publishes "Moves
+// Planned" and, when moves cannot help, "Scale Up Needed". The same snapshot planned twice (a
+// duplicate event) returns the stored plan and publishes nothing again.
+func (e *Engine) Detect(ctx context.Context, name, snapshotKey string) (DetectResult, error) {
+	res := DetectResult{Cluster: name}
+	if _, ok := e.Config.Cluster(name); !ok {
+		return res, fmt.Errorf("detect: %w %q", ErrUnknownCluster, name)
+	}
+	if snapshotKey == "" {
+		k, err := snapshots.Latest(ctx, e.Store, name)
+		if err != nil {
+			return res, fmt.Errorf("detect %s: %w", name, err)
+		}
+		snapshotKey = k
+	}
+	res.PlanKey = planKey(snapshotKey)
+	pkey := state.Key{PK: pk(name), SK: res.PlanKey}
+	if stored, _, err := state.GetJSON[allocation.Plan](ctx, e.Store, pkey); err == nil {
+		res.Plan, res.Repeated = stored, true
+		return res, nil
+	} else if !errors.Is(err, state.ErrNotFound) {
+		return res, fmt.Errorf("detect %s: %w", name, err)
+	}
+	snap, _, err := snapshots.Load(ctx, e.Store, name, snapshotKey)
+	if err != nil {
+		return res, fmt.Errorf("detect %s: %w", name, err)
+	}
+	mkey := state.Key{PK: pk(name), SK: memoryKey}
+	mem, version, err := state.GetJSON[allocation.Memory](ctx, e.Store, mkey)
+	if err != nil && !errors.Is(err, state.ErrNotFound) {
+		return res, fmt.Errorf("detect %s: %w", name, err)
+	}
+	start := time.Now()
+	plan, next := allocation.PlanCycle(snap, mem, e.Config.Allocation)
+	res.PlanTime = time.Since(start)
+	res.Plan = plan
+	if _, err := state.PutJSON(ctx, e.Store, pkey, plan, state.Condition{IfAbsent: true}, e.ttl(), e.now()); err != nil {
+		if errors.Is(err, state.ErrConflict) {
+			// Another invocation planned this snapshot first; its plan stands.
+			stored, _, gerr := state.GetJSON[allocation.Plan](ctx, e.Store, pkey)
+			if gerr != nil {
+				return res, fmt.Errorf("detect %s: %w", name, gerr)
+			}
+			res.Plan, res.Repeated = stored, true
+			return res, nil
+		}
+		return res, fmt.Errorf("detect %s: %w", name, err)
+	}
+	cond := state.Condition{IfVersion: version}
+	if version == 0 {
+		cond = state.Condition{IfAbsent: true}
+	}
+	if _, err := state.PutJSON(ctx, e.Store, mkey, next, cond, 0, e.now()); err != nil {
+		return res, fmt.Errorf("detect %s: store streaks: %w", name, err)
+	}
+	for _, h := range plan.Hotspots {
+		e.log().Info("hotspot", "cluster", name, "node", h.NodeName, "hot", h.Hot, "queue_latency_s", h.QueueLatencySeconds,
+			"latency_limit_s", h.LatencyLimit, "utilization", h.Utilization, "utilization_limit", h.UtilizationLimit,
+			"streak", h.Streak, "streak_limit", h.StreakLimit, "reason", h.Reason)
+	}
+	for _, m := range plan.Moves {
+		e.log().Info("move planned", "cluster", name, "index", m.Index, "shard", m.Shard, "from", m.FromName, "to", m.ToName,
+			"phase", m.Phase, "reason", m.Reason)
+	}
+	for _, n := range plan.Notes {
+		e.log().Info("plan note", "cluster", name, "kind", n.Kind, "node", n.Node, "reason", n.Reason)
+	}
+	var events []bus.Event
+	if len(plan.Moves) > 0 {
+		events = append(events, bus.Event{DetailType: bus.TypeMovesPlanned, Time: e.now(), Detail: bus.MovesPlanned{
+			Cluster: name, PlanKey: res.PlanKey, SnapshotKey: snapshotKey, Hotspots: plan.Hotspots, Moves: plan.Moves, Notes: plan.Notes}})
+	}
+	if plan.ScaleUp != nil {
+		events = append(events, bus.Event{DetailType: bus.TypeScaleUpNeeded, Time: e.now(), Detail: bus.ScaleUpNeeded{
+			Cluster: name, Nodes: plan.ScaleUp.Nodes, Reason: plan.ScaleUp.Reason}})
+		e.log().Warn("scale up needed", "cluster", name, "nodes", plan.ScaleUp.Nodes, "reason", plan.ScaleUp.Reason)
+		e.metric(name, "ScaleUpNeeded", telemetry.UnitCount, 1)
+	}
+	hot := 0
+	for _, h := range plan.Hotspots {
+		if h.Hot {
+			hot++
+		}
+	}
+	e.metric(name, "HotNodes", telemetry.UnitCount, float64(hot))
+	e.metric(name, "MovesPlanned", telemetry.UnitCount, float64(len(plan.Moves)))
+	if len(events) > 0 {
+		if err := e.Bus.Publish(ctx, events...); err != nil {
+			return res, fmt.Errorf("detect %s: %w", name, err)
+		}
+	}
+	return res, nil
+}

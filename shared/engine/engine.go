@@ -1,0 +1,97 @@
+// Package engine is what each shardwise function does, one method per function: Ingest, Detect,
+// Move, Replicas and Sandbox. Each reads what it needs from the state store, decides with the pure
+// packages (allocation, replicas, safety, sandbox), acts through the cluster API behind the circuit
+// breaker, and publishes its events. The Lambda handlers, the local runner and the CLI all call these
+// same methods, so the code that runs in AWS is the code the simulator exercises.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/state"
+	"github.com/shardwise/shardwise/shared/telemetry"
+)
+
+// Health is the fresh cluster health the breaker reads just before acting.
+type Health struct {
+	Status       string
+	Relocating   int
+	Initializing int
+	Unassigned   int
+}
+
+// RerouteResult is OpenSearch's answer to a reroute: each command's decider explanations.
+type RerouteResult struct {
+	Explanations []string
+}
+
+// ClusterAPI is what the engine needs from a cluster. The production implementation talks to
+// OpenSearch over HTTP with opensearch-go (package collect); the local runner uses that same one
+// against the simulator.
+type ClusterAPI interface {
+	// Read fetches node stats, shard stats, cluster state, health and settings as one sample.
+	Read(ctx context.Context) (cluster.Sample, error)
+	Health(ctx context.Context) (Health, error)
+	// Reroute sends the moves as one _cluster/reroute call.
+	Reroute(ctx context.Context, moves []allocation.Move, dryRun bool) (RerouteResult, error)
+	IndexSettings(ctx context.Context, index string) (map[string]string, error)
+	PutIndexSettings(ctx context.Context, index string, settings map[string]any) error
+}
+
+// Engine runs the functions' work.
+type Engine struct {
+	Store   state.Store
+	Bus     bus.Publisher
+	Cluster func(name string) (ClusterAPI, error)
+	Clock   func() time.Time
+	Log     *slog.Logger
+	Metrics MetricSink
+	Config  config.Config
+}
+
+// ErrUnknownCluster is returned for a cluster name the configuration does not list.
+var ErrUnknownCluster = errors.New("unknown cluster")
+
+func (e *Engine) now() time.Time {
+	if e.Clock != nil {
+		return e.Clock()
+	}
+	return time.Now()
+}
+
+func (e *Engine) log() *slog.Logger {
+	if e.Log != nil {
+		return e.Log
+	}
+	return slog.Default()
+}
+
+func (e *Engine) api(name string) (ClusterAPI, error) {
+	if _, ok := e.Config.Cluster(name); !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownCluster, name)
+	}
+	return e.Cluster(name)
+}
+
+// MetricSink records a metric; in Lambda it is CloudWatch EMF on stdout (telemetry.Metrics).
+type MetricSink interface {
+	Add(name string, unit telemetry.Unit, value float64, dims ...telemetry.Dimension)
+}
+
+func (e *Engine) metric(clusterName, name string, unit telemetry.Unit, v float64) {
+	if e.Metrics != nil {
+		e.Metrics.Add(name, unit, v, telemetry.Dimension{Name: "Cluster", Value: clusterName})
+	}
+}
+
+func pk(clusterName string) string { return "cluster#" + clusterName }
+
+func (e *Engine) ttl() time.Duration { return time.Duration(e.Config.SnapshotTTL) }

@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/state"
+)
+
+const excludeSetting = "index.routing.allocation.exclude._name"
+
+// filterRecord remembers an exclusion shardwise added, and the value it replaced, until the copies
+// have left the node and the filter is removed again.
+type filterRecord struct {
+	Index    string `json:"index"`
+	Node     string `json:"node"`
+	NodeName string `json:"node_name"`
+	Shard    int    `json:"shard"`
+	Original string `json:"original"`
+}
+
+func filterKey(index, nodeName string) string { return "filter#" + index + "#" + nodeName }
+
+func (e *Engine) addExclusion(ctx context.Context, api ClusterAPI, name string, m allocation.Move) error {
+	cur, err := api.IndexSettings(ctx, m.Index)
+	if err != nil {
+		return fmt.Errorf("allocation filter on %s: %w", m.Index, err)
+	}
+	orig := cur[excludeSetting]
+	rec := filterRecord{Index: m.Index, Node: m.From, NodeName: m.FromName, Shard: m.Shard, Original: orig}
+	// Record first: if the settings call then fails, cleanup restores the original (a no-op).
+	if _, err := state.PutJSON(ctx, e.Store, state.Key{PK: pk(name), SK: filterKey(m.Index, m.FromName)}, rec, state.Condition{IfAbsent: true}, 0, e.now()); err != nil {
+		return fmt.Errorf("allocation filter on %s: record: %w", m.Index, err)
+	}
+	value := m.FromName
+	if orig != "" {
+		value = orig + "," + m.FromName
+	}
+	if err := api.PutIndexSettings(ctx, m.Index, map[string]any{excludeSetting: value}); err != nil {
+		return fmt.Errorf("allocation filter on %s: %w", m.Index, err)
+	}
+	return nil
+}
+
+// cleanupFilters removes the exclusions shardwise added once no copy of the index remains on (or is
+// relocating off) the excluded node, restoring the value that was there before.
+func (e *Engine) cleanupFilters(ctx context.Context, api ClusterAPI, name string, snap *cluster.Snapshot) error {
+	items, err := e.Store.Query(ctx, pk(name), "filter#")
+	if err != nil {
+		return fmt.Errorf("filter cleanup: %w", err)
+	}
+	for _, it := range items {
+		rec, err := state.DecodeJSON[filterRecord](it.Value)
+		if err != nil {
+			return fmt.Errorf("filter cleanup %s: %w", it.Key.SK, err)
+		}
+		left := true
+		for _, c := range snap.Copies {
+			if c.Index == rec.Index && c.Node == rec.Node {
+				left = false
+				break
+			}
+		}
+		if !left {
+			continue
+		}
+		cur, err := api.IndexSettings(ctx, rec.Index)
+		if err != nil {
+			return fmt.Errorf("filter cleanup %s: %w", rec.Index, err)
+		}
+		if err := api.PutIndexSettings(ctx, rec.Index, map[string]any{excludeSetting: withoutName(cur[excludeSetting], rec.NodeName, rec.Original)}); err != nil {
+			return fmt.Errorf("filter cleanup %s: %w", rec.Index, err)
+		}
+		if err := e.Store.Delete(ctx, it.Key, state.Condition{IfVersion: it.Version}); err != nil {
+			return fmt.Errorf("filter cleanup %s: %w", rec.Index, err)
+		}
+		e.log().Info("allocation filter removed", "cluster", name, "index", rec.Index, "node", rec.NodeName,
+			"reason", fmt.Sprintf("no copy of %s remains on %s", rec.Index, rec.NodeName))
+	}
+	return nil
+}
+
+// withoutName removes the node shardwise added from a comma list, keeping whatever an operator set;
+// nil restores "no filter" (null deletes the setting in OpenSearch).
+func withoutName(list, node, original string) any {
+	var keep []string
+	for _, v := range strings.Split(list, ",") {
+		if v = strings.TrimSpace(v); v != "" && v != node {
+			keep = append(keep, v)
+		}
+	}
+	if len(keep) == 0 {
+		if original != "" {
+			return original
+		}
+		return nil
+	}
+	return strings.Join(keep, ",")
+}

@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/snapshots"
+	"github.com/shardwise/shardwise/shared/telemetry"
+)
+
+// IngestResult is one cluster's ingest outcome.
+type IngestResult struct {
+	Cluster     string            `json:"cluster"`
+	SnapshotKey string            `json:"snapshot_key,omitempty"`
+	Snapshot    *cluster.Snapshot `json:"-"`
+	Error       string            `json:"error,omitempty"`
+}
+
+// Ingest reads each cluster, derives rates from the previous counters, stores the snapshot and
+// publishes "Stats Ingested". One cluster failing does not stop the others; its failure is reported.
+func (e *Engine) Ingest(ctx context.Context, names []string) ([]IngestResult, error) {
+	if len(names) == 0 {
+		for _, c := range e.Config.Clusters {
+			names = append(names, c.Name)
+		}
+	}
+	out := make([]IngestResult, 0, len(names))
+	var errs []error
+	for _, name := range names {
+		r, err := e.ingestOne(ctx, name)
+		if err != nil {
+			r.Error = err.Error()
+			errs = append(errs, err)
+			e.log().Error("ingest failed", "cluster", name, "error", err)
+			e.metric(name, "IngestFailures", telemetry.UnitCount, 1)
+		}
+		out = append(out, r)
+	}
+	return out, errors.Join(errs...)
+}
+
+func (e *Engine) ingestOne(ctx context.Context, name string) (IngestResult, error) {
+	res := IngestResult{Cluster: name}
+	api, err := e.api(name)
+	if err != nil {
+		return res, err
+	}
+	start := e.now()
+	sample, err := api.Read(ctx)
+	if err != nil {
+		return res, fmt.Errorf("ingest %s: %w", name, err)
+	}
+	sample.Snapshot.Cluster = name
+	var prev *cluster.Counters
+	if key, err := snapshots.Latest(ctx, e.Store, name); err == nil {
+		_, prev, err = snapshots.Load(ctx, e.Store, name, key)
+		if err != nil {
+			// A broken previous snapshot costs one sample of rates, not the ingest.
+			e.log().Warn("previous snapshot unreadable; rates start over", "cluster", name, "key", key, "error", err)
+			prev = nil
+		}
+	} else if !errors.Is(err, snapshots.ErrNone) {
+		return res, fmt.Errorf("ingest %s: %w", name, err)
+	}
+	snap := cluster.Derive(prev, sample)
+	snap.Sort()
+	key, err := snapshots.Save(ctx, e.Store, &snap, sample.Counters, e.ttl(), e.now())
+	if err != nil {
+		return res, fmt.Errorf("ingest %s: %w", name, err)
+	}
+	res.SnapshotKey, res.Snapshot = key, &snap
+	var stale []string
+	limit := e.Config.Safety.MaxStatsAge
+	for _, n := range snap.Nodes {
+		if age := snap.At.Sub(n.StatsAt); !n.StatsAt.IsZero() && age > limit {
+			stale = append(stale, fmt.Sprintf("%s stats %s old (limit %s)", n.Name, age.Round(time.Second), limit))
+		}
+	}
+	ev := bus.StatsIngested{Cluster: name, SnapshotKey: key, At: snap.At, Nodes: len(snap.Nodes), Copies: len(snap.Copies), Stale: stale}
+	if err := e.Bus.Publish(ctx, bus.Event{DetailType: bus.TypeStatsIngested, Detail: ev, Time: e.now()}); err != nil {
+		return res, fmt.Errorf("ingest %s: %w", name, err)
+	}
+	e.log().Info("stats ingested", "cluster", name, "snapshot", key, "nodes", len(snap.Nodes), "copies", len(snap.Copies),
+		"interval_s", snap.IntervalSeconds, "stale", stale)
+	e.metric(name, "IngestSeconds", telemetry.UnitSeconds, e.now().Sub(start).Seconds())
+	return res, nil
+}

@@ -1,0 +1,280 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/opensearch"
+	"github.com/shardwise/shardwise/shared/safety"
+	"github.com/shardwise/shardwise/shared/snapshots"
+	"github.com/shardwise/shardwise/shared/state"
+	"github.com/shardwise/shardwise/shared/telemetry"
+)
+
+// Move outcomes.
+const (
+	OutcomeExecuted = "executed"
+	OutcomeDryRun   = "dry-run"
+	OutcomeRefused  = "refused"
+	OutcomeSkipped  = "skipped"
+)
+
+// MoveOutcome is what happened to one planned move.
+type MoveOutcome struct {
+	Move     allocation.Move `json:"move"`
+	Outcome  string          `json:"outcome"`
+	Strategy string          `json:"strategy"`
+	Reason   string          `json:"reason"`
+}
+
+// MoveResult is one move invocation's outcome.
+type MoveResult struct {
+	Cluster  string         `json:"cluster"`
+	PlanKey  string         `json:"plan_key"`
+	Breaker  safety.Verdict `json:"breaker"`
+	Outcomes []MoveOutcome  `json:"outcomes"`
+}
+
+// ledgerEntry records that a move was claimed (and then issued) exactly once.
+type ledgerEntry struct {
+	Move    allocation.Move `json:"move"`
+	Status  string          `json:"status"`
+	PlanKey string          `json:"plan_key"`
+	Reason  string          `json:"reason,omitempty"`
+}
+
+func ledgerKey(planKey string, m allocation.Move) string { return "ledger#" + planKey + "#" + m.Key() }
+
+// Move executes a stored plan: the circuit breaker on fresh health (any failing check aborts the
+// whole cycle), dry-run unless turned off, the deciders re-run on fresh topology before each move,
+// the budgets, and a ledger with conditional writes so a duplicate or overlapping invocation never
+// issues a move twice.
+func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, error) {
+	res := MoveResult{Cluster: name, PlanKey: planKey}
+	api, err := e.api(name)
+	if err != nil {
+		return res, fmt.Errorf("move: %w", err)
+	}
+	plan, _, err := state.GetJSON[allocation.Plan](ctx, e.Store, state.Key{PK: pk(name), SK: planKey})
+	if err != nil {
+		return res, fmt.Errorf("move %s %s: %w", name, planKey, err)
+	}
+	if len(plan.Moves) == 0 {
+		return res, nil
+	}
+	snapKey := strings.TrimPrefix(planKey, "plan#")
+	planned, _, err := snapshots.Load(ctx, e.Store, name, snapKey)
+	if err != nil {
+		return res, fmt.Errorf("move %s: %w", name, err)
+	}
+
+	health, herr := api.Health(ctx)
+	in := safety.Inputs{Reachable: herr, Health: health.Status, Relocating: health.Relocating, Initializing: health.Initializing,
+		StatsAge: e.now().Sub(planned.At)}
+	in.SearchLatencyMs, in.LatencyKnown = meanSearchLatency(planned)
+	res.Breaker = safety.Evaluate(in, e.Config.Safety)
+	for _, c := range res.Breaker.Checks {
+		e.log().Info("breaker check", "cluster", name, "check", c.Name, "ok", c.OK, "value", c.Value, "limit", c.Limit, "reason", c.Reason)
+	}
+	if !res.Breaker.Closed {
+		reason := res.Breaker.Reason()
+		for _, m := range plan.Moves {
+			res.Outcomes = append(res.Outcomes, MoveOutcome{Move: m, Outcome: OutcomeSkipped, Reason: reason})
+		}
+		e.metric(name, "BreakerOpen", telemetry.UnitCount, 1)
+		return res, e.publishOutcomes(ctx, res)
+	}
+
+	fresh, err := api.Read(ctx)
+	if err != nil {
+		return res, fmt.Errorf("move %s: fresh read: %w", name, err)
+	}
+	if err := e.cleanupFilters(ctx, api, name, &fresh.Snapshot); err != nil {
+		return res, fmt.Errorf("move %s: %w", name, err)
+	}
+	snap := fresh.Snapshot
+	snap.Cluster = name
+	snap.CarryLoads(planned)
+	hot := map[string]bool{}
+	for _, h := range plan.Hotspots {
+		hot[h.Node] = h.Hot
+	}
+	view := allocation.NewView(&snap, e.Config.Allocation, hot)
+
+	kept, refused := safety.Budget(plan.Moves, e.Config.Safety)
+	for _, r := range refused {
+		res.Outcomes = append(res.Outcomes, MoveOutcome{Move: r.Move, Outcome: OutcomeSkipped, Reason: fmt.Sprintf("budget %s: %s", r.Budget, r.Reason)})
+	}
+	for _, group := range groups(kept) {
+		outs := e.moveGroup(ctx, api, name, planKey, view, &snap, group)
+		res.Outcomes = append(res.Outcomes, outs...)
+	}
+	return res, e.publishOutcomes(ctx, res)
+}
+
+func (e *Engine) moveGroup(ctx context.Context, api ClusterAPI, name, planKey string, view *allocation.View, snap *cluster.Snapshot, group []allocation.Move) []MoveOutcome {
+	out := func(outcome, strategy, reason string) []MoveOutcome {
+		o := make([]MoveOutcome, 0, len(group))
+		for _, m := range group {
+			o = append(o, MoveOutcome{Move: m, Outcome: outcome, Strategy: strategy, Reason: reason})
+		}
+		return o
+	}
+	// Deciders again, on fresh topology.
+	for _, m := range group {
+		if why, ok := recheck(view, snap, m); !ok {
+			return out(OutcomeSkipped, "", "re-check on fresh state: "+why)
+		}
+	}
+	dry := e.Config.Safety.DryRun
+	strategy := e.Config.MoveStrategy
+	if dry {
+		r, err := api.Reroute(ctx, group, true)
+		if err != nil {
+			return out(OutcomeRefused, "reroute", fmt.Sprintf("dry run: OpenSearch refused: %v", err))
+		}
+		return out(OutcomeDryRun, "reroute", "dry-run: OpenSearch accepts it: "+strings.Join(r.Explanations, "; "))
+	}
+	lk := state.Key{PK: pk(name), SK: ledgerKey(planKey, group[0])}
+	entry := ledgerEntry{Move: group[0], Status: "claimed", PlanKey: planKey}
+	if _, err := state.PutJSON(ctx, e.Store, lk, entry, state.Condition{IfAbsent: true}, e.ttl(), e.now()); err != nil {
+		if errors.Is(err, state.ErrConflict) {
+			return out(OutcomeSkipped, "", "ledger: already claimed by another invocation; a move is issued once")
+		}
+		return out(OutcomeSkipped, "", fmt.Sprintf("ledger: %v", err))
+	}
+	finish := func(status, reason string) {
+		entry.Status, entry.Reason = status, reason
+		if _, err := state.PutJSON(ctx, e.Store, lk, entry, state.Condition{}, e.ttl(), e.now()); err != nil {
+			e.log().Error("ledger update failed", "cluster", name, "key", lk.SK, "error", err)
+		}
+	}
+	if strategy == "reroute" || strategy == "auto" {
+		if _, err := api.Reroute(ctx, group, true); err != nil {
+			if strategy == "auto" && opensearch.IsForbidden(err) {
+				return e.filterGroup(ctx, api, name, group, finish, fmt.Sprintf("reroute forbidden (%v)", err))
+			}
+			finish("refused", err.Error())
+			return out(OutcomeRefused, "reroute", fmt.Sprintf("dry run refused: %v", err))
+		}
+		r, err := api.Reroute(ctx, group, false)
+		if err != nil {
+			finish("refused", err.Error())
+			return out(OutcomeRefused, "reroute", fmt.Sprintf("reroute refused: %v", err))
+		}
+		finish("issued", strings.Join(r.Explanations, "; "))
+		e.metric(name, "MovesExecuted", telemetry.UnitCount, float64(len(group)))
+		return out(OutcomeExecuted, "reroute", "reroute accepted")
+	}
+	return e.filterGroup(ctx, api, name, group, finish, "strategy allocation-filter")
+}
+
+// filterGroup moves copies off their node with index-level allocation filtering, for managed domains
+// that refuse _cluster/reroute. OpenSearch then picks the target; the filter is recorded so the next
+// cycle removes it once the copies have left.
+func (e *Engine) filterGroup(ctx context.Context, api ClusterAPI, name string, group []allocation.Move, finish func(string, string), why string) []MoveOutcome {
+	var outs []MoveOutcome
+	for _, m := range group {
+		if m.Phase == allocation.PhaseSwapReturn {
+			outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeSkipped, Strategy: "allocation-filter",
+				Reason: "swap return not needed: with a filter OpenSearch chooses the target itself"})
+			continue
+		}
+		if err := e.addExclusion(ctx, api, name, m); err != nil {
+			finish("refused", err.Error())
+			outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeRefused, Strategy: "allocation-filter", Reason: err.Error()})
+			continue
+		}
+		finish("issued", "allocation filter")
+		outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeExecuted, Strategy: "allocation-filter",
+			Reason: fmt.Sprintf("%s; index.routing.allocation.exclude._name on %s now includes %s (removed once the copy has left)", why, m.Index, m.FromName)})
+	}
+	return outs
+}
+
+func recheck(v *allocation.View, snap *cluster.Snapshot, m allocation.Move) (string, bool) {
+	var c *cluster.Copy
+	for i := range snap.Copies {
+		cp := &snap.Copies[i]
+		if cp.Index == m.Index && cp.Shard == m.Shard && cp.Node == m.From {
+			c = cp
+			break
+		}
+	}
+	if c == nil || c.State != cluster.StateStarted {
+		return fmt.Sprintf("%s[%d] is no longer STARTED on %s", m.Index, m.Shard, m.FromName), false
+	}
+	target := v.Node(m.To)
+	if target == nil {
+		return fmt.Sprintf("target %s has left the cluster", m.ToName), false
+	}
+	for _, vd := range allocation.Evaluate(v, c, target) {
+		bad := vd.Decision == allocation.No
+		switch m.Phase {
+		case allocation.PhaseWriteHotspot, allocation.PhaseIndexBalance:
+			bad = bad || vd.Decision == allocation.NotPreferred
+		case allocation.PhaseSwapReturn:
+			bad = bad || (vd.Decision == allocation.NotPreferred && vd.Decider != "write_load")
+		}
+		if bad {
+			return fmt.Sprintf("%s says %s for %s[%d] → %s: %s", vd.Decider, vd.Decision, m.Index, m.Shard, m.ToName, vd.Reason), false
+		}
+	}
+	v.Apply(m)
+	return "", true
+}
+
+func groups(moves []allocation.Move) [][]allocation.Move {
+	var out [][]allocation.Move
+	idx := map[int]int{}
+	for _, m := range moves {
+		if m.SwapGroup == 0 {
+			out = append(out, []allocation.Move{m})
+			continue
+		}
+		if i, ok := idx[m.SwapGroup]; ok {
+			out[i] = append(out[i], m)
+			continue
+		}
+		idx[m.SwapGroup] = len(out)
+		out = append(out, []allocation.Move{m})
+	}
+	return out
+}
+
+func meanSearchLatency(s *cluster.Snapshot) (float64, bool) {
+	sum, n := 0.0, 0
+	for _, node := range s.Nodes {
+		if node.IsData() && node.SearchLatencyKnown {
+			sum += node.SearchLatencyMs
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
+}
+
+func (e *Engine) publishOutcomes(ctx context.Context, res MoveResult) error {
+	events := make([]bus.Event, 0, len(res.Outcomes))
+	for _, o := range res.Outcomes {
+		e.log().Info("move", "cluster", res.Cluster, "index", o.Move.Index, "shard", o.Move.Shard, "from", o.Move.FromName,
+			"to", o.Move.ToName, "outcome", o.Outcome, "strategy", o.Strategy, "reason", o.Reason, "plan_reason", o.Move.Reason)
+		events = append(events, bus.Event{DetailType: bus.TypeShardMoveExecuted, Time: e.now(), Detail: bus.ShardMoveExecuted{
+			Cluster: res.Cluster, PlanKey: res.PlanKey, Move: o.Move, Strategy: o.Strategy, DryRun: e.Config.Safety.DryRun,
+			Outcome: o.Outcome, Reason: o.Reason, Breaker: res.Breaker}})
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	if err := e.Bus.Publish(ctx, events...); err != nil {
+		return fmt.Errorf("move %s: %w", res.Cluster, err)
+	}
+	return nil
+}

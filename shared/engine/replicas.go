@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/replicas"
+	"github.com/shardwise/shardwise/shared/safety"
+	"github.com/shardwise/shardwise/shared/snapshots"
+	"github.com/shardwise/shardwise/shared/state"
+	"github.com/shardwise/shardwise/shared/telemetry"
+)
+
+// ReplicasResult is one replica-scaling cycle.
+type ReplicasResult struct {
+	Cluster   string              `json:"cluster"`
+	Decisions []replicas.Decision `json:"decisions"`
+	Applied   []replicas.Decision `json:"applied"`
+	Breaker   safety.Verdict      `json:"breaker"`
+	Repeated  bool                `json:"repeated,omitempty"`
+}
+
+const replicasMemoryKey = "replicas#memory"
+
+// ReplicaInputs measures, per index, L's numerator (search threads busy), N (eligible nodes), S
+// (primaries) and how many more copies the disks can take under the high watermark.
+func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config) []replicas.IndexInput {
+	v := allocation.NewView(snap, cfg, nil)
+	load := map[string]float64{}
+	known := map[string]bool{}
+	size := map[string]int64{}
+	count := map[string]int64{}
+	for _, ix := range snap.Indices {
+		known[ix.Name] = snap.IntervalSeconds > 0
+	}
+	for _, c := range snap.Copies {
+		if !c.Active() {
+			continue
+		}
+		load[c.Index] += c.SearchLoad
+		if !c.LoadKnown {
+			known[c.Index] = false
+		}
+		size[c.Index] += c.SizeBytes
+		count[c.Index]++
+	}
+	wm := snap.Settings.DiskHighWatermark
+	if wm <= 0 {
+		wm = 0.9 // OpenSearch's default high watermark
+	}
+	out := make([]replicas.IndexInput, 0, len(snap.Indices))
+	for _, ix := range snap.Indices {
+		extra := -1
+		if count[ix.Name] > 0 {
+			avg := size[ix.Name] / count[ix.Name]
+			if avg > 0 {
+				extra = 0
+				for _, n := range v.DataNodes() {
+					if n.DiskTotalBytes <= 0 {
+						extra = -1
+						break
+					}
+					room := int64(float64(n.DiskTotalBytes)*wm) - n.DiskUsedBytes()
+					if room > 0 {
+						extra += int(min(room/avg, math.MaxInt32))
+					}
+				}
+			}
+		}
+		out = append(out, replicas.IndexInput{Name: ix.Name, Primaries: ix.Primaries, Replicas: ix.Replicas,
+			SearchReplicas: ix.SearchReplicas, SearchLoad: load[ix.Name], EligibleNodes: v.EligibleNodes(ix.Name),
+			Hidden: ix.System(), LoadKnown: known[ix.Name], ExtraCopiesDiskAllows: extra})
+	}
+	return out
+}
+
+// Replicas scales each index's replicas with its share of search load: up at once, down only after
+// the lower target held for the cooldown, capped at once when nodes leave. Changes go through the
+// breaker; caps (which only drop copies no node can hold) are applied even when it is open.
+func (e *Engine) Replicas(ctx context.Context, name, snapshotKey string) (ReplicasResult, error) {
+	res := ReplicasResult{Cluster: name}
+	if !e.Config.Replicas.Enabled {
+		return res, nil
+	}
+	api, err := e.api(name)
+	if err != nil {
+		return res, fmt.Errorf("replicas: %w", err)
+	}
+	if snapshotKey == "" {
+		if snapshotKey, err = snapshots.Latest(ctx, e.Store, name); err != nil {
+			return res, fmt.Errorf("replicas %s: %w", name, err)
+		}
+	}
+	// One decision per snapshot, however often the event arrives.
+	claim := state.Key{PK: pk(name), SK: "replicas#done#" + snapshotKey}
+	if _, err := state.PutJSON(ctx, e.Store, claim, true, state.Condition{IfAbsent: true}, e.ttl(), e.now()); err != nil {
+		if errors.Is(err, state.ErrConflict) {
+			res.Repeated = true
+			return res, nil
+		}
+		return res, fmt.Errorf("replicas %s: %w", name, err)
+	}
+	snap, _, err := snapshots.Load(ctx, e.Store, name, snapshotKey)
+	if err != nil {
+		return res, fmt.Errorf("replicas %s: %w", name, err)
+	}
+	mkey := state.Key{PK: pk(name), SK: replicasMemoryKey}
+	mem, version, err := state.GetJSON[map[string]replicas.Memory](ctx, e.Store, mkey)
+	if err != nil && !errors.Is(err, state.ErrNotFound) {
+		return res, fmt.Errorf("replicas %s: %w", name, err)
+	}
+	changes, all, next := replicas.Decide(snap.At, ReplicaInputs(snap, e.Config.Allocation), mem, e.Config.Replicas.Config)
+	res.Decisions = all
+
+	health, herr := api.Health(ctx)
+	in := safety.Inputs{Reachable: herr, Health: health.Status, Relocating: health.Relocating, Initializing: health.Initializing,
+		StatsAge: e.now().Sub(snap.At)}
+	in.SearchLatencyMs, in.LatencyKnown = meanSearchLatency(snap)
+	// Slow searches are what more replicas cure: the latency check does not hold replicas back.
+	in.LatencyKnown = false
+	res.Breaker = safety.Evaluate(in, e.Config.Safety)
+
+	var apply []replicas.Decision
+	for _, d := range changes {
+		if res.Breaker.Closed || (d.Kind == replicas.KindCap && herr == nil) {
+			apply = append(apply, d)
+			continue
+		}
+		e.log().Info("replica change held", "cluster", name, "index", d.Index, "from", d.From, "to", d.To, "reason", d.Reason, "breaker", res.Breaker.Reason())
+	}
+	// Memory first, conditionally: a racing invocation loses here before touching the cluster. A
+	// change held back by the breaker is decided again next cycle from the memory it would have had.
+	cond := state.Condition{IfVersion: version}
+	if version == 0 {
+		cond = state.Condition{IfAbsent: true}
+	}
+	if len(apply) < len(changes) {
+		next = heldMemory(next, mem, changes, apply)
+	}
+	if _, err := state.PutJSON(ctx, e.Store, mkey, next, cond, 0, e.now()); err != nil {
+		return res, fmt.Errorf("replicas %s: store cooldowns: %w", name, err)
+	}
+	var events []bus.ReplicaChange
+	for _, d := range apply {
+		if !e.Config.Safety.DryRun {
+			if err := api.PutIndexSettings(ctx, d.Index, map[string]any{d.Setting: d.To}); err != nil {
+				return res, fmt.Errorf("replicas %s: set %s on %s: %w", name, d.Setting, d.Index, err)
+			}
+		}
+		res.Applied = append(res.Applied, d)
+		events = append(events, bus.ReplicaChange{Index: d.Index, Setting: d.Setting, From: d.From, To: d.To, Kind: d.Kind,
+			L: d.L, N: d.N, S: d.S, Reason: d.Reason})
+		e.log().Info("replicas changed", "cluster", name, "index", d.Index, "setting", d.Setting, "from", d.From, "to", d.To,
+			"kind", d.Kind, "dry_run", e.Config.Safety.DryRun, "reason", d.Reason)
+	}
+	e.metric(name, "ReplicaChanges", telemetry.UnitCount, float64(len(events)))
+	if len(events) > 0 {
+		if err := e.Bus.Publish(ctx, bus.Event{DetailType: bus.TypeReplicasChanged, Time: e.now(),
+			Detail: bus.ReplicasChanged{Cluster: name, DryRun: e.Config.Safety.DryRun, Changes: events}}); err != nil {
+			return res, fmt.Errorf("replicas %s: %w", name, err)
+		}
+	}
+	return res, nil
+}
+
+// heldMemory keeps the previous memory for indices whose change the breaker held back.
+func heldMemory(next, prev map[string]replicas.Memory, changes, applied []replicas.Decision) map[string]replicas.Memory {
+	done := map[string]bool{}
+	for _, d := range applied {
+		done[d.Index] = true
+	}
+	for _, d := range changes {
+		if done[d.Index] {
+			continue
+		}
+		if m, ok := prev[d.Index]; ok {
+			next[d.Index] = m
+		} else {
+			delete(next, d.Index)
+		}
+	}
+	return next
+}

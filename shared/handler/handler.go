@@ -1,0 +1,176 @@
+// Package handler turns Lambda events into engine calls and engine results into responses: the thin
+// layer between aws-lambda-go and the engine. Each function's main.go builds one of these and hands
+// its Handle method to lambda.Start.
+package handler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+
+	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/collect"
+	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/engine"
+	"github.com/shardwise/shardwise/shared/opensearch"
+	"github.com/shardwise/shardwise/shared/state"
+	"github.com/shardwise/shardwise/shared/telemetry"
+)
+
+// Env builds the engine a function runs in Lambda: configuration from the environment (validated;
+// a bad value stops the function naming the field), the DynamoDB store, the EventBridge bus, one
+// OpenSearch client per cluster (built once, reused by warm invocations) and EMF metrics.
+func Env(ctx context.Context, function string) (*engine.Engine, *telemetry.Metrics, error) {
+	cfg, err := config.FromEnv(os.Getenv)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: configuration: %w", function, err)
+	}
+	level, err := telemetry.ParseLevel(cfg.LogLevel)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: log_level: %w", function, err)
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: aws config: %w", function, err)
+	}
+	metrics := telemetry.NewMetrics(time.Now)
+	e := &engine.Engine{
+		Store:   state.NewDynamo(dynamodb.NewFromConfig(awsCfg), cfg.Table, time.Now),
+		Bus:     &bus.EventBridge{Client: eventbridge.NewFromConfig(awsCfg), BusName: cfg.Bus},
+		Cluster: Clusters(cfg, &awsCfg),
+		Clock:   time.Now,
+		Log:     telemetry.NewLogger(os.Stdout, level, telemetry.AttrFunction, function),
+		Metrics: metrics,
+		Config:  cfg,
+	}
+	return e, metrics, nil
+}
+
+// Clusters returns a lookup that builds each cluster's client on first use and keeps it.
+func Clusters(cfg config.Config, awsCfg *aws.Config) func(string) (engine.ClusterAPI, error) {
+	var mu sync.Mutex
+	apis := map[string]engine.ClusterAPI{}
+	return func(name string) (engine.ClusterAPI, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if a, ok := apis[name]; ok {
+			return a, nil
+		}
+		cl, ok := cfg.Cluster(name)
+		if !ok {
+			return nil, fmt.Errorf("%w %q", engine.ErrUnknownCluster, name)
+		}
+		oc, err := cl.OpenSearch()
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", name, err)
+		}
+		oc.AWS = awsCfg
+		client, err := opensearch.New(context.Background(), oc)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", name, err)
+		}
+		a := collect.New(client, time.Now)
+		apis[name] = a
+		return a, nil
+	}
+}
+
+// Flush writes the invocation's metrics as EMF to w (stdout in Lambda).
+func Flush(m *telemetry.Metrics, w io.Writer, log *slog.Logger) {
+	if m == nil {
+		return
+	}
+	if err := m.Flush(w); err != nil {
+		log.Error("metrics flush", "error", err)
+	}
+}
+
+// Kind is what a raw Lambda payload is.
+type Kind int
+
+const (
+	KindUnknown Kind = iota
+	KindEventBridge
+	KindDirect
+	KindFunctionURL
+)
+
+// Direct is a direct invocation's payload: {"clusters": ["prod"]} (empty: every cluster).
+type Direct struct {
+	Clusters    []string `json:"clusters"`
+	Cluster     string   `json:"cluster,omitempty"`
+	SnapshotKey string   `json:"snapshot_key,omitempty"`
+	PlanKey     string   `json:"plan_key,omitempty"`
+}
+
+// Classify tells an EventBridge event, a Function URL request and a direct invoke apart by their
+// required fields.
+func Classify(raw json.RawMessage) (Kind, error) {
+	var probe struct {
+		DetailType     *string         `json:"detail-type"`
+		Source         *string         `json:"source"`
+		RequestContext json.RawMessage `json:"requestContext"`
+		RawPath        *string         `json:"rawPath"`
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return KindUnknown, fmt.Errorf("event: not a JSON object: %w", err)
+	}
+	switch {
+	case probe.DetailType != nil && probe.Source != nil:
+		return KindEventBridge, nil
+	case probe.RequestContext != nil && probe.RawPath != nil:
+		return KindFunctionURL, nil
+	default:
+		return KindDirect, nil
+	}
+}
+
+// EventBridgeEvent decodes an EventBridge event.
+func EventBridgeEvent(raw json.RawMessage) (events.CloudWatchEvent, error) {
+	var ev events.CloudWatchEvent
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return ev, fmt.Errorf("eventbridge event: %w", err)
+	}
+	return ev, nil
+}
+
+// DecodeDetail decodes an event's detail strictly: shardwise's own events have known shapes.
+func DecodeDetail[T any](ev events.CloudWatchEvent) (T, error) {
+	var d T
+	dec := json.NewDecoder(strings.NewReader(string(ev.Detail)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return d, fmt.Errorf("%q detail: %w", ev.DetailType, err)
+	}
+	return d, nil
+}
+
+// DecodeDirect decodes a direct invocation strictly.
+func DecodeDirect(raw json.RawMessage) (Direct, error) {
+	var d Direct
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return d, fmt.Errorf("direct invoke: %w", err)
+	}
+	if d.Cluster != "" {
+		d.Clusters = append(d.Clusters, d.Cluster)
+	}
+	return d, nil
+}
+
+// ErrUnsupported is returned for an event a function is not subscribed to.
+var ErrUnsupported = errors.New("unsupported event")

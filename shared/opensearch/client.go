@@ -1,0 +1,226 @@
+// Package opensearch is shardwise's OpenSearch client: typed calls on opensearch-go v4 whose
+// responses decode into slim structs holding only what shardwise reads, requested with filter_path
+// so a 30,000-shard cluster stays small on the wire and in memory. The Lambda functions use it
+// against Amazon OpenSearch Service (SigV4) and the local runner against the simulator over HTTP:
+// one code path.
+package opensearch
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/opensearch-project/opensearch-go/v4"
+	"github.com/opensearch-project/opensearch-go/v4/signer/awsv2"
+)
+
+// Client sends shardwise's calls to one OpenSearch cluster. It is safe for concurrent use; build
+// it once per process (outside the Lambda handler) so warm invocations reuse its connections.
+type Client struct {
+	os *opensearch.Client
+}
+
+// New validates cfg and builds a Client. ctx bounds loading the AWS config chain for SigV4.
+func New(ctx context.Context, cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	maxRetries := cfg.MaxRetries
+	if maxRetries < 0 {
+		// opensearch-go sends nothing at all when its MaxRetries is negative; DisableRetry is
+		// its way to send once.
+		maxRetries = DefaultMaxRetries
+	}
+
+	transport, err := buildTransport(cfg)
+	if err != nil {
+		return nil, err
+	}
+	osCfg := opensearch.Config{
+		Addresses:            cfg.URLs,
+		Transport:            transport,
+		RetryOnStatus:        append([]int(nil), retryOnStatus...),
+		EnableRetryOnTimeout: true,
+		MaxRetries:           maxRetries,
+		DisableRetry:         cfg.MaxRetries < 0,
+		RetryBackoff:         exponentialBackoff(cfg.RetryBackoff),
+		RequestTimeout:       cfg.Timeout,
+		// Node discovery would replace the configured URLs with node addresses that a managed
+		// domain does not expose; pinning it off also ignores OPENSEARCH_GO_ROUTER.
+		DiscoverNodesOnStart: new(false),
+	}
+	switch cfg.Auth {
+	case AuthBasic:
+		osCfg.Username, osCfg.Password = cfg.Username, cfg.Password
+	case AuthSigV4:
+		awsCfg, err := loadAWSConfig(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		signer, err := awsv2.NewSignerWithService(awsCfg, cfg.Service)
+		if err != nil {
+			return nil, fmt.Errorf("opensearch config: Service: %w", err)
+		}
+		osCfg.Signer = signer
+	}
+
+	client, err := opensearch.NewClient(osCfg)
+	if err != nil {
+		return nil, fmt.Errorf("create opensearch client: %w", err)
+	}
+	return &Client{os: client}, nil
+}
+
+// Close stops the transport's background work and closes idle connections.
+func (c *Client) Close() error {
+	if err := c.os.Close(); err != nil {
+		return fmt.Errorf("close opensearch client: %w", err)
+	}
+	return nil
+}
+
+func loadAWSConfig(ctx context.Context, cfg Config) (aws.Config, error) {
+	var awsCfg aws.Config
+	if cfg.AWS != nil {
+		awsCfg = cfg.AWS.Copy()
+	} else {
+		loaded, err := awsconfig.LoadDefaultConfig(ctx)
+		if err != nil {
+			return aws.Config{}, fmt.Errorf("opensearch config: AWS: load default AWS config: %w", err)
+		}
+		awsCfg = loaded
+	}
+	if cfg.Region != "" {
+		awsCfg.Region = cfg.Region
+	}
+	if awsCfg.Region == "" {
+		return aws.Config{}, errors.New("opensearch config: Region: not set and none found in the AWS config chain")
+	}
+	if awsCfg.Credentials == nil {
+		return aws.Config{}, errors.New("opensearch config: AWS: no credentials provider for sigv4")
+	}
+	return awsCfg, nil
+}
+
+// buildTransport gives each Client its own *http.Transport (so Close never touches
+// http.DefaultTransport) with TLS verification on unless InsecureSkipVerify, and the CA of
+// CACertFile as the only root when set.
+func buildTransport(cfg Config) (http.RoundTripper, error) {
+	if cfg.Transport != nil && !cfg.InsecureSkipVerify && cfg.CACertFile == "" {
+		return cfg.Transport, nil
+	}
+	var base *http.Transport
+	switch t := cfg.Transport.(type) {
+	case nil:
+		def, ok := http.DefaultTransport.(*http.Transport)
+		if !ok {
+			return nil, fmt.Errorf("opensearch config: Transport: http.DefaultTransport is a %T, not an *http.Transport", http.DefaultTransport)
+		}
+		base = def.Clone()
+	case *http.Transport:
+		base = t.Clone()
+	default:
+		return nil, fmt.Errorf("opensearch config: Transport: TLS options need an *http.Transport, got %T", cfg.Transport)
+	}
+	if base.TLSClientConfig == nil {
+		base.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if cfg.InsecureSkipVerify {
+		base.TLSClientConfig.InsecureSkipVerify = true
+	}
+	if cfg.CACertFile != "" {
+		pem, err := os.ReadFile(cfg.CACertFile)
+		if err != nil {
+			return nil, fmt.Errorf("opensearch config: CACertFile: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("opensearch config: CACertFile: no PEM certificate in %s", cfg.CACertFile)
+		}
+		base.TLSClientConfig.RootCAs = pool
+	}
+	return base, nil
+}
+
+// exponentialBackoff returns opensearch-go's RetryBackoff: base·2^(attempt-1), capped, with
+// "equal jitter" (half fixed, half random) so clients that failed together do not retry together.
+func exponentialBackoff(base time.Duration) func(attempt int) time.Duration {
+	return func(attempt int) time.Duration {
+		d := base
+		for i := 1; i < attempt && d < maxRetryBackoff; i++ {
+			d *= 2
+		}
+		d = min(d, maxRetryBackoff)
+		half := d / 2
+		return half + rand.N(d-half+1)
+	}
+}
+
+// call sends req and returns the body of a 2xx response; any other status becomes an *APIError.
+// name says which call failed ("nodes stats") in every error.
+func (c *Client) call(ctx context.Context, name, method string, req opensearch.Request) ([]byte, error) {
+	// A nil *NoBody makes opensearch.Do skip its own decoding: the body is decoded here into the
+	// slim structs, and a decode error must not carry a 30,000-shard body in its message.
+	resp, err := opensearch.Do(ctx, c.os, method, req, (*opensearch.NoBody)(nil))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if resp == nil {
+		return nil, fmt.Errorf("%s: no response from the transport", name)
+	}
+	var body []byte
+	if resp.Body != nil {
+		body, err = io.ReadAll(resp.Body)
+		closeErr := resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: read response: %w", name, err)
+		}
+		if closeErr != nil {
+			return nil, fmt.Errorf("%s: close response: %w", name, closeErr)
+		}
+	}
+	if resp.IsError() {
+		return nil, fmt.Errorf("%s: %w", name, parseAPIError(resp.StatusCode, body))
+	}
+	return body, nil
+}
+
+// prefixed returns prefix+name for each name: filter_path lists read better grouped by object.
+func prefixed(prefix string, names ...string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + n
+	}
+	return out
+}
+
+// joinFilters concatenates filter_path groups.
+func joinFilters(groups ...[]string) []string {
+	var out []string
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
+}
+
+// checkIndexName refuses what would turn a one-index call into a call on many indices.
+func checkIndexName(index string) error {
+	switch {
+	case index == "":
+		return errors.New("index name is empty")
+	case index == "_all" || strings.ContainsAny(index, "*,"):
+		return fmt.Errorf("index %q is a pattern; name one index", index)
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package opensearch
+
+import (
+	"net/http"
+	"time"
+)
+
+// Defaults of Config and of the settings helpers, each with where its number comes from.
+const (
+	// DefaultService is the SigV4 signing name of Amazon OpenSearch Service domains; Serverless
+	// collections sign as "aoss" (AWS docs, "Signing HTTP requests to Amazon OpenSearch Service").
+	DefaultService = ServiceES
+
+	// DefaultTimeout bounds one HTTP attempt. shardwise reads the cluster every 30 s (DESIGN.md),
+	// so a call that takes longer than a third of a cycle is better retried than waited for.
+	DefaultTimeout = 10 * time.Second
+
+	// DefaultMaxRetries is opensearch-go's own default (opensearchtransport defaultMaxRetries = 3).
+	DefaultMaxRetries = 3
+
+	// DefaultRetryBackoff is the base of the exponential backoff: 200, 400, 800 ms for three
+	// retries, about 1.4 s in all, well inside one 30 s cycle.
+	DefaultRetryBackoff = 200 * time.Millisecond
+
+	// maxRetryBackoff caps one wait: waiting longer than a 30 s stats cycle only delays fresher data.
+	maxRetryBackoff = 30 * time.Second
+
+	// defaultDiskHighWatermark is OpenSearch's default of
+	// cluster.routing.allocation.disk.watermark.high (DiskThresholdSettings), used when the
+	// cluster returned no value for it.
+	defaultDiskHighWatermark = "90%"
+
+	// defaultAllocationEnable is OpenSearch's default of cluster.routing.allocation.enable
+	// (EnableAllocationDecider).
+	defaultAllocationEnable = "all"
+
+	// maxErrorBody bounds the response body kept in an APIError: enough for any OpenSearch or AWS
+	// error document, small enough that an HTML error page from a proxy cannot bloat logs.
+	maxErrorBody = 4 << 10
+
+	// maxRequestLine is OpenSearch's default http.max_initial_line_length (4kb): a request line
+	// longer than this is refused with 400, so every filter_path list must stay below it.
+	maxRequestLine = 4 << 10
+)
+
+// retryOnStatus are the statuses opensearch-go retries: 429 is OpenSearch's (and AWS's) "too many
+// requests", 502/503/504 are the library's own default set (a node or proxy briefly unavailable).
+var retryOnStatus = []int{
+	http.StatusTooManyRequests,
+	http.StatusBadGateway,
+	http.StatusServiceUnavailable,
+	http.StatusGatewayTimeout,
+}

@@ -1,0 +1,210 @@
+package opensearch
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ShardCopyStats is one shard copy's routing and counters from _stats?level=shards.
+type ShardCopyStats struct {
+	Index   string
+	Shard   int
+	Primary bool
+	// State is STARTED, RELOCATING or INITIALIZING.
+	State string
+	// Node and RelocatingNode are node IDs; RelocatingNode is empty unless the copy is moving.
+	Node           string
+	RelocatingNode string
+	// The counters below reset when the copy moves or its node restarts.
+	IndexTimeMillis int64 // indexing.index_time_in_millis
+	IndexTotal      int64 // indexing.index_total
+	QueryTimeMillis int64 // search.query_time_in_millis
+	FetchTimeMillis int64 // search.fetch_time_in_millis
+	QueryTotal      int64 // search.query_total
+	StoreBytes      int64 // store.size_in_bytes
+	Docs            int64 // docs.count
+}
+
+// ShardStats is every shard copy's stats, sorted by index, shard, primary first, then node, and how
+// many shard copies answered.
+type ShardStats struct {
+	Copies           []ShardCopyStats
+	ShardsTotal      int
+	ShardsSuccessful int
+	ShardsFailed     int
+}
+
+// indicesStatsRequest is GET _stats with a level: opensearch-go v4's IndicesStatsParams has no
+// level parameter, so this type implements opensearch.Request itself.
+type indicesStatsRequest struct {
+	Level           string
+	ExpandWildcards string
+	FilterPath      []string
+}
+
+// GetRequest builds the request; the transport fills in scheme and host.
+func (r indicesStatsRequest) GetRequest(method string) (*http.Request, error) {
+	req, err := http.NewRequest(method, "/_stats", nil)
+	if err != nil {
+		return nil, fmt.Errorf("build _stats request: %w", err)
+	}
+	q := url.Values{}
+	if r.Level != "" {
+		q.Set("level", r.Level)
+	}
+	if r.ExpandWildcards != "" {
+		q.Set("expand_wildcards", r.ExpandWildcards)
+	}
+	if len(r.FilterPath) > 0 {
+		q.Set("filter_path", strings.Join(r.FilterPath, ","))
+	}
+	req.URL.RawQuery = q.Encode()
+	return req, nil
+}
+
+var shardStatsFilter = joinFilters(
+	prefixed("_shards.", "total", "successful", "failed"),
+	prefixed("indices.*.shards.*.",
+		"routing.state", "routing.primary", "routing.node", "routing.relocating_node",
+		"indexing.index_time_in_millis", "indexing.index_total",
+		"search.query_time_in_millis", "search.fetch_time_in_millis", "search.query_total",
+		"store.size_in_bytes", "docs.count"),
+)
+
+// shardStatsRequest reads hidden indices too: data stream backing indices are hidden and are often
+// the hottest writers. Closed indices have no stats, so "all" would be wrong.
+var shardStatsRequest = indicesStatsRequest{Level: "shards", ExpandWildcards: "open,hidden", FilterPath: shardStatsFilter}
+
+// ShardStats reads GET _stats?level=shards.
+func (c *Client) ShardStats(ctx context.Context) (ShardStats, error) {
+	body, err := c.call(ctx, "shard stats", http.MethodGet, shardStatsRequest)
+	if err != nil {
+		return ShardStats{}, err
+	}
+	s, err := decodeShardStats(body)
+	if err != nil {
+		return ShardStats{}, fmt.Errorf("shard stats: %w", err)
+	}
+	return s, nil
+}
+
+type shardCopyWire struct {
+	Routing struct {
+		State          string `json:"state"`
+		Primary        bool   `json:"primary"`
+		Node           string `json:"node"`
+		RelocatingNode string `json:"relocating_node"`
+	} `json:"routing"`
+	Indexing struct {
+		IndexTimeInMillis int64 `json:"index_time_in_millis"`
+		IndexTotal        int64 `json:"index_total"`
+	} `json:"indexing"`
+	Search struct {
+		QueryTimeInMillis int64 `json:"query_time_in_millis"`
+		FetchTimeInMillis int64 `json:"fetch_time_in_millis"`
+		QueryTotal        int64 `json:"query_total"`
+	} `json:"search"`
+	Store struct {
+		SizeInBytes int64 `json:"size_in_bytes"`
+	} `json:"store"`
+	Docs struct {
+		Count int64 `json:"count"`
+	} `json:"docs"`
+}
+
+func decodeShardStats(body []byte) (ShardStats, error) {
+	var wire struct {
+		Shards struct {
+			Total      int `json:"total"`
+			Successful int `json:"successful"`
+			Failed     int `json:"failed"`
+		} `json:"_shards"`
+		Indices map[string]struct {
+			Shards map[string][]shardCopyWire `json:"shards"`
+		} `json:"indices"`
+	}
+	if err := json.Unmarshal(body, &wire); err != nil {
+		return ShardStats{}, fmt.Errorf("decode: %w", err)
+	}
+	n := 0
+	for _, idx := range wire.Indices {
+		for _, copies := range idx.Shards {
+			n += len(copies)
+		}
+	}
+	out := ShardStats{
+		Copies:           make([]ShardCopyStats, 0, n),
+		ShardsTotal:      wire.Shards.Total,
+		ShardsSuccessful: wire.Shards.Successful,
+		ShardsFailed:     wire.Shards.Failed,
+	}
+	// A few dozen node IDs and states repeat across 30,000 copies: keeping one string each lets the
+	// decoder's copies be collected and keeps the result small.
+	in := make(interner)
+	for index, idx := range wire.Indices {
+		for key, copies := range idx.Shards {
+			shard, err := strconv.Atoi(key)
+			if err != nil || shard < 0 {
+				return ShardStats{}, fmt.Errorf("index %q: shard %q is not a shard number", index, key)
+			}
+			for _, w := range copies {
+				out.Copies = append(out.Copies, ShardCopyStats{
+					Index:           index,
+					Shard:           shard,
+					Primary:         w.Routing.Primary,
+					State:           in.get(w.Routing.State),
+					Node:            in.get(w.Routing.Node),
+					RelocatingNode:  in.get(w.Routing.RelocatingNode),
+					IndexTimeMillis: w.Indexing.IndexTimeInMillis,
+					IndexTotal:      w.Indexing.IndexTotal,
+					QueryTimeMillis: w.Search.QueryTimeInMillis,
+					FetchTimeMillis: w.Search.FetchTimeInMillis,
+					QueryTotal:      w.Search.QueryTotal,
+					StoreBytes:      w.Store.SizeInBytes,
+					Docs:            w.Docs.Count,
+				})
+			}
+		}
+	}
+	slices.SortFunc(out.Copies, func(a, b ShardCopyStats) int {
+		return cmp.Or(
+			strings.Compare(a.Index, b.Index),
+			cmp.Compare(a.Shard, b.Shard),
+			comparePrimaryFirst(a.Primary, b.Primary),
+			strings.Compare(a.Node, b.Node),
+		)
+	})
+	return out, nil
+}
+
+func comparePrimaryFirst(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return -1
+	default:
+		return 1
+	}
+}
+
+// interner hands out one shared string per distinct value.
+type interner map[string]string
+
+func (in interner) get(s string) string {
+	if s == "" {
+		return ""
+	}
+	if v, ok := in[s]; ok {
+		return v
+	}
+	in[s] = s
+	return s
+}

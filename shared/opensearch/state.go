@@ -1,0 +1,232 @@
+package opensearch
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
+)
+
+// ClusterState is the part of GET _cluster/state/metadata,routing_table,nodes shardwise reads.
+type ClusterState struct {
+	Version   int64
+	StateUUID string
+	// Nodes, Indices and Routing are sorted (by name; by index, shard, primary first, node).
+	Nodes   []StateNode
+	Indices []IndexMetadata
+	Routing []ShardRouting
+}
+
+// StateNode is a node as the cluster state lists it.
+type StateNode struct {
+	ID               string
+	Name             string
+	TransportAddress string
+	Attributes       map[string]string
+}
+
+// IndexMetadata is one index's settings that allocation and replica decisions depend on.
+type IndexMetadata struct {
+	Name string
+	// State is "open" or "close".
+	State                  string
+	NumberOfShards         int
+	NumberOfReplicas       int
+	NumberOfSearchReplicas int
+	// AutoExpandReplicas is index.auto_expand_replicas ("0-all"); "" or "false" when off. An index
+	// with it on has its replicas managed by OpenSearch.
+	AutoExpandReplicas string
+	Hidden             bool
+	// CreationDate is index.creation_date.
+	CreationDate time.Time
+	// Filters are index.routing.allocation.{include,exclude,require}.*.
+	Filters AllocationFilters
+	// TotalShardsPerNode is index.routing.allocation.total_shards_per_node; -1 (OpenSearch's
+	// default) means no limit.
+	TotalShardsPerNode int
+	// Settings holds every returned setting flat ("index.routing.allocation.enable" → "primaries").
+	Settings map[string]string
+}
+
+// ShardRouting is one shard copy in the routing table.
+type ShardRouting struct {
+	Index   string
+	Shard   int
+	Primary bool
+	// SearchOnly marks a search replica (index.number_of_search_replicas).
+	SearchOnly bool
+	// State is STARTED, RELOCATING, INITIALIZING or UNASSIGNED.
+	State string
+	// Node and RelocatingNode are node IDs; Node is empty for an unassigned copy.
+	Node           string
+	RelocatingNode string
+	// UnassignedReason is unassigned_info.reason (e.g. NODE_LEFT) for an unassigned copy.
+	UnassignedReason string
+}
+
+var clusterStateFilter = joinFilters(
+	[]string{"version", "state_uuid"},
+	prefixed("nodes.*.", "name", "transport_address", "attributes"),
+	[]string{"metadata.indices.*.state"},
+	// The cluster state sends settings nested, so filter_path can walk into them.
+	prefixed("metadata.indices.*.settings.index.",
+		"number_of_shards", "number_of_replicas", "number_of_search_replicas", "auto_expand_replicas",
+		"hidden", "creation_date", "routing.allocation"),
+	prefixed("routing_table.indices.*.shards.*.",
+		"state", "primary", "searchOnly", "node", "relocating_node", "unassigned_info.reason"),
+)
+
+// ClusterState reads GET _cluster/state/metadata,routing_table,nodes.
+func (c *Client) ClusterState(ctx context.Context) (ClusterState, error) {
+	req := opensearchapi.ClusterStateReq{
+		Metrics: []string{"metadata", "routing_table", "nodes"},
+		Params:  opensearchapi.ClusterStateParams{FilterPath: clusterStateFilter},
+	}
+	body, err := c.call(ctx, "cluster state", http.MethodGet, req)
+	if err != nil {
+		return ClusterState{}, err
+	}
+	s, err := decodeClusterState(body)
+	if err != nil {
+		return ClusterState{}, fmt.Errorf("cluster state: %w", err)
+	}
+	return s, nil
+}
+
+func decodeClusterState(body []byte) (ClusterState, error) {
+	var wire struct {
+		Version   int64  `json:"version"`
+		StateUUID string `json:"state_uuid"`
+		Nodes     map[string]struct {
+			Name             string            `json:"name"`
+			TransportAddress string            `json:"transport_address"`
+			Attributes       map[string]string `json:"attributes"`
+		} `json:"nodes"`
+		Metadata struct {
+			Indices map[string]struct {
+				State    string          `json:"state"`
+				Settings json.RawMessage `json:"settings"`
+			} `json:"indices"`
+		} `json:"metadata"`
+		RoutingTable struct {
+			Indices map[string]struct {
+				Shards map[string][]struct {
+					State          string `json:"state"`
+					Primary        bool   `json:"primary"`
+					SearchOnly     bool   `json:"searchOnly"`
+					Node           string `json:"node"`
+					RelocatingNode string `json:"relocating_node"`
+					UnassignedInfo struct {
+						Reason string `json:"reason"`
+					} `json:"unassigned_info"`
+				} `json:"shards"`
+			} `json:"indices"`
+		} `json:"routing_table"`
+	}
+	if err := json.Unmarshal(body, &wire); err != nil {
+		return ClusterState{}, fmt.Errorf("decode: %w", err)
+	}
+	out := ClusterState{Version: wire.Version, StateUUID: wire.StateUUID}
+
+	for id, n := range wire.Nodes {
+		out.Nodes = append(out.Nodes, StateNode{ID: id, Name: n.Name, TransportAddress: n.TransportAddress, Attributes: n.Attributes})
+	}
+	slices.SortFunc(out.Nodes, func(a, b StateNode) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
+	})
+
+	for name, idx := range wire.Metadata.Indices {
+		meta, err := indexMetadata(name, idx.State, idx.Settings)
+		if err != nil {
+			return ClusterState{}, err
+		}
+		out.Indices = append(out.Indices, meta)
+	}
+	slices.SortFunc(out.Indices, func(a, b IndexMetadata) int { return cmp.Compare(a.Name, b.Name) })
+
+	in := make(interner)
+	for index, idx := range wire.RoutingTable.Indices {
+		for key, copies := range idx.Shards {
+			shard, err := strconv.Atoi(key)
+			if err != nil || shard < 0 {
+				return ClusterState{}, fmt.Errorf("routing table: index %q: shard %q is not a shard number", index, key)
+			}
+			for _, w := range copies {
+				out.Routing = append(out.Routing, ShardRouting{
+					Index:            index,
+					Shard:            shard,
+					Primary:          w.Primary,
+					SearchOnly:       w.SearchOnly,
+					State:            in.get(w.State),
+					Node:             in.get(w.Node),
+					RelocatingNode:   in.get(w.RelocatingNode),
+					UnassignedReason: in.get(w.UnassignedInfo.Reason),
+				})
+			}
+		}
+	}
+	slices.SortFunc(out.Routing, func(a, b ShardRouting) int {
+		return cmp.Or(
+			strings.Compare(a.Index, b.Index),
+			cmp.Compare(a.Shard, b.Shard),
+			comparePrimaryFirst(a.Primary, b.Primary),
+			strings.Compare(a.Node, b.Node),
+		)
+	})
+	return out, nil
+}
+
+func indexMetadata(name, state string, raw json.RawMessage) (IndexMetadata, error) {
+	flat, err := flattenSettings(raw)
+	if err != nil {
+		return IndexMetadata{}, fmt.Errorf("index %q: %w", name, err)
+	}
+	meta := IndexMetadata{
+		Name:               name,
+		State:              state,
+		AutoExpandReplicas: flat["index.auto_expand_replicas"],
+		Filters:            filtersFrom(flat, indexAllocationPrefix),
+		TotalShardsPerNode: -1,
+		Settings:           flat,
+	}
+	ints := []struct {
+		key string
+		dst *int
+	}{
+		{"index.number_of_shards", &meta.NumberOfShards},
+		{"index.number_of_replicas", &meta.NumberOfReplicas},
+		{"index.number_of_search_replicas", &meta.NumberOfSearchReplicas},
+		{"index.routing.allocation.total_shards_per_node", &meta.TotalShardsPerNode},
+	}
+	for _, f := range ints {
+		v, ok := flat[f.key]
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return IndexMetadata{}, fmt.Errorf("index %q: %s: %w", name, f.key, err)
+		}
+		*f.dst = n
+	}
+	if v, ok := flat["index.hidden"]; ok {
+		if meta.Hidden, err = strconv.ParseBool(v); err != nil {
+			return IndexMetadata{}, fmt.Errorf("index %q: index.hidden: %w", name, err)
+		}
+	}
+	if v, ok := flat["index.creation_date"]; ok {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return IndexMetadata{}, fmt.Errorf("index %q: index.creation_date: %w", name, err)
+		}
+		meta.CreationDate = millisToTime(ms)
+	}
+	return meta, nil
+}

@@ -1,0 +1,136 @@
+package replicas
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path"
+	"time"
+)
+
+// Config tunes the replica decider. Build it from DefaultConfig and check it with Validate before
+// handing it to Decide: Decide trusts its config.
+type Config struct {
+	// X is the share of one copy's search capacity the formula plans to use; below 1 it adds copies
+	// before the existing ones saturate.
+	X float64
+	// ScaleDownAfter is how long a lower target must hold, on every cycle, before replicas go down.
+	ScaleDownAfter time.Duration
+	// DefaultMin is the floor on number_of_replicas for an index without an override; the index's
+	// replicas when first seen raise it further.
+	DefaultMin int
+	// MaxIndicesPerCycle bounds the settings changes applied in one cycle.
+	MaxIndicesPerCycle int
+	// UseSearchReplicas targets index.number_of_search_replicas instead of index.number_of_replicas.
+	UseSearchReplicas bool
+	// Overrides adjust min and max, or exclude indices, by name pattern. The first match wins.
+	Overrides []Override
+	// MinTotalSearchLoad is the cluster-wide search load, in busy search threads, below which the
+	// cluster counts as idle: shares of near-zero load are noise, so every index holds.
+	MinTotalSearchLoad float64
+}
+
+// Override changes the bounds of the indices whose names match Pattern.
+type Override struct {
+	// Pattern is a glob in path.Match syntax (index names cannot contain '/').
+	Pattern string `json:"pattern"`
+	// Min replaces the default minimum (the first-seen replicas, at least DefaultMin).
+	Min *int `json:"min,omitempty"`
+	// Max lowers the topology maximum (N-1 replicas, or N search replicas).
+	Max *int `json:"max,omitempty"`
+	// Exclude leaves matching indices alone.
+	Exclude bool `json:"exclude,omitempty"`
+}
+
+// Defaults, each with its source.
+const (
+	// defaultX: the article's hotspot threshold, "X = 0.5 by default".
+	defaultX = 0.5
+	// defaultScaleDownAfter: the article waits for "about 30 minutes" of steady low demand.
+	defaultScaleDownAfter = 30 * time.Minute
+	// defaultMin: OpenSearch's own index.number_of_replicas default, and DESIGN.md's "at least 1",
+	// so a copy survives the loss of a node.
+	defaultMin = 1
+	// defaultMaxIndicesPerCycle: shardwise design brief; Sway also caps a cycle at 5 actions.
+	defaultMaxIndicesPerCycle = 5
+	// defaultMinTotalSearchLoad: shardwise design brief; 0.05 busy threads is 50 ms of search per
+	// second across the whole cluster, too little for shares to mean anything.
+	defaultMinTotalSearchLoad = 0.05
+)
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{
+		X:                  defaultX,
+		ScaleDownAfter:     defaultScaleDownAfter,
+		DefaultMin:         defaultMin,
+		MaxIndicesPerCycle: defaultMaxIndicesPerCycle,
+		MinTotalSearchLoad: defaultMinTotalSearchLoad,
+	}
+}
+
+// FieldError reports one invalid configuration field.
+type FieldError struct {
+	Field  string
+	Value  any
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("replicas config: %s = %v: %s", e.Field, e.Value, e.Reason)
+}
+
+// Validate reports every invalid field, each as a *FieldError naming it, joined with errors.Join.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field string, value any, reason string) {
+		errs = append(errs, &FieldError{Field: field, Value: value, Reason: reason})
+	}
+	if !(c.X > 0 && c.X <= 1) {
+		bad("X", c.X, "must be in (0, 1]")
+	}
+	if c.ScaleDownAfter < 0 {
+		bad("ScaleDownAfter", c.ScaleDownAfter, "must not be negative")
+	}
+	if c.DefaultMin < 0 {
+		bad("DefaultMin", c.DefaultMin, "must not be negative")
+	}
+	if c.MaxIndicesPerCycle < 1 {
+		bad("MaxIndicesPerCycle", c.MaxIndicesPerCycle, "must be at least 1")
+	}
+	if !(c.MinTotalSearchLoad >= 0) || math.IsInf(c.MinTotalSearchLoad, 0) {
+		bad("MinTotalSearchLoad", c.MinTotalSearchLoad, "must be a finite number >= 0")
+	}
+	for i, o := range c.Overrides {
+		field := fmt.Sprintf("Overrides[%d]", i)
+		if o.Pattern == "" {
+			bad(field+".Pattern", o.Pattern, "must not be empty")
+		} else if _, err := path.Match(o.Pattern, ""); err != nil {
+			bad(field+".Pattern", o.Pattern, err.Error())
+		}
+		if o.Min != nil && *o.Min < 0 {
+			bad(field+".Min", *o.Min, "must not be negative")
+		}
+		if o.Max != nil && *o.Max < 0 {
+			bad(field+".Max", *o.Max, "must not be negative")
+		}
+		if o.Min != nil && o.Max != nil && *o.Min > *o.Max {
+			bad(field+".Min", *o.Min, fmt.Sprintf("must not exceed Max (%d)", *o.Max))
+		}
+		if o.Exclude && (o.Min != nil || o.Max != nil) {
+			bad(field+".Exclude", o.Exclude, "an excluded pattern cannot also set Min or Max")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// override returns the first override whose pattern matches name.
+func (c Config) override(name string) (Override, bool) {
+	for _, o := range c.Overrides {
+		// Patterns were checked by Validate; a bad one simply does not match.
+		if ok, err := path.Match(o.Pattern, name); err == nil && ok {
+			return o, true
+		}
+	}
+	return Override{}, false
+}

@@ -1,0 +1,231 @@
+// Package runner is the local runner: every shardwise function in one process against the simulator
+// on its virtual clock. The simulator serves OpenSearch's REST API on 127.0.0.1 and the functions
+// reach it through the production client over HTTP; events go through an in-memory bus and are
+// dispatched the way the EventBridge rules dispatch them in AWS.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/collect"
+	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/engine"
+	"github.com/shardwise/shardwise/shared/opensearch"
+	"github.com/shardwise/shardwise/shared/sim"
+	"github.com/shardwise/shardwise/shared/state"
+)
+
+// Balancers the runner knows.
+const (
+	BalancerShardwise = "shardwise"
+	BalancerNone      = "none"
+)
+
+// ClusterName is the simulated cluster's name in the configuration.
+const ClusterName = "sim"
+
+// Options configure a run.
+type Options struct {
+	Balancer string
+	// Config is the shardwise configuration; its clusters are replaced by the simulator.
+	Config config.Config
+	// Log receives the functions' JSON logs (io.Discard by default).
+	Log io.Writer
+	// OnTick is called after each tick with what happened.
+	OnTick func(Tick)
+}
+
+// Tick is one tick's summary for progress output.
+type Tick struct {
+	N, Of      int
+	At         time.Duration
+	Hot        []string // nodes at or over 3 s true queue latency
+	Moves      []string // moves executed (or dry-run) this tick, with reasons
+	Replicas   []string
+	Breaker    string
+	ScaleUp    string
+	Relocating int
+}
+
+// Result is the run result of SCENARIOS.md.
+type Result struct {
+	sim.Result
+	Balancer       string  `json:"balancer"`
+	PlanMsP50      float64 `json:"plan_ms_p50"`
+	PlanMsMax      float64 `json:"plan_ms_max"`
+	ScaleUpSignals int     `json:"scale_up_signals"`
+}
+
+// MarshalJSON keeps the documented field order readable: the simulator's fields with ours.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	return json.Marshal(plain(r))
+}
+
+// Run drives the scenario to its end.
+func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
+	if opts.Balancer == "" {
+		opts.Balancer = BalancerShardwise
+	}
+	if opts.Balancer != BalancerShardwise && opts.Balancer != BalancerNone {
+		return Result{}, fmt.Errorf("balancer %q: want %s or %s", opts.Balancer, BalancerShardwise, BalancerNone)
+	}
+	s, err := sim.New(sc, sim.Options{})
+	if err != nil {
+		return Result{}, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return Result{}, fmt.Errorf("simulator listen: %w", err)
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Close() }()
+	url := "http://" + ln.Addr().String()
+
+	cfg := opts.Config
+	cfg.Clusters = []config.Cluster{{Name: ClusterName, URLs: []string{url}, Auth: string(opensearch.AuthNone)}}
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	client, err := opensearch.New(ctx, opensearch.Config{URLs: []string{url}, Auth: opensearch.AuthNone})
+	if err != nil {
+		return Result{}, err
+	}
+	api := collect.New(client, s.Now)
+	events := &bus.Memory{}
+	logw := opts.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	eng := &engine.Engine{
+		Store:   state.NewMemory(s.Now),
+		Bus:     events,
+		Cluster: func(string) (engine.ClusterAPI, error) { return api, nil },
+		Clock:   s.Now,
+		Log:     slog.New(slog.NewJSONHandler(logw, nil)),
+		Config:  cfg,
+	}
+	r := &run{eng: eng, events: events}
+	total := int(sc.DurationSeconds / sc.TickSeconds)
+	n := 0
+	for !s.Done() {
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		rep := s.Step()
+		n++
+		t := Tick{N: n, Of: total, At: s.Elapsed(), Relocating: rep.Relocating}
+		for _, nt := range rep.Nodes {
+			if nt.Hot {
+				t.Hot = append(t.Hot, fmt.Sprintf("%s %.1fs", nt.Name, nt.QueueLatencySeconds))
+			}
+		}
+		if opts.Balancer == BalancerShardwise {
+			if err := r.cycle(ctx, &t); err != nil {
+				return Result{}, err
+			}
+		}
+		if opts.OnTick != nil {
+			opts.OnTick(t)
+		}
+	}
+	res := Result{Result: s.Result(), Balancer: opts.Balancer, ScaleUpSignals: r.scaleUps}
+	if len(r.planMs) > 0 {
+		slices.Sort(r.planMs)
+		res.PlanMsP50 = r.planMs[len(r.planMs)/2]
+		res.PlanMsMax = r.planMs[len(r.planMs)-1]
+	}
+	return res, nil
+}
+
+type run struct {
+	eng      *engine.Engine
+	events   *bus.Memory
+	planMs   []float64
+	scaleUps int
+}
+
+// cycle runs ingest and then every function the published events trigger, until none is left.
+func (r *run) cycle(ctx context.Context, t *Tick) error {
+	if _, err := r.eng.Ingest(ctx, []string{ClusterName}); err != nil {
+		// A failed read (an injected API fault) costs this cycle, as it would in Lambda.
+		t.Breaker = "ingest failed: " + err.Error()
+		return nil
+	}
+	for {
+		evs := r.events.Drain()
+		if len(evs) == 0 {
+			return nil
+		}
+		for _, ev := range evs {
+			if err := r.dispatch(ctx, ev, t); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (r *run) dispatch(ctx context.Context, ev bus.Recorded, t *Tick) error {
+	switch ev.DetailType {
+	case bus.TypeStatsIngested:
+		var d bus.StatsIngested
+		if err := json.Unmarshal(ev.Detail, &d); err != nil {
+			return fmt.Errorf("dispatch %s: %w", ev.DetailType, err)
+		}
+		dr, err := r.eng.Detect(ctx, d.Cluster, d.SnapshotKey)
+		if err != nil {
+			return err
+		}
+		r.planMs = append(r.planMs, float64(dr.PlanTime.Microseconds())/1000)
+		rr, err := r.eng.Replicas(ctx, d.Cluster, d.SnapshotKey)
+		if err != nil && !isTransient(err) {
+			return err
+		}
+		for _, a := range rr.Applied {
+			t.Replicas = append(t.Replicas, fmt.Sprintf("%s %d→%d", a.Index, a.From, a.To))
+		}
+	case bus.TypeMovesPlanned:
+		var d bus.MovesPlanned
+		if err := json.Unmarshal(ev.Detail, &d); err != nil {
+			return fmt.Errorf("dispatch %s: %w", ev.DetailType, err)
+		}
+		mr, err := r.eng.Move(ctx, d.Cluster, d.PlanKey)
+		if err != nil && !isTransient(err) {
+			return err
+		}
+		if !mr.Breaker.Closed && len(mr.Breaker.Checks) > 0 {
+			t.Breaker = mr.Breaker.Reason()
+		}
+		for _, o := range mr.Outcomes {
+			if o.Outcome == engine.OutcomeExecuted || o.Outcome == engine.OutcomeDryRun {
+				t.Moves = append(t.Moves, fmt.Sprintf("%s %s[%d] %s→%s", o.Outcome, o.Move.Index, o.Move.Shard, o.Move.FromName, o.Move.ToName))
+			}
+		}
+	case bus.TypeScaleUpNeeded:
+		var d bus.ScaleUpNeeded
+		if err := json.Unmarshal(ev.Detail, &d); err != nil {
+			return fmt.Errorf("dispatch %s: %w", ev.DetailType, err)
+		}
+		r.scaleUps++
+		t.ScaleUp = d.Reason
+	}
+	return nil
+}
+
+// isTransient reports errors from the cluster's API (injected faults) that end one function's
+// cycle without ending the run; anything else is a defect and stops it.
+func isTransient(err error) bool {
+	var apiErr *opensearch.APIError
+	return errors.As(err, &apiErr) || errors.Is(err, context.DeadlineExceeded)
+}

@@ -1,0 +1,175 @@
+// Package safety holds what stands between a decision and a cluster: the circuit breaker checked
+// before every cycle, the move budgets, and the dry-run guard. A failing check aborts the whole cycle.
+package safety
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config is the breaker's limits and the budgets.
+type Config struct {
+	// DryRun plans and logs without touching the cluster. On unless explicitly turned off.
+	DryRun bool `json:"dry_run"`
+	// RequiredHealth is the worst cluster health acting is allowed at: green (default) or yellow.
+	RequiredHealth string `json:"required_health"`
+	// MaxRelocating and MaxInitializing: copies already in flight; 0 means act only on a settled cluster.
+	MaxRelocating   int `json:"max_relocating"`
+	MaxInitializing int `json:"max_initializing"`
+	// MaxSearchLatency is the mean query time across data nodes above which nothing is moved.
+	MaxSearchLatency time.Duration `json:"max_search_latency"`
+	// MaxStatsAge: stats older than this (2 refresh periods) are too stale to act on.
+	MaxStatsAge time.Duration `json:"max_stats_age"`
+	// Budgets.
+	MaxMovesPerNode  int   `json:"max_moves_per_node"`
+	MaxMovesPerCycle int   `json:"max_moves_per_cycle"`
+	MaxBytesPerCycle int64 `json:"max_bytes_per_cycle"`
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{
+		DryRun:          true,
+		RequiredHealth:  "green",
+		MaxRelocating:   0,
+		MaxInitializing: 0,
+		// 200 ms: Sway's default max_avg_latency_ms.
+		MaxSearchLatency: 200 * time.Millisecond,
+		// Two 30 s stats refresh periods (DESIGN.md).
+		MaxStatsAge: 60 * time.Second,
+		// One move per hot node per refresh period (Elasticsearch Serverless); a swap counts once per node.
+		MaxMovesPerNode:  1,
+		MaxMovesPerCycle: 4,
+		// 100 GiB: at OpenSearch's default 40 MiB/s recovery rate about 42 minutes of copying.
+		MaxBytesPerCycle: 100 << 30,
+	}
+}
+
+// Validate names the first bad field.
+func (c Config) Validate() error {
+	var errs []error
+	if healthRank(c.RequiredHealth) < 0 || c.RequiredHealth == "red" {
+		errs = append(errs, fmt.Errorf("safety.required_health: %q must be green or yellow", c.RequiredHealth))
+	}
+	if c.MaxRelocating < 0 || c.MaxInitializing < 0 {
+		errs = append(errs, fmt.Errorf("safety.max_relocating/max_initializing: must be ≥ 0"))
+	}
+	if c.MaxSearchLatency <= 0 {
+		errs = append(errs, fmt.Errorf("safety.max_search_latency: %v must be > 0", c.MaxSearchLatency))
+	}
+	if c.MaxStatsAge <= 0 {
+		errs = append(errs, fmt.Errorf("safety.max_stats_age: %v must be > 0", c.MaxStatsAge))
+	}
+	if c.MaxMovesPerNode < 1 || c.MaxMovesPerCycle < 1 {
+		errs = append(errs, fmt.Errorf("safety.max_moves_per_node/max_moves_per_cycle: must be ≥ 1"))
+	}
+	if c.MaxBytesPerCycle <= 0 {
+		errs = append(errs, fmt.Errorf("safety.max_bytes_per_cycle: %d must be > 0", c.MaxBytesPerCycle))
+	}
+	return errors.Join(errs...)
+}
+
+// Inputs are the measured values the breaker checks, read fresh just before acting.
+type Inputs struct {
+	// Reachable is the error of the fresh health call, nil when OpenSearch answered.
+	Reachable       error
+	Health          string
+	Relocating      int
+	Initializing    int
+	SearchLatencyMs float64
+	LatencyKnown    bool
+	StatsAge        time.Duration
+}
+
+// Check is one breaker check with its measured value and its limit.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Value  string `json:"value"`
+	Limit  string `json:"limit"`
+	Reason string `json:"reason"`
+}
+
+// Verdict is the breaker's answer: Closed lets the cycle act; any failing check opens it.
+type Verdict struct {
+	Closed bool    `json:"closed"`
+	Checks []Check `json:"checks"`
+}
+
+// Failed returns the failing checks.
+func (v Verdict) Failed() []Check {
+	var out []Check
+	for _, c := range v.Checks {
+		if !c.OK {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Reason is one sentence naming every failing check, or saying the breaker is closed.
+func (v Verdict) Reason() string {
+	f := v.Failed()
+	if len(f) == 0 {
+		return "circuit breaker closed: every check passed"
+	}
+	s := "circuit breaker open:"
+	for i, c := range f {
+		if i > 0 {
+			s += ";"
+		}
+		s += " " + c.Reason
+	}
+	return s
+}
+
+// Evaluate runs every check. It never short-circuits, so the log shows every value and limit.
+func Evaluate(in Inputs, cfg Config) Verdict {
+	var checks []Check
+	add := func(name string, ok bool, value, limit, reason string) {
+		checks = append(checks, Check{Name: name, OK: ok, Value: value, Limit: limit, Reason: reason})
+	}
+	if in.Reachable != nil {
+		add("reachable", false, "unreachable", "reachable", fmt.Sprintf("OpenSearch unreachable: %v", in.Reachable))
+	} else {
+		add("reachable", true, "reachable", "reachable", "OpenSearch answered")
+	}
+	hr, lr := healthRank(in.Health), healthRank(cfg.RequiredHealth)
+	add("health", in.Reachable == nil && hr >= 0 && hr <= lr, in.Health, cfg.RequiredHealth,
+		fmt.Sprintf("cluster health %q, required %q or better", in.Health, cfg.RequiredHealth))
+	add("relocating", in.Reachable == nil && in.Relocating <= cfg.MaxRelocating, fmt.Sprint(in.Relocating), fmt.Sprint(cfg.MaxRelocating),
+		fmt.Sprintf("%d shards relocating, limit %d", in.Relocating, cfg.MaxRelocating))
+	add("initializing", in.Reachable == nil && in.Initializing <= cfg.MaxInitializing, fmt.Sprint(in.Initializing), fmt.Sprint(cfg.MaxInitializing),
+		fmt.Sprintf("%d shards initializing, limit %d", in.Initializing, cfg.MaxInitializing))
+	limitMs := float64(cfg.MaxSearchLatency) / float64(time.Millisecond)
+	if in.LatencyKnown {
+		add("search_latency", in.SearchLatencyMs < limitMs, fmt.Sprintf("%.1fms", in.SearchLatencyMs), fmt.Sprintf("%.0fms", limitMs),
+			fmt.Sprintf("mean search latency %.1f ms, limit %.0f ms", in.SearchLatencyMs, limitMs))
+	} else {
+		// Without two samples the latency is unknown; unknown is not evidence of harm, and the
+		// freshness check below still requires stats.
+		add("search_latency", true, "unknown", fmt.Sprintf("%.0fms", limitMs), "mean search latency not yet measurable (first sample)")
+	}
+	add("stats_fresh", in.StatsAge >= 0 && in.StatsAge <= cfg.MaxStatsAge, in.StatsAge.Round(time.Second).String(), cfg.MaxStatsAge.String(),
+		fmt.Sprintf("stats are %s old, limit %s", in.StatsAge.Round(time.Second), cfg.MaxStatsAge))
+	v := Verdict{Closed: true, Checks: checks}
+	for _, c := range checks {
+		if !c.OK {
+			v.Closed = false
+		}
+	}
+	return v
+}
+
+func healthRank(h string) int {
+	switch h {
+	case "green":
+		return 0
+	case "yellow":
+		return 1
+	case "red":
+		return 2
+	}
+	return -1
+}

@@ -1,0 +1,238 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// allocationSlack absorbs float error when allocations are summed: 0.1 + 0.2 + 0.7 is
+// 1.0000000000000002 and must not count as over 100 %.
+const allocationSlack = 1e-9
+
+// FieldError is a missing or malformed field.
+type FieldError struct {
+	Field   string
+	Problem string
+}
+
+func (e *FieldError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Problem) }
+
+// DuplicateNameError is a name used by more than one sandbox (tenet: names are unique).
+type DuplicateNameError struct {
+	Name  string
+	Count int
+}
+
+func (e *DuplicateNameError) Error() string {
+	return fmt.Sprintf("sandbox name %q is used %d times; names must be unique", e.Name, e.Count)
+}
+
+// DuplicateAttributesError names sandboxes with the same attribute set (tenet 6: mapping
+// attributes are unique across sandboxes), which no request could tell apart.
+type DuplicateAttributesError struct {
+	Sandboxes  []string
+	Attributes string
+}
+
+func (e *DuplicateAttributesError) Error() string {
+	return fmt.Sprintf("sandboxes %s share the attributes %s; each sandbox's attributes must be unique",
+		strings.Join(e.Sandboxes, ", "), e.Attributes)
+}
+
+// OverAllocationError is a resource whose sandbox allocations sum past 1.0 (tenet 7).
+type OverAllocationError struct {
+	Resource  Resource
+	Total     float64
+	Sandboxes []string
+}
+
+func (e *OverAllocationError) Error() string {
+	return fmt.Sprintf("%s allocations of sandboxes %s sum to %.4g, over 1.0 (100 %%)",
+		e.Resource, strings.Join(e.Sandboxes, ", "), e.Total)
+}
+
+// RangeError is a fraction outside (0, 1].
+type RangeError struct {
+	Field string
+	Value float64
+}
+
+func (e *RangeError) Error() string {
+	return fmt.Sprintf("%s = %g: must be greater than 0 and at most 1", e.Field, e.Value)
+}
+
+// EnforcementError is an enforcement mode other than monitor, soft or hard.
+type EnforcementError struct {
+	Field string
+	Value Enforcement
+}
+
+func (e *EnforcementError) Error() string {
+	return fmt.Sprintf("%s = %q: must be monitor, soft or hard", e.Field, e.Value)
+}
+
+// ThresholdOrderError is a resource whose rejection threshold is above its cancellation threshold:
+// tasks would be cancelled before new ones are refused.
+type ThresholdOrderError struct {
+	Resource     Resource
+	Rejection    float64
+	Cancellation float64
+}
+
+func (e *ThresholdOrderError) Error() string {
+	return fmt.Sprintf("resources.%s.threshold: rejection %g is above cancellation %g; rejection must not exceed cancellation",
+		e.Resource, e.Rejection, e.Cancellation)
+}
+
+// Validate checks the definitions against the RFC's tenets and reports every violation, each a
+// typed error (*FieldError, *DuplicateNameError, *DuplicateAttributesError, *OverAllocationError,
+// *RangeError, *EnforcementError, *ThresholdOrderError), joined with errors.Join.
+func (d Definitions) Validate() error {
+	var errs []error
+	names := map[string]int{}
+	var nameOrder []string
+	byAttrs := map[string][]string{}
+	var attrOrder []string
+	for i, s := range d.Sandboxes {
+		field := fmt.Sprintf("sandboxes[%d]", i)
+		if strings.TrimSpace(s.Name) != "" {
+			field = fmt.Sprintf("sandboxes[%s]", s.Name)
+		}
+		switch {
+		case strings.TrimSpace(s.Name) == "":
+			errs = append(errs, &FieldError{Field: field + ".name", Problem: "must not be empty"})
+		case s.Name == GenPop:
+			errs = append(errs, &FieldError{Field: field + ".name", Problem: "genPop is the system catch-all and cannot be defined"})
+		}
+		if names[s.Name] == 0 {
+			nameOrder = append(nameOrder, s.Name)
+		}
+		names[s.Name]++
+
+		key, attrErrs := attributeKey(field, s.Attributes)
+		errs = append(errs, attrErrs...)
+		if key != "" {
+			if len(byAttrs[key]) == 0 {
+				attrOrder = append(attrOrder, key)
+			}
+			byAttrs[key] = append(byAttrs[key], s.Name)
+		}
+
+		limited := false
+		for _, r := range resources {
+			if a, ok := s.Resources.allocation(r); ok {
+				limited = true
+				if !inRange(a) {
+					errs = append(errs, &RangeError{Field: fmt.Sprintf("%s.resources.%s.allocation", field, r), Value: a})
+				}
+			}
+		}
+		if !limited {
+			errs = append(errs, &FieldError{Field: field + ".resources", Problem: "must limit at least one resource (jvm or cpu)"})
+		}
+		if !s.Enforcement.valid() {
+			errs = append(errs, &EnforcementError{Field: field + ".enforcement", Value: s.Enforcement})
+		}
+	}
+	for _, n := range nameOrder {
+		if names[n] > 1 && n != "" {
+			errs = append(errs, &DuplicateNameError{Name: n, Count: names[n]})
+		}
+	}
+	for _, k := range attrOrder {
+		if len(byAttrs[k]) > 1 {
+			errs = append(errs, &DuplicateAttributesError{Sandboxes: byAttrs[k], Attributes: k})
+		}
+	}
+
+	for _, r := range resources {
+		var total float64
+		var who []string
+		for _, s := range d.Sandboxes {
+			if a, ok := s.Resources.allocation(r); ok {
+				total += a
+				who = append(who, s.Name)
+			}
+		}
+		if total > 1+allocationSlack {
+			errs = append(errs, &OverAllocationError{Resource: r, Total: total, Sandboxes: who})
+		}
+
+		var l *ResourceLimit
+		if r == JVM {
+			l = d.Resources.JVM
+		} else {
+			l = d.Resources.CPU
+		}
+		if l == nil {
+			continue
+		}
+		rej, can := float64(l.Threshold.Rejection), float64(l.Threshold.Cancellation)
+		field := fmt.Sprintf("resources.%s", r)
+		if !inRange(rej) {
+			errs = append(errs, &RangeError{Field: field + ".threshold.rejection", Value: rej})
+		}
+		if !inRange(can) {
+			errs = append(errs, &RangeError{Field: field + ".threshold.cancellation", Value: can})
+		}
+		if rej > can {
+			errs = append(errs, &ThresholdOrderError{Resource: r, Rejection: rej, Cancellation: can})
+		}
+		if l.Enforcement != "" && !l.Enforcement.valid() {
+			errs = append(errs, &EnforcementError{Field: field + ".enforcement", Value: l.Enforcement})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// inRange reports 0 < v <= 1; NaN is out of range.
+func inRange(v float64) bool { return v > 0 && v <= 1 }
+
+// attributeKey returns a canonical form of the attribute set (each list trimmed, deduplicated and
+// sorted, so "a,b" and "b, a" are the same set) and any malformed lists.
+func attributeKey(field string, a Attributes) (string, []error) {
+	var parts []string
+	var errs []error
+	for _, at := range a.list() {
+		if at.raw == "" {
+			continue
+		}
+		values, err := splitList(at.raw)
+		if err != nil {
+			errs = append(errs, &FieldError{Field: fmt.Sprintf("%s.attributes.%s", field, at.name), Problem: err.Error()})
+			continue
+		}
+		slices.Sort(values)
+		parts = append(parts, at.name+"="+strings.Join(slices.Compact(values), ","))
+	}
+	if len(parts) == 0 && len(errs) == 0 {
+		errs = append(errs, &FieldError{Field: field + ".attributes", Problem: "must set at least one of user_name, indices_name, role, custom_id"})
+	}
+	return strings.Join(parts, " "), errs
+}
+
+// namedAttribute is one attribute with its JSON name.
+type namedAttribute struct {
+	name string
+	raw  string
+}
+
+func (a Attributes) list() []namedAttribute {
+	return []namedAttribute{
+		{"user_name", a.UserName}, {"indices_name", a.IndicesName}, {"role", a.Role}, {"custom_id", a.CustomID},
+	}
+}
+
+// splitList splits a comma-separated attribute list, refusing empty entries ("a,,b").
+func splitList(raw string) ([]string, error) {
+	values := strings.Split(raw, ",")
+	for i, v := range values {
+		values[i] = strings.TrimSpace(v)
+		if values[i] == "" {
+			return nil, fmt.Errorf("%q has an empty entry", raw)
+		}
+	}
+	return values, nil
+}

@@ -1,0 +1,118 @@
+package sim
+
+import "math"
+
+// erlangC returns the probability that an arriving task waits in an M/M/c queue with c servers and
+// offered load a (in servers, a = λ/μ). It is 1 at or above saturation.
+//
+// It uses the Erlang B recursion B(k) = a·B(k-1) / (k + a·B(k-1)), B(0) = 1, which stays within [0, 1]
+// for any c, and C = c·B / (c − a·(1 − B)); the textbook form with a^c/c! overflows long before
+// c = 100.
+func erlangC(c int, a float64) float64 {
+	if a <= 0 {
+		return 0
+	}
+	if a >= float64(c) {
+		return 1
+	}
+	b := 1.0
+	for k := 1; k <= c; k++ {
+		b = a * b / (float64(k) + a*b)
+	}
+	return float64(c) * b / (float64(c) - a*(1-b))
+}
+
+// erlangWait is the mean queue wait in seconds of an M/M/c queue with c servers, offered load a and
+// service time s: W = C(c, a)·s / (c − a). Infinite at or above saturation.
+func erlangWait(c int, a, s float64) float64 {
+	if a <= 0 {
+		return 0
+	}
+	if a >= float64(c) {
+		return math.Inf(1)
+	}
+	return erlangC(c, a) * s / (float64(c) - a)
+}
+
+// pool is one thread pool (WRITE or search) of one node: c threads serving tasks of taskSeconds.
+// Below saturation it is in M/M/c steady state; at or above it, or while a backlog from an
+// earlier overload drains, it is a fluid queue: the backlog grows by arrivals minus capacity.
+type pool struct {
+	threads     int
+	taskSeconds float64
+
+	backlog float64 // tasks queued beyond steady state, carried between ticks
+
+	// Cumulative counters, as OpenSearch's thread_pool stats report them.
+	completed     float64
+	rejected      float64
+	waitSeconds   float64 // total queue wait of served tasks (search's total_wait_time)
+	largest       int
+	lastActive    float64
+	lastQueue     float64
+	lastWait      float64
+	lastOffered   float64
+	lastServed    float64
+	lastSaturated bool
+}
+
+// poolTick is what one tick did to a pool.
+type poolTick struct {
+	offered  float64 // threads the arriving work needs (the load)
+	served   float64 // tasks served this tick
+	rejected float64 // tasks rejected this tick
+	wait     float64 // true mean queue wait in seconds at the end of the tick
+	queue    float64 // tasks in the queue (Little's law below saturation, the backlog above)
+	active   float64 // mean busy threads
+}
+
+// step advances the pool by dt seconds at offered load (threads busy the work would need).
+func (p *pool) step(load, dt float64) poolTick {
+	c := float64(p.threads)
+	s := p.taskSeconds
+	lambda := load / s           // arrivals per second
+	capacity := c / s            // completions per second when all threads are busy
+	t := poolTick{offered: load}
+	if p.backlog == 0 && load < c {
+		t.served = lambda * dt
+		t.wait = erlangWait(p.threads, load, s)
+		t.queue = lambda * t.wait
+		t.active = load
+	} else {
+		arrivals := lambda * dt
+		room := capacity * dt
+		net := p.backlog + arrivals - room
+		if net <= 0 {
+			// The backlog drained within the tick; what is left is the steady state at this load.
+			t.served = p.backlog + arrivals
+			p.backlog = 0
+			t.active = t.served * s / dt
+			if load < c {
+				t.wait = erlangWait(p.threads, load, s)
+				t.queue = lambda * t.wait
+			}
+		} else {
+			t.served = room
+			p.backlog = net
+			if p.backlog > queueCapacity {
+				t.rejected = p.backlog - queueCapacity
+				p.backlog = queueCapacity
+			}
+			t.active = c
+			t.queue = p.backlog
+			t.wait = p.backlog / capacity
+		}
+	}
+	p.completed += t.served
+	p.rejected += t.rejected
+	p.waitSeconds += t.served * t.wait
+	p.largest = max(p.largest, int(math.Ceil(t.active)))
+	p.lastActive, p.lastQueue, p.lastWait = t.active, t.queue, t.wait
+	p.lastOffered, p.lastServed, p.lastSaturated = load, t.served, p.backlog > 0 || load >= c
+	return t
+}
+
+// reset empties the pool, as a node restart does.
+func (p *pool) reset() {
+	*p = pool{threads: p.threads, taskSeconds: p.taskSeconds}
+}

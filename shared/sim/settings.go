@@ -1,0 +1,269 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// settingCheck validates a setting value; nil means any string.
+type settingCheck func(string) error
+
+func oneOf(values ...string) settingCheck {
+	return func(v string) error {
+		if slices.Contains(values, v) {
+			return nil
+		}
+		return fmt.Errorf("illegal value [%s], must be one of %v", v, values)
+	}
+}
+
+func intAtLeast(min int) settingCheck {
+	return func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("failed to parse value [%s] as an integer", v)
+		}
+		if n < min {
+			return fmt.Errorf("failed to parse value [%s], must be >= [%d]", v, min)
+		}
+		return nil
+	}
+}
+
+func floatAtLeast(min float64) settingCheck {
+	return func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) {
+			return fmt.Errorf("failed to parse value [%s] as a float", v)
+		}
+		if f < min {
+			return fmt.Errorf("failed to parse value [%s], must be >= [%v]", v, min)
+		}
+		return nil
+	}
+}
+
+func boolCheck(v string) error {
+	if v == "true" || v == "false" {
+		return nil
+	}
+	return fmt.Errorf("failed to parse value [%s] as only [true] or [false] are allowed", v)
+}
+
+func byteSizeCheck(v string) error {
+	_, err := parseByteSize(v)
+	return err
+}
+
+func watermarkCheck(v string) error {
+	_, _, err := parseWatermark(v)
+	return err
+}
+
+// clusterSettingChecks are the dynamic cluster settings the simulator accepts. Those the model uses are
+// read through Sim's getters; the rest are stored and reported like OpenSearch does.
+var clusterSettingChecks = map[string]settingCheck{
+	"cluster.routing.allocation.enable":                              oneOf("all", "primaries", "new_primaries", "none"),
+	"cluster.routing.rebalance.enable":                               oneOf("all", "primaries", "replicas", "none"),
+	"cluster.routing.allocation.allow_rebalance":                     oneOf("always", "indices_primaries_active", "indices_all_active"),
+	"cluster.routing.allocation.cluster_concurrent_rebalance":        intAtLeast(-1),
+	"cluster.routing.allocation.node_concurrent_recoveries":          intAtLeast(0),
+	"cluster.routing.allocation.node_concurrent_incoming_recoveries": intAtLeast(0),
+	"cluster.routing.allocation.node_concurrent_outgoing_recoveries": intAtLeast(0),
+	"cluster.routing.allocation.node_initial_primaries_recoveries":   intAtLeast(0),
+	"cluster.routing.allocation.disk.threshold_enabled":              boolCheck,
+	"cluster.routing.allocation.disk.watermark.low":                  watermarkCheck,
+	"cluster.routing.allocation.disk.watermark.high":                 watermarkCheck,
+	"cluster.routing.allocation.disk.watermark.flood_stage":          watermarkCheck,
+	"cluster.routing.allocation.balance.index":                       floatAtLeast(0),
+	"cluster.routing.allocation.balance.shard":                       floatAtLeast(0),
+	"cluster.routing.allocation.balance.threshold":                   floatAtLeast(0),
+	"cluster.routing.allocation.total_shards_per_node":               intAtLeast(-1),
+	"cluster.routing.allocation.awareness.attributes":                nil,
+	"cluster.max_shards_per_node":                                    intAtLeast(1),
+	"indices.recovery.max_bytes_per_sec":                             byteSizeCheck,
+	"action.auto_create_index":                                       nil,
+	"action.destructive_requires_name":                               boolCheck,
+}
+
+// clusterFilterPrefix is where cluster-level allocation filters live.
+const clusterFilterPrefix = "cluster.routing.allocation."
+
+func isClusterFilterKey(k string) bool {
+	for _, kind := range []string{"require.", "include.", "exclude."} {
+		if rest, ok := strings.CutPrefix(k, clusterFilterPrefix+kind); ok && rest != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// validateClusterSetting returns OpenSearch's error text for a setting it would refuse.
+func validateClusterSetting(scope, key, value string) error {
+	if isClusterFilterKey(key) {
+		return nil
+	}
+	check, ok := clusterSettingChecks[key]
+	if !ok {
+		return fmt.Errorf("%s setting [%s], not recognized", scope, key)
+	}
+	if check != nil {
+		if err := check(value); err != nil {
+			return fmt.Errorf("%s for setting [%s]", err.Error(), key)
+		}
+	}
+	return nil
+}
+
+// flattenSettings turns a settings body (nested objects, flat keys or both) into flat string values.
+// JSON null becomes a nil entry: reset to default.
+func flattenSettings(prefix string, v any, out map[string]*string) error {
+	if _, isMap := v.(map[string]any); !isMap && prefix == "" {
+		return errors.New("a setting value needs a key")
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		for k, sub := range t {
+			if err := flattenSettings(joinPath(prefix, k), sub, out); err != nil {
+				return err
+			}
+		}
+	case nil:
+		out[prefix] = nil
+	case string:
+		out[prefix] = &t
+	case json.Number:
+		s := t.String()
+		out[prefix] = &s
+	case bool:
+		s := strconv.FormatBool(t)
+		out[prefix] = &s
+	case []any:
+		parts := make([]string, 0, len(t))
+		for _, e := range t {
+			switch ev := e.(type) {
+			case string:
+				parts = append(parts, ev)
+			case json.Number:
+				parts = append(parts, ev.String())
+			default:
+				return fmt.Errorf("setting [%s] has a list value that is not a list of strings", prefix)
+			}
+		}
+		s := strings.Join(parts, ",")
+		out[prefix] = &s
+	default:
+		return fmt.Errorf("setting [%s] has an unsupported value", prefix)
+	}
+	return nil
+}
+
+// renderSettings gives flat settings as OpenSearch prints them: flat keys, or nested objects.
+func renderSettings(flat map[string]string, asFlat bool) object {
+	keys := slices.Sorted(maps.Keys(flat))
+	out := object{}
+	if asFlat {
+		for _, k := range keys {
+			out = append(out, field{k, flat[k]})
+		}
+		return out
+	}
+	for _, k := range keys {
+		out = nestSetting(out, strings.Split(k, "."), flat[k])
+	}
+	return out
+}
+
+// nestSetting inserts value at the dotted path parts. A key that is both a value and a prefix of other
+// keys keeps its remaining parts joined, so nothing is lost.
+func nestSetting(o object, parts []string, value string) object {
+	if len(parts) == 1 {
+		return append(o, field{parts[0], value})
+	}
+	for i := range o {
+		if o[i].Key == parts[0] {
+			if sub, ok := o[i].Val.(object); ok {
+				o[i].Val = nestSetting(sub, parts[1:], value)
+				return o
+			}
+			return append(o, field{strings.Join(parts, "."), value})
+		}
+	}
+	return append(o, field{parts[0], nestSetting(object{}, parts[1:], value)})
+}
+
+// byteUnits are OpenSearch's ByteSizeUnit suffixes.
+var byteUnits = []struct {
+	suffix string
+	mult   float64
+}{
+	{"pb", 1 << 50}, {"tb", 1 << 40}, {"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10},
+	{"p", 1 << 50}, {"t", 1 << 40}, {"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}, {"b", 1},
+}
+
+// parseByteSize parses "40mb", "1.5gb", "512b" or a plain number of bytes.
+func parseByteSize(v string) (float64, error) {
+	s := strings.ToLower(strings.TrimSpace(v))
+	mult := 1.0
+	for _, u := range byteUnits {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, fmt.Errorf("failed to parse setting value [%s] as a size in bytes", v)
+	}
+	return f * mult, nil
+}
+
+// formatBytes is ByteSizeValue.toString: the largest unit with one decimal, trailing ".0" dropped.
+func formatBytes(b float64) string {
+	units := []struct {
+		suffix string
+		mult   float64
+	}{{"pb", 1 << 50}, {"tb", 1 << 40}, {"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}}
+	for _, u := range units {
+		if b >= u.mult {
+			return trimZero(strconv.FormatFloat(b/u.mult, 'f', 1, 64)) + u.suffix
+		}
+	}
+	return strconv.FormatFloat(math.Floor(b), 'f', 0, 64) + "b"
+}
+
+func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
+
+// parseWatermark parses a disk watermark: "90%", "0.9" (used fraction) or "50gb" (free bytes left).
+func parseWatermark(v string) (usedFraction, freeBytes float64, err error) {
+	s := strings.TrimSpace(v)
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		f, err := strconv.ParseFloat(p, 64)
+		if err != nil || f < 0 || f > 100 {
+			return 0, 0, fmt.Errorf("failed to parse watermark [%s]", v)
+		}
+		return f / 100, 0, nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if f < 0 || f > 1 {
+			return 0, 0, fmt.Errorf("failed to parse watermark [%s]", v)
+		}
+		return f, 0, nil
+	}
+	b, err := parseByteSize(s)
+	if err != nil {
+		return 0, 0, fmt.Errorf("failed to parse watermark [%s]", v)
+	}
+	return -1, b, nil
+}
+
+// percentString prints a fraction as OpenSearch prints watermark defaults, e.g. 0.9 → "90%".
+func percentString(f float64) string {
+	return trimZero(strconv.FormatFloat(f*100, 'f', 1, 64)) + "%"
+}

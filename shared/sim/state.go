@@ -1,0 +1,257 @@
+package sim
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// shardState is a copy's routing state, as OpenSearch's ShardRoutingState.
+type shardState int
+
+const (
+	stateUnassigned shardState = iota
+	stateInitializing
+	stateStarted
+	stateRelocating
+)
+
+func (s shardState) String() string {
+	return [...]string{"UNASSIGNED", "INITIALIZING", "STARTED", "RELOCATING"}[s]
+}
+
+// node is a data node, present or departed.
+type node struct {
+	ord         int
+	name        string
+	id          string
+	ephemeralID string
+	port        int
+	zone        string
+	heapBytes   int64
+	diskBytes   int64
+	present     bool
+	joined      time.Time
+
+	write  pool
+	search pool
+
+	// Recomputed by refresh(): copies held (relocation targets count on the target), disk used.
+	shardCount int
+	diskUsed   int64
+	writeLoad  float64 // offered WRITE load this tick
+	searchLoad float64 // offered search load this tick
+}
+
+func (n *node) ip() string      { return "127.0.0.1" }
+func (n *node) host() string    { return "127.0.0.1" }
+func (n *node) address() string { return fmt.Sprintf("127.0.0.1:%d", n.port) }
+
+// attrs are the node's custom attributes (zone when set).
+func (n *node) attrs() map[string]string {
+	if n.zone == "" {
+		return map[string]string{}
+	}
+	return map[string]string{"zone": n.zone}
+}
+
+// discoString is DiscoveryNode.toString, which OpenSearch puts in reroute errors.
+func (n *node) discoString() string {
+	attrs := "{shard_indexing_pressure_enabled=true}"
+	if n.zone != "" {
+		attrs = "{shard_indexing_pressure_enabled=true, zone=" + n.zone + "}"
+	}
+	return fmt.Sprintf("{%s}{%s}{%s}{%s}{%s}{%s}{di}%s", n.name, n.id, n.ephemeralID, n.host(), n.ip(), n.address(), attrs)
+}
+
+// index is one index with its shards.
+type index struct {
+	ord        int
+	name       string
+	uuid       string
+	replicas   int
+	shardBytes int64
+	weights    []float64 // per primary, summing to 1
+	writeLoad  LoadProfile
+	searchLoad LoadProfile
+	group      *group  // set for index_groups members: loads are the group's × share
+	share      float64 // this member's part of its group's load
+	created    time.Time
+	shards     []*shard
+	// settings holds the index's dynamic settings as flat keys ("index.routing.allocation.exclude._name").
+	settings        map[string]string
+	filters         filterSet // compiled from settings
+	settingsVersion int64
+	totalShardsCap  int // index.routing.allocation.total_shards_per_node, 0 = unlimited
+
+	counts []int // copies per node ord, recomputed by refresh()
+}
+
+func (ix *index) primaries() int { return len(ix.shards) }
+
+func (ix *index) loads(t float64) (write, search float64) {
+	if ix.group != nil {
+		return ix.group.writeLoad.At(t) * ix.share, ix.group.searchLoad.At(t) * ix.share
+	}
+	return ix.writeLoad.At(t), ix.searchLoad.At(t)
+}
+
+// group is an index_groups entry: its loads are totals over its members.
+type group struct {
+	prefix     string
+	writeLoad  LoadProfile
+	searchLoad LoadProfile
+	members    []*index
+}
+
+// shard is one shard id with all its copies (primary and replicas, in any state).
+type shard struct {
+	idx    *index
+	num    int
+	copies []*shardCopy
+	term   int64
+	seqNo  float64 // operations indexed on the primary: max_seq_no
+
+	// For the "same move twice" invariant: the last accepted external move and whether the shard
+	// has moved otherwise since.
+	lastMove      moveKey
+	hasLastMove   bool
+	movedSinceCmd bool
+}
+
+func (sh *shard) String() string { return fmt.Sprintf("[%s][%d]", sh.idx.name, sh.num) }
+
+func (sh *shard) primary() *shardCopy {
+	for _, c := range sh.copies {
+		if c.primary {
+			return c
+		}
+	}
+	return nil
+}
+
+// onNode returns the copy of sh on n, as holder or relocation target.
+func (sh *shard) onNode(n *node) *shardCopy {
+	for _, c := range sh.copies {
+		if c.node == n || c.target == n {
+			return c
+		}
+	}
+	return nil
+}
+
+type moveKey struct{ from, to string }
+
+// shardCopy is one ShardRouting: a primary or replica, unassigned, initializing, started or
+// relocating. A relocating copy keeps serving on node until its recovery onto target ends.
+type shardCopy struct {
+	sh      *shard
+	primary bool
+	state   shardState
+	node    *node
+	allocID string
+
+	target        *node // relocation target, when state is relocating
+	targetAllocID string
+	rec           *recovery // the recovery in flight for an initializing or relocating copy
+
+	unassignedReason string
+	unassignedAt     time.Time
+	delayedUntil     time.Time
+	lostData         bool // a primary whose every copy was lost: only allocate_*_primary brings it back
+
+	// external is true while the copy sits where an external reroute move put it.
+	external bool
+
+	// Counters that live with the copy and start at 0 when a copy is created on a node.
+	indexTotal   float64
+	indexTimeMS  float64
+	queryTotal   float64
+	queryTimeMS  float64
+	fetchTotal   float64
+	fetchTimeMS  float64
+	docs         float64
+	indexCurrent float64
+	queryCurrent float64
+
+	// Demand this tick, in threads.
+	writeDemand  float64
+	searchDemand float64
+}
+
+func (c *shardCopy) active() bool { return c.state == stateStarted || c.state == stateRelocating }
+
+// routingString is ShardRouting.toString, as OpenSearch prints it in decider explanations.
+func (c *shardCopy) routingString() string {
+	role := "R"
+	if c.primary {
+		role = "P"
+	}
+	nodeID := "null"
+	if c.node != nil {
+		nodeID = c.node.id
+	}
+	s := fmt.Sprintf("%s, node[%s], [%s], s[%s]", c.sh, nodeID, role, c.state)
+	if c.target != nil {
+		s = fmt.Sprintf("%s, node[%s], relocating [%s], [%s], s[%s]", c.sh, nodeID, c.target.id, role, c.state)
+	}
+	if c.allocID != "" {
+		s += fmt.Sprintf(", a[id=%s]", c.allocID)
+	}
+	return s
+}
+
+// resetCounters starts the copy's statistics afresh, as a new IndexShard on a node does.
+func (c *shardCopy) resetCounters() {
+	c.indexTotal, c.indexTimeMS, c.queryTotal, c.queryTimeMS, c.fetchTotal, c.fetchTimeMS = 0, 0, 0, 0, 0, 0
+	c.indexCurrent, c.queryCurrent = 0, 0
+	c.docs = float64(c.sh.idx.shardBytes) / avgDocBytes
+}
+
+// recovery is a peer recovery: a relocation (copy moves source → target) or a replica (or empty
+// primary) initializing on target. Throttled ones wait in seq order.
+type recovery struct {
+	seq        int64
+	copy       *shardCopy
+	relocation bool
+	source     *node // nil for an empty primary
+	target     *node
+	bytes      float64
+	done       float64
+	external   bool // started by an external reroute command
+	builtin    bool // started by the built-in balancer
+	active     bool // transferring this tick (not throttled)
+}
+
+// makeID derives a stable 22-character base64url identifier, like OpenSearch's UUIDs, from the seed
+// and a name.
+func makeID(seed uint64, name string) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%d/%s", seed, name)))
+	return base64.RawURLEncoding.EncodeToString(sum[:])[:22]
+}
+
+// randomID draws a 22-character base64url identifier from r.
+func randomID(r *rand.Rand) string {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], r.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], r.Uint64())
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// zipfShares splits 1 over n members with weights 1/(i+1)^s.
+func zipfShares(n int, s float64) []float64 {
+	out := make([]float64, n)
+	sum := 0.0
+	for i := range out {
+		out[i] = 1 / math.Pow(float64(i+1), s)
+		sum += out[i]
+	}
+	for i := range out {
+		out[i] /= sum
+	}
+	return out
+}
