@@ -79,7 +79,9 @@ sam-build: ## Build the functions as `sam build` does from template.yaml (Go bui
 
 .PHONY: template
 template: ## Regenerate template.yaml from shared/deploy.
-	go run ./cmd/shardwise template > template.yaml
+	@tmp="$$(mktemp)"; trap 'rm -f "$$tmp"' EXIT; \
+	go run ./cmd/shardwise template > "$$tmp"; \
+	cat "$$tmp" > template.yaml; echo "wrote template.yaml"
 
 .PHONY: template-check
 template-check: ## Fail if template.yaml differs from what shared/deploy generates.

@@ -15,6 +15,8 @@ type Streak struct {
 	Count int       `json:"count"`
 	Since time.Time `json:"since"`
 	At    time.Time `json:"at"`
+	// Queue is the WRITE queue length at At, to tell a growing queue from one draining.
+	Queue int `json:"queue"`
 }
 
 // Hotspot is one node's WRITE pool evidence for this sample.
@@ -28,8 +30,11 @@ type Hotspot struct {
 	Queue               int     `json:"queue"`
 	Rejected            int64   `json:"rejected"`
 	Stalled             bool    `json:"stalled,omitempty"`
-	Streak              int     `json:"streak"`
-	StreakLimit         int     `json:"streak_limit"`
+	// Draining: the queue shrank by more than DrainRatio since the last sample, so the node already
+	// serves more than arrives (a move is taking effect); it is not acted on again until it stops.
+	Draining    bool `json:"draining,omitempty"`
+	Streak      int  `json:"streak"`
+	StreakLimit int  `json:"streak_limit"`
 	// Hot is true once both criteria held for StreakLimit samples.
 	Hot    bool   `json:"hot"`
 	Reason string `json:"reason"`
@@ -67,24 +72,30 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 		if !queueing || !busy {
 			continue
 		}
+		draining := prev.Count > 0 && snap.At.After(prev.At) && n.Write.Rejected == 0 &&
+			float64(n.Write.Queue) < float64(prev.Queue)*(1-drainRatio)
 		s := prev
 		switch {
 		case s.Count == 0:
 			s = Streak{Count: 1, Since: snap.At, At: snap.At}
 		case !snap.At.After(s.At):
 			// The same snapshot again (a duplicate event): count it once.
+		case draining:
+			// Evidence of relief, not of a hotspot: hold the count.
+			s.At = snap.At
 		default:
 			s.Count++
 			s.At = snap.At
 		}
+		s.Queue = n.Write.Queue
 		next[n.ID] = s
 		h := Hotspot{
 			Node: n.ID, NodeName: n.Name,
 			QueueLatencySeconds: n.Write.QueueLatencySeconds, LatencyLimit: limit,
 			Utilization: util, UtilizationLimit: cfg.HotUtilization,
 			Queue: n.Write.Queue, Rejected: n.Write.Rejected, Stalled: n.Write.Stalled,
-			Streak: s.Count, StreakLimit: cfg.SustainedSamples,
-			Hot: s.Count >= cfg.SustainedSamples,
+			Draining: draining, Streak: s.Count, StreakLimit: cfg.SustainedSamples,
+			Hot: s.Count >= cfg.SustainedSamples && !draining,
 		}
 		h.Reason = hotspotReason(h)
 		out = append(out, h)
@@ -98,6 +109,9 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 	return out, next
 }
 
+// drainRatio: a queue that fell by more than a tenth since the last sample is draining.
+const drainRatio = 0.1
+
 func hotspotReason(h Hotspot) string {
 	q := fmt.Sprintf("estimated WRITE queue latency %.1fs ≥ %.1fs", h.QueueLatencySeconds, h.LatencyLimit)
 	switch {
@@ -107,7 +121,10 @@ func hotspotReason(h Hotspot) string {
 		q = fmt.Sprintf("%d WRITE rejections", h.Rejected)
 	}
 	state := "hot"
-	if !h.Hot {
+	switch {
+	case h.Draining:
+		state = "draining: relief under way"
+	case !h.Hot:
 		state = "building"
 	}
 	return fmt.Sprintf("%s: %s and utilization %.0f%% ≥ %.0f%%, %d of %d samples (%s)",

@@ -3,6 +3,7 @@ package allocation
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/shardwise/shardwise/shared/cluster"
@@ -80,6 +81,9 @@ type Plan struct {
 type Memory struct {
 	Streaks        map[string]Streak `json:"streaks"`
 	LastColocation time.Time         `json:"last_colocation"`
+	// Relocating is, per node, the last snapshot in which a copy was relocating off it: the sample
+	// right after a relocation ends still carries the copy's load for part of its interval.
+	Relocating map[string]time.Time `json:"relocating,omitempty"`
 }
 
 // PlanCycle decides this cycle's moves, in order: (1) report unassigned copies (OpenSearch assigns
@@ -95,8 +99,19 @@ func PlanCycle(snap *cluster.Snapshot, mem Memory, cfg Config) (Plan, Memory) {
 		}
 	}
 	v := NewView(snap, cfg, hot)
-	p := &planner{v: v, plan: Plan{Cluster: snap.Cluster, SnapshotAt: snap.At, Hotspots: hotspots, Moves: []Move{}}}
-	next := Memory{Streaks: streaks, LastColocation: mem.LastColocation}
+	p := &planner{v: v, plan: Plan{Cluster: snap.Cluster, SnapshotAt: snap.At, Hotspots: hotspots, Moves: []Move{}}, settling: map[string]bool{}}
+	next := Memory{Streaks: streaks, LastColocation: mem.LastColocation, Relocating: map[string]time.Time{}}
+	for i := range snap.Copies {
+		if c := &snap.Copies[i]; c.State == cluster.StateRelocating {
+			next.Relocating[c.Node] = snap.At
+		}
+	}
+	for node, at := range mem.Relocating {
+		if _, now := next.Relocating[node]; !now && at.Before(snap.At) {
+			// The relocation ended since the last sample: this sample still mixes before and after.
+			p.settling[node] = true
+		}
+	}
 
 	p.unassigned()
 	p.cannotRemain()
@@ -110,10 +125,11 @@ func PlanCycle(snap *cluster.Snapshot, mem Memory, cfg Config) (Plan, Memory) {
 }
 
 type planner struct {
-	v     *View
-	plan  Plan
-	swaps int
-	moved map[cluster.ShardID]bool
+	settling map[string]bool
+	v        *View
+	plan     Plan
+	swaps    int
+	moved    map[cluster.ShardID]bool
 }
 
 func (p *planner) note(kind, node, index string, shard *int, reason string, args ...any) {
@@ -204,6 +220,15 @@ func (p *planner) hotspots(hs []Hotspot) {
 	var unfixable []string
 	for _, h := range hot {
 		node := v.Node(h.Node)
+		if p.relocatingOff(node.ID) {
+			// A move off this node is already in flight: its effect is not in the stats yet.
+			p.note("relief-in-flight", node.Name, "", nil, "%s: a copy is already relocating off it; the next move waits for stats that show the effect", node.Name)
+			continue
+		}
+		if p.settling[node.ID] {
+			p.note("relief-settling", node.Name, "", nil, "%s: a relocation off it ended during the last interval; the next sample shows its effect", node.Name)
+			continue
+		}
 		var copies []*cluster.Copy
 		for i := range v.Snap.Copies {
 			c := &v.Snap.Copies[i]
@@ -211,11 +236,20 @@ func (p *planner) hotspots(hs []Hotspot) {
 				copies = append(copies, c)
 			}
 		}
+		// A copy whose shard is already moving this cycle (its other copy left another hot node)
+		// waits: never two copies of a shard in flight at once.
+		var waiting []*cluster.Copy
+		for i := range v.Snap.Copies {
+			c := &v.Snap.Copies[i]
+			if c.Node == node.ID && c.State == cluster.StateStarted && p.moved[c.ID()] {
+				waiting = append(waiting, c)
+			}
+		}
 		order := ChooseOrder(copies, aloneHot, v.Cfg.MinShardWriteLoad)
 		// When moving every candidate still leaves the node over the threshold, no move helps: one
 		// shard (or a few unmovable ones) carries the load.
 		rest := v.WriteLoad(node.ID)
-		for _, cand := range order {
+		for _, cand := range append(order, ChooseOrder(waiting, aloneHot, v.Cfg.MinShardWriteLoad)...) {
 			rest -= cand.Load
 		}
 		goal := v.Cfg.AllocationUtilization * float64(node.Write.Threads)
@@ -226,8 +260,10 @@ func (p *planner) hotspots(hs []Hotspot) {
 				node.Name, len(order), rest, node.Write.Threads, v.Cfg.AllocationUtilization*100)
 			continue
 		}
-		if !p.relieve(h, node, order) {
+		if !p.relieve(h, node, order) && len(waiting) == 0 {
 			unfixable = append(unfixable, node.Name)
+		} else if len(waiting) > 0 && !p.movedFrom(node.ID) {
+			p.note("deferred", node.Name, "", nil, "%s: its best candidates' shards are already moving this cycle; it is looked at again next cycle", node.Name)
 		}
 	}
 	if len(unfixable) > 0 {
@@ -242,6 +278,9 @@ func (p *planner) relieve(h Hotspot, node *cluster.Node, order []Candidate) bool
 		c := cand.Copy
 		target, verdicts, ok := p.bestTarget(c, Yes)
 		if !ok {
+			shard := c.Shard
+			p.note("no-target", node.Name, c.Index, &shard, "%s[%d] (%.2f WRITE threads) has no node every decider accepts: %s",
+				c.Index, c.Shard, cand.Load, p.blockers(c))
 			continue
 		}
 		m := Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: node.ID, FromName: node.Name,
@@ -337,7 +376,7 @@ func (p *planner) addBalanced(m Move) bool {
 	if !ok {
 		shard := m.Shard
 		p.note("builtin-conflict", m.FromName, m.Index, &shard,
-			"moving %s[%d] %s→%s would spread %s to %.2f over OpenSearch's balance threshold %.2f, and no cold copy on %s can go back",
+			"moving %s[%d] %s→%s would spread %s to %.2f over OpenSearch's balance threshold %.2f, and no cooler copy on %s can go back",
 			m.Index, m.Shard, m.FromName, m.ToName, ix, spread, p.v.Cfg.BuiltinBalancer.Threshold, m.ToName)
 		return false
 	}
@@ -350,18 +389,21 @@ func (p *planner) addBalanced(m Move) bool {
 	return true
 }
 
-// swapReturn finds a cold, small copy on m's target to send to m's source: same index first (keeps
-// the index's counts level too), then any, as long as the pair leaves OpenSearch's balancer content.
+// swapReturn finds a cooler copy on m's target to send back to m's source, so shard counts stay
+// level: same index first (keeps the index's counts level too), then the lightest and smallest. The
+// return copy must carry under half the moved load (the swap still relieves the source), leave the
+// source under the allocation threshold, and the pair must leave OpenSearch's balancer content.
 func (p *planner) swapReturn(m Move) (Move, bool) {
 	v := p.v
 	src, dst := v.Node(m.From), v.Node(m.To)
 	var cands []*cluster.Copy
 	for i := range v.Snap.Copies {
 		c := &v.Snap.Copies[i]
-		if c.Node != dst.ID || !p.movable(c) || !c.LoadKnown || c.WriteLoad > v.Cfg.MinShardWriteLoad {
+		if c.Node != dst.ID || !p.movable(c) || !c.LoadKnown || c.WriteLoad*2 >= m.WriteLoad {
 			continue
 		}
-		if c.Index == m.Index && c.Shard == m.Shard {
+		after := (v.WriteLoad(src.ID) - m.WriteLoad + c.WriteLoad) / float64(max(src.Write.Threads, 1))
+		if after > v.Cfg.AllocationUtilization {
 			continue
 		}
 		cands = append(cands, c)
@@ -371,17 +413,17 @@ func (p *planner) swapReturn(m Move) (Move, bool) {
 		if si != sj {
 			return si
 		}
-		if cands[i].SizeBytes != cands[j].SizeBytes {
-			return cands[i].SizeBytes < cands[j].SizeBytes
+		if cands[i].WriteLoad != cands[j].WriteLoad {
+			return cands[i].WriteLoad < cands[j].WriteLoad
 		}
-		return cands[i].WriteLoad < cands[j].WriteLoad
+		return cands[i].SizeBytes < cands[j].SizeBytes
 	})
 	for _, c := range cands {
 		vs := Evaluate(v, c, src)
 		ok := true
 		for _, vd := range vs {
-			// The source is hot, so the write-load decider says NOT_PREFERRED; a cold copy adds at
-			// most MinShardWriteLoad to it, so only hard NOs and index balance count here.
+			// The source is hot, so the write-load decider says NOT_PREFERRED; the projected
+			// utilization was checked above, so only hard NOs and index balance count here.
 			if vd.Decision == No || (vd.Decision == NotPreferred && vd.Decider != "write_load") {
 				ok = false
 				break
@@ -393,13 +435,50 @@ func (p *planner) swapReturn(m Move) (Move, bool) {
 		back := Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: dst.ID, FromName: dst.Name,
 			To: src.ID, ToName: src.Name, SizeBytes: c.SizeBytes, WriteLoad: c.WriteLoad,
 			Phase: PhaseSwapReturn, Verdicts: vs,
-			Reason: fmt.Sprintf("count-neutral return for %s[%d]: %s[%d] is cold (%.3f WRITE threads) and small (%d bytes)",
-				m.Index, m.Shard, c.Index, c.Shard, c.WriteLoad, c.SizeBytes)}
+			Reason: fmt.Sprintf("count-neutral return for %s[%d]: %s[%d] carries %.2f WRITE threads (under half of %.2f), leaving %s at %.0f%%",
+				m.Index, m.Shard, c.Index, c.Shard, c.WriteLoad, m.WriteLoad, src.Name,
+				(v.WriteLoad(src.ID)-m.WriteLoad+c.WriteLoad)/float64(max(src.Write.Threads, 1))*100)}
 		if invites, _, _ := v.invitesBuiltin([]Move{m, back}); !invites {
 			return back, true
 		}
 	}
 	return Move{}, false
+}
+
+// blockers summarizes, per node, the first non-YES verdict keeping a copy from it.
+func (p *planner) blockers(c *cluster.Copy) string {
+	var parts []string
+	for _, n := range p.v.DataNodes() {
+		if n.ID == c.Node {
+			continue
+		}
+		for _, vd := range Evaluate(p.v, c, n) {
+			if vd.Decision != Yes {
+				parts = append(parts, fmt.Sprintf("%s %s (%s)", n.Name, vd.Decision, vd.Reason))
+				break
+			}
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (p *planner) relocatingOff(node string) bool {
+	for i := range p.v.Snap.Copies {
+		c := &p.v.Snap.Copies[i]
+		if c.Node == node && c.State == cluster.StateRelocating {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *planner) movedFrom(node string) bool {
+	for _, m := range p.plan.Moves {
+		if m.From == node {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *planner) add(m Move) {

@@ -85,6 +85,15 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 		v.mark(c.Node, id)
 		v.count(c.Index, holder, 1)
 	}
+	// A copy whose rate is unknown this sample (it just arrived, or its counters reset) still bears
+	// its shard's write load: every copy of a shard indexes the same documents. Without this a node
+	// that just received a hot copy would look cold and attract another one.
+	for i := range snap.Copies {
+		c := &snap.Copies[i]
+		if c.Active() && c.Node != "" && !c.LoadKnown {
+			v.writeLoad[c.Node] += v.copyLoad[c.ID()]
+		}
+	}
 	return v
 }
 

@@ -45,6 +45,9 @@ const errorSchemaName = "ErrorResponseBase"
 // errorSchemaRef is the specification's own definition of that error body.
 const errorSchemaRef = "schemas/_common.yaml#/components/schemas/ErrorResponseBase"
 
+// openAPIVersion is the root document's OpenAPI version (3.1.0), as the validator wants it.
+const openAPIVersion = 3.1
+
 // ErrUnknownOperation reports a request whose method and path match no operation in the
 // specification.
 var ErrUnknownOperation = errors.New("no operation in the OpenSearch API specification")
@@ -133,11 +136,23 @@ func (s *Spec) Dir() string { return s.dir }
 // Literal path segments win over parameters, so GET /_nodes/stats is nodes.stats, not
 // nodes.info for a node called "stats".
 func (s *Spec) Find(req *http.Request) (Operation, error) {
+	route, err := s.route(req)
+	if err != nil {
+		return Operation{}, err
+	}
+	return operationOf(route), nil
+}
+
+func (s *Spec) route(req *http.Request) (*router.Route, error) {
 	route, err := s.router.FindRoute(req)
 	if err != nil {
-		return Operation{}, fmt.Errorf("%s %s: %w: %w", req.Method, req.URL.Path, ErrUnknownOperation, err)
+		return nil, fmt.Errorf("%s %s: %w: %w", req.Method, req.URL.Path, ErrUnknownOperation, err)
 	}
-	return Operation{ID: route.Operation.OperationId, Method: req.Method, PathTemplate: route.Path}, nil
+	return route, nil
+}
+
+func operationOf(route *router.Route) Operation {
+	return Operation{ID: route.Operation.OperationId, Method: route.Method, PathTemplate: route.Path}
 }
 
 // Validate checks one exchange: the operation is found by the request's method and path and
@@ -147,9 +162,9 @@ func (s *Spec) Find(req *http.Request) (Operation, error) {
 // It returns nil, an error wrapping ErrUnknownOperation, or a *ValidationError listing every
 // violation with its JSON pointer.
 func (s *Spec) Validate(req *http.Request, status int, header http.Header, body []byte) error {
-	route, err := s.router.FindRoute(req)
+	route, err := s.route(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w: %w", req.Method, req.URL.Path, ErrUnknownOperation, err)
+		return err
 	}
 	resp := &http.Response{
 		StatusCode: status,
@@ -173,8 +188,7 @@ func (s *Spec) Validate(req *http.Request, status int, header http.Header, body 
 	if len(found) == 0 {
 		return nil
 	}
-	return newValidationError(Operation{ID: route.Operation.OperationId, Method: req.Method, PathTemplate: route.Path},
-		req.URL.Path, status, found)
+	return newValidationError(operationOf(route), req.URL.Path, status, found)
 }
 
 // validateErrorBody applies ErrorResponseBase to an error response the operation does not
@@ -191,7 +205,7 @@ func (s *Spec) validateErrorBody(req *http.Request, resp *http.Response) []*vali
 		Request:  req,
 		Response: resp,
 		Schema:   s.errorSchema,
-		Version:  3.1,
+		Version:  openAPIVersion,
 		Options:  []validatorconfig.Option{validatorconfig.WithExistingOpts(s.options)},
 	})
 	return found
@@ -260,7 +274,7 @@ func rootDocument(dir string) ([]byte, error) {
 		}
 	}
 	root := map[string]any{
-		"openapi": "3.1.0",
+		"openapi": "3.1.0", // as every namespace file; openAPIVersion matches it
 		"info":    map[string]string{"title": "OpenSearch API (shardwise root)", "version": "fbe9edeb"},
 		"paths":   paths,
 		"components": map[string]any{

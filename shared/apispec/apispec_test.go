@@ -17,6 +17,10 @@ import (
 // jsonHeader is what OpenSearch 2.19 sends with every JSON body.
 var jsonHeader = http.Header{"Content-Type": {"application/json; charset=UTF-8"}}
 
+func newRequest(t testing.TB, method, target, body string) *http.Request {
+	return httptest.NewRequestWithContext(t.Context(), method, target, strings.NewReader(body))
+}
+
 func readTestdata(t testing.TB, name string) []byte {
 	t.Helper()
 	body, err := os.ReadFile(filepath.Join("testdata", name))
@@ -97,7 +101,8 @@ func TestValidateAcceptsOpenSearchResponses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := httptest.NewRequest(tt.method, tt.target, strings.NewReader(tt.reqBody))
+			t.Parallel() // Spec is shared; run under -race this checks it is safe for concurrent use.
+			req := newRequest(t, tt.method, tt.target, tt.reqBody)
 			op, err := spec.Find(req)
 			if err != nil {
 				t.Fatalf("Find: %v", err)
@@ -138,7 +143,7 @@ func TestValidateRejects(t *testing.T) {
 			status: 200, file: "cluster_health.json",
 			mutate:      remove("/status"),
 			wantPointer: "", wantReason: "status"},
-		{name: "health status is not a known colour", method: http.MethodGet, target: "/_cluster/health",
+		{name: "health status is not a known color", method: http.MethodGet, target: "/_cluster/health",
 			status: 200, file: "cluster_health.json",
 			mutate:      set("/status", "purple"),
 			wantPointer: "/status", wantReason: "green"},
@@ -212,7 +217,7 @@ func TestValidateRejects(t *testing.T) {
 			if header == nil {
 				header = jsonHeader
 			}
-			req := httptest.NewRequest(tt.method, tt.target, nil)
+			req := newRequest(t, tt.method, tt.target, "")
 			err := spec.Validate(req, tt.status, header, body)
 			var verr *ValidationError
 			if !errors.As(err, &verr) {
@@ -278,7 +283,7 @@ func TestSpecStricterThanOpenSearch(t *testing.T) {
 					t.Fatalf("encode %s: %v", tt.file, err)
 				}
 			}
-			err := spec.Validate(httptest.NewRequest(tt.method, tt.target, nil), 200, jsonHeader, body)
+			err := spec.Validate(newRequest(t, tt.method, tt.target, ""), 200, jsonHeader, body)
 			var verr *ValidationError
 			if !errors.As(err, &verr) {
 				t.Fatalf("Validate: got %v, want the recorded spec disagreement", err)
@@ -307,7 +312,7 @@ func TestValidateUnknownOperation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := httptest.NewRequest(tt.method, tt.target, nil)
+			req := newRequest(t, tt.method, tt.target, "")
 			err := spec.Validate(req, 200, jsonHeader, []byte(`{}`))
 			if !errors.Is(err, ErrUnknownOperation) {
 				t.Errorf("Validate: got %v, want ErrUnknownOperation", err)
@@ -374,7 +379,7 @@ func BenchmarkLoad(b *testing.B) {
 func BenchmarkValidateNodesStats(b *testing.B) {
 	spec := Shared(b)
 	body := readTestdata(b, "nodes_stats.json")
-	req := httptest.NewRequest(http.MethodGet, "/_nodes/stats", nil)
+	req := newRequest(b, http.MethodGet, "/_nodes/stats", "")
 	for b.Loop() {
 		if err := spec.Validate(req, 200, jsonHeader, body); err != nil {
 			b.Fatal(err)

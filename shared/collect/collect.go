@@ -28,7 +28,10 @@ type API struct {
 	pools map[string]opensearch.NodeInfo // node id → configured pool sizes (from _nodes)
 }
 
-var _ engine.ClusterAPI = (*API)(nil)
+var (
+	_ engine.ClusterAPI = (*API)(nil)
+	_ engine.TaskLister = (*API)(nil)
+)
 
 // New returns an API over client.
 func New(client *opensearch.Client, clock func() time.Time) *API {
@@ -229,4 +232,24 @@ func (a *API) IndexSettings(ctx context.Context, index string) (map[string]strin
 // PutIndexSettings updates an index's settings.
 func (a *API) PutIndexSettings(ctx context.Context, index string, settings map[string]any) error {
 	return a.Client.PutIndexSettings(ctx, index, settings)
+}
+
+// searchActions selects the search tasks sandboxes govern.
+const searchActions = "indices:data/read/search*"
+
+// SearchTasks lists running search tasks with their resource use.
+func (a *API) SearchTasks(ctx context.Context) ([]engine.Task, error) {
+	tl, err := a.Client.Tasks(ctx, searchActions)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.Task, 0, len(tl.Tasks))
+	for _, t := range tl.Tasks {
+		et := engine.Task{ID: t.ID, Node: t.Node, Action: t.Action, Description: t.Description, Headers: t.Headers, RunningTime: t.RunningTime}
+		if t.Resources != nil {
+			et.CPUTimeNanos, et.MemoryBytes = t.Resources.CPUTimeNanos, t.Resources.MemoryBytes
+		}
+		out = append(out, et)
+	}
+	return out, nil
 }

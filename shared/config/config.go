@@ -17,6 +17,7 @@ import (
 	"github.com/shardwise/shardwise/shared/opensearch"
 	"github.com/shardwise/shardwise/shared/replicas"
 	"github.com/shardwise/shardwise/shared/safety"
+	"github.com/shardwise/shardwise/shared/sandbox"
 )
 
 // Cluster is one watched cluster.
@@ -48,7 +49,14 @@ type Config struct {
 	Allocation   allocation.Config `json:"allocation"`
 	Replicas     ReplicasConfig    `json:"replicas"`
 	Safety       safety.Config     `json:"safety"`
+	Sandbox      SandboxConfig     `json:"sandbox"`
 	LogLevel     string            `json:"log_level"`
+}
+
+// SandboxConfig holds the resource-limit groups (the RFC's sandboxes) in their JSON form; empty
+// means none are defined and the sandbox function reports nothing.
+type SandboxConfig struct {
+	Definitions json.RawMessage `json:"definitions,omitempty"`
 }
 
 // ReplicasConfig switches replica scaling on and holds its settings.
@@ -142,6 +150,11 @@ func (c Config) Validate() error {
 	}
 	if err := c.Safety.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if len(c.Sandbox.Definitions) > 0 {
+		if _, err := sandbox.Parse(c.Sandbox.Definitions); err != nil {
+			errs = append(errs, fmt.Errorf("sandbox.definitions: %w", err))
+		}
 	}
 	switch strings.ToLower(c.LogLevel) {
 	case "debug", "info", "warn", "error":

@@ -162,3 +162,21 @@ func alarmCluster(detail json.RawMessage, clusters []config.Cluster) (string, bo
 	}
 	return "", false, fmt.Errorf("alarm %q names no configured cluster (want DomainName dimension or shardwise-<cluster>-…)", d.AlarmName)
 }
+
+// Sandbox handles "Stats Ingested".
+func (f *Function) Sandbox(ctx context.Context, raw json.RawMessage) (*engine.SandboxResult, error) {
+	defer f.done()
+	ev, err := EventBridgeEvent(raw)
+	if err != nil {
+		return nil, err
+	}
+	if ev.DetailType != bus.TypeStatsIngested {
+		return nil, fmt.Errorf("sandbox: %w %q", ErrUnsupported, ev.DetailType)
+	}
+	d, err := DecodeDetail[bus.StatsIngested](ev)
+	if err != nil {
+		return nil, err
+	}
+	r, err := f.Engine.Sandbox(ctx, d.Cluster)
+	return &r, err
+}

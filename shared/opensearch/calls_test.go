@@ -366,7 +366,7 @@ func TestReroute(t *testing.T) {
 			{Command: "move", Index: "logs-a", Shard: 1, FromNode: "node-0", ToNode: "node-2",
 				Decisions: []Decision{{Decider: "move_allocation_command", Decision: "YES", Explanation: "shard has been moved"}}},
 			{Command: "cancel", Index: "logs-a", Shard: 0, Node: "node-1",
-				Decisions: []Decision{{Decider: "cancel_allocation_command", Decision: "YES", Explanation: "shard on node [x3F-8mN2QfWq6nQYk1xJ5A] can be cancelled"}}},
+				Decisions: []Decision{{Decider: "cancel_allocation_command", Decision: "YES", Explanation: "shard on node [x3F-8mN2QfWq6nQYk1xJ5A] can be cancelled"}}}, //nolint:misspell // OpenSearch's text
 		},
 	})
 	req := fc.received()[0]
@@ -451,7 +451,7 @@ func TestTasks(t *testing.T) {
 				Cancellable: true, ParentTaskID: node0 + ":90211", Headers: map[string]string{"X-Opaque-Id": "tenant-a"}},
 			{ID: node1 + ":511", Node: node1, Type: "transport", Action: "indices:data/read/search",
 				Description: "indices[.ds-metrics-000001], search_type[QUERY_THEN_FETCH]", StartTime: ms(1740000029000),
-				RunningTime: 1200 * time.Millisecond, Cancellable: true, Cancelled: true, Headers: map[string]string{}},
+				RunningTime: 1200 * time.Millisecond, Cancellable: true, Canceled: true, Headers: map[string]string{}},
 		},
 		Failures: []Failure{{NodeID: node2, Type: "failed_node_exception",
 			Reason: "Failed node [c4tTNPzcRsi2iqSLw9Xh3g]; caused by receive_timeout_transport_exception: [node-2][10.0.0.12:9300][cluster:monitor/tasks/lists[n]] request_id [1221] timed out after [30000ms]"}},
@@ -472,7 +472,7 @@ func TestCancelTask(t *testing.T) {
 		wantErr      bool
 		wantNotFound bool
 	}{
-		{"cancelled", route{fixture: "cancel_task.json"}, false, false},
+		{"canceled", route{fixture: "cancel_task.json"}, false, false},
 		{"finished on another node", route{fixture: "cancel_task_node_failure.json"}, true, true},
 		{"unknown task", route{status: 404, fixture: "error_task_not_found.json"}, true, true},
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -38,7 +39,7 @@ func (s *statusSequence) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := int(s.attempts.Add(1))
 	if n <= len(s.statuses) {
 		w.WriteHeader(s.statuses[n-1])
-		fmt.Fprintf(w, `{"error":{"type":"test_exception","reason":"attempt %d"},"status":%d}`, n, s.statuses[n-1])
+		_, _ = fmt.Fprintf(w, `{"error":{"type":"test_exception","reason":"attempt %d"},"status":%d}`, n, s.statuses[n-1])
 		return
 	}
 	_, _ = io.WriteString(w, healthBody)
@@ -218,9 +219,12 @@ func TestSigV4NeedsRegion(t *testing.T) {
 }
 
 func TestTLSVerification(t *testing.T) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, healthBody)
 	}))
+	// The refused handshake is the expected outcome; keep the server from logging it.
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
 	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
@@ -302,11 +306,11 @@ func TestConfigNeverPrintsPassword(t *testing.T) {
 	var logged strings.Builder
 	slog.New(slog.NewJSONHandler(&logged, nil)).Info("config", "cfg", cfg)
 	outputs := map[string]string{
-		"%v":   fmt.Sprintf("%v", cfg),
-		"%+v":  fmt.Sprintf("%+v", cfg),
-		"%#v":  fmt.Sprintf("%#v", cfg),
-		"%s":   fmt.Sprintf("%s", cfg),
-		"slog": logged.String(),
+		"%v":     fmt.Sprintf("%v", cfg),
+		"%+v":    fmt.Sprintf("%+v", cfg),
+		"%#v":    fmt.Sprintf("%#v", cfg),
+		"String": cfg.String(),
+		"slog":   logged.String(),
 	}
 	for verb, out := range outputs {
 		if strings.Contains(out, "hunter2-secret") {

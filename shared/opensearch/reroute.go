@@ -104,7 +104,9 @@ var rerouteFilter = []string{"acknowledged", "explanations"}
 // Reroute sends POST _cluster/reroute with cmds, asking for metric=none so the response carries
 // no cluster state. With Explain, a command OpenSearch refuses comes back as NO decisions instead
 // of an error. An unacknowledged reroute returns its result with an error wrapping
-// ErrNotAcknowledged.
+// ErrNotAcknowledged. A reroute that timed out is retried like any call; if the first attempt
+// had landed, the retried move fails (the copy is already relocating), so after an error read the
+// routing again before concluding nothing moved.
 func (c *Client) Reroute(ctx context.Context, cmds []RerouteCommand, opts RerouteOptions) (RerouteResult, error) {
 	if len(cmds) == 0 {
 		return RerouteResult{}, errors.New("reroute: no commands")
@@ -244,7 +246,8 @@ func (r allocationExplainRequest) GetRequest(method string) (*http.Request, erro
 	if err != nil {
 		return nil, fmt.Errorf("encode allocation explain body: %w", err)
 	}
-	req, err := http.NewRequest(method, "/_cluster/allocation/explain", bytes.NewReader(payload))
+	// opensearch.Do puts the caller's context on the request; the interface passes none here.
+	req, err := http.NewRequestWithContext(context.Background(), method, "/_cluster/allocation/explain", bytes.NewReader(payload))
 	if err != nil {
 		return nil, fmt.Errorf("build allocation explain request: %w", err)
 	}

@@ -51,7 +51,8 @@ type indicesStatsRequest struct {
 
 // GetRequest builds the request; the transport fills in scheme and host.
 func (r indicesStatsRequest) GetRequest(method string) (*http.Request, error) {
-	req, err := http.NewRequest(method, "/_stats", nil)
+	// opensearch.Do puts the caller's context on the request; the interface passes none here.
+	req, err := http.NewRequestWithContext(context.Background(), method, "/_stats", nil)
 	if err != nil {
 		return nil, fmt.Errorf("build _stats request: %w", err)
 	}

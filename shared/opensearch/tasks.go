@@ -24,7 +24,7 @@ type Task struct {
 	StartTime   time.Time
 	RunningTime time.Duration
 	Cancellable bool
-	Cancelled   bool
+	Canceled    bool
 	// ParentTaskID is empty for a top-level task.
 	ParentTaskID string
 	// Headers are the request headers OpenSearch keeps, e.g. X-Opaque-Id.
@@ -50,7 +50,7 @@ type TaskList struct {
 var tasksFilter = joinFilters(
 	[]string{"node_failures", "task_failures"},
 	prefixed("nodes.*.tasks.*.", "node", "type", "action", "description", "start_time_in_millis",
-		"running_time_in_nanos", "cancellable", "cancelled", "parent_task_id", "headers", "resource_stats.total"),
+		"running_time_in_nanos", "cancellable", "cancelled", "parent_task_id", "headers", "resource_stats.total"), //nolint:misspell // OpenSearch's field name
 )
 
 // Tasks reads GET _tasks?detailed=true&actions=<actions>; actions is a comma-separated list of
@@ -83,7 +83,7 @@ type tasksWire struct {
 			StartTimeInMillis  int64             `json:"start_time_in_millis"`
 			RunningTimeInNanos int64             `json:"running_time_in_nanos"`
 			Cancellable        bool              `json:"cancellable"`
-			Cancelled          bool              `json:"cancelled"`
+			Canceled           bool              `json:"cancelled"` //nolint:misspell // OpenSearch's field name
 			ParentTaskID       string            `json:"parent_task_id"`
 			Headers            map[string]string `json:"headers"`
 			ResourceStats      *struct {
@@ -126,7 +126,7 @@ func decodeTasks(body []byte) (TaskList, error) {
 				StartTime:    millisToTime(t.StartTimeInMillis),
 				RunningTime:  time.Duration(t.RunningTimeInNanos),
 				Cancellable:  t.Cancellable,
-				Cancelled:    t.Cancelled,
+				Canceled:     t.Canceled,
 				ParentTaskID: t.ParentTaskID,
 				Headers:      t.Headers,
 			}
@@ -147,7 +147,7 @@ func decodeTasks(body []byte) (TaskList, error) {
 
 // CancelTask sends POST _tasks/<id>/_cancel. A failure OpenSearch lists inside its 200 answer
 // (the task's node could not cancel it) is returned as an *APIError with Status 200 and the
-// innermost cause's type, so IsNotFound recognises a task that already finished.
+// innermost cause's type, so IsNotFound recognizes a task that already finished.
 func (c *Client) CancelTask(ctx context.Context, id string) error {
 	name := "cancel task " + id
 	if id == "" {

@@ -80,7 +80,7 @@ func TestDecideProperties(t *testing.T) {
 					c, ok := applied[ix.Name]
 					history[ix.Name] = append(history[ix.Name], cycle{now, d.From, d.Desired, ok})
 					if !ok {
-						if d.From > ceiling && !(d.Kind == KindCap && d.Deferred) {
+						if d.From > ceiling && (d.Kind != KindCap || !d.Deferred) {
 							t.Fatalf("%v %s: left at %d above ceiling %d by a %s decision (%s)", now, ix.Name, d.From, ceiling, d.Kind, d.Reason)
 						}
 						continue

@@ -118,15 +118,16 @@ func (d Decision) IsChange() bool {
 // an exact multiple such as 2.0000000000000004 must not round up to a copy nobody asked for.
 const roundingSlack = 1e-9
 
-// Copies is the article's formula alone: min(ceil(L × N / (S × X)), N). L is clamped to 0..1;
-// a non-positive N, S or X yields 0.
-func Copies(L float64, N, S int, X float64) int {
-	if N <= 0 || S <= 0 || !(X > 0) || math.IsNaN(L) {
+// Copies is the article's formula alone: min(ceil(L × N / (S × X)), N) with L = share,
+// N = nodes, S = primaries and X = x. The share is clamped to 0..1; a non-positive nodes,
+// primaries or x yields 0.
+func Copies(share float64, nodes, primaries int, x float64) int {
+	if nodes <= 0 || primaries <= 0 || !(x > 0) || math.IsNaN(share) {
 		return 0
 	}
-	L = min(max(L, 0), 1)
-	c := math.Ceil(L*float64(N)/(float64(S)*X) - roundingSlack)
-	return int(min(max(c, 0), float64(N)))
+	share = min(max(share, 0), 1)
+	c := math.Ceil(share*float64(nodes)/(float64(primaries)*x) - roundingSlack)
+	return int(min(max(c, 0), float64(nodes)))
 }
 
 // Decide makes one decision per index in `in` (returned in input order in all), picks the changes
@@ -233,6 +234,9 @@ func decideIndex(now time.Time, ix IndexInput, m Memory, seen bool, total float6
 	o, hasOverride := cfg.override(ix.Name)
 	skip := func(reason string) (Decision, Memory, bool) {
 		d.Kind, d.Reason = KindSkip, reason
+		// Keep the first-seen count for when the index is managed again, but not a pending
+		// scale-down: nothing watched its load meanwhile.
+		m.LowerSince, m.WindowMax = time.Time{}, 0
 		return d, m, seen
 	}
 	switch {
@@ -272,7 +276,8 @@ func decideIndex(now time.Time, ix IndexInput, m Memory, seen bool, total float6
 	usable := ix.LoadKnown && !idle
 	var basis string
 	target := d.From
-	if usable {
+	switch {
+	case usable:
 		d.L = max(ix.SearchLoad, 0) / total
 		copies := Copies(d.L, ix.EligibleNodes, ix.Primaries, cfg.X)
 		target = copies
@@ -281,9 +286,9 @@ func decideIndex(now time.Time, ix IndexInput, m Memory, seen bool, total float6
 		}
 		basis = fmt.Sprintf("desired copies = min(ceil(L×N/(S×X)), N) = %d with L=%.3f (%.3f of %.3f busy search threads), N=%d, S=%d, X=%g",
 			copies, d.L, max(ix.SearchLoad, 0), total, ix.EligibleNodes, ix.Primaries, cfg.X)
-	} else if idle {
+	case idle:
 		basis = fmt.Sprintf("the cluster is idle (%.3f busy search threads, under %g), so load says nothing", total, cfg.MinTotalSearchLoad)
-	} else {
+	default:
 		basis = "its search load is not known this cycle, so load says nothing"
 	}
 	d.Desired = min(max(target, d.Min), d.Max)

@@ -403,19 +403,20 @@ func TestDecideLimitAndOrder(t *testing.T) {
 	}
 	cfgBase := DefaultConfig()
 	cfgBase.Overrides = []Override{
-		{Pattern: "ballast", Exclude: true},
+		{Pattern: "ballast", Exclude: true}, {Pattern: "paused", Exclude: true},
 		{Pattern: "up-1", Min: intp(2)}, {Pattern: "up-2", Min: intp(3)}, {Pattern: "up-3", Min: intp(4)},
 	}
 	// The ballast carries all the load, so every other index's target is its minimum.
 	in := []IndexInput{
 		idx("ballast", 1, 1, 6, 10),
 		idx("down-b", 1, 2, 6, 0), idx("up-1", 1, 1, 6, 0), idx("cap-a", 1, 3, 3, 0), idx("down-a", 1, 3, 6, 0),
-		idx("up-3", 1, 1, 6, 0), idx("cap-b", 1, 5, 3, 0), idx("up-2", 1, 1, 6, 0),
+		idx("up-3", 1, 1, 6, 0), idx("cap-b", 1, 5, 3, 0), idx("up-2", 1, 1, 6, 0), idx("paused", 1, 3, 6, 0),
 	}
 	mem := map[string]Memory{
 		"down-a": pending("down-a"), "down-b": pending("down-b"),
 		"cap-a": {Index: "cap-a", FirstSeenReplicas: 1}, "cap-b": {Index: "cap-b", FirstSeenReplicas: 1},
-		"gone": {Index: "gone", FirstSeenReplicas: 4},
+		"gone":   {Index: "gone", FirstSeenReplicas: 4},
+		"paused": {Index: "paused", FirstSeenReplicas: 2, LowerSince: now.Add(-time.Hour), WindowMax: 2},
 	}
 	tests := []struct {
 		name     string
@@ -473,6 +474,9 @@ func TestDecideLimitAndOrder(t *testing.T) {
 			}
 			if _, ok := next["ballast"]; ok {
 				t.Errorf("memory created for an excluded index")
+			}
+			if m := next["paused"]; m.FirstSeenReplicas != 2 || !m.LowerSince.IsZero() {
+				t.Errorf("excluded index memory got %+v, want first-seen 2 kept and no pending scale-down", m)
 			}
 		})
 	}

@@ -195,6 +195,9 @@ func (r *run) dispatch(ctx context.Context, ev bus.Recorded, t *Tick) error {
 		for _, a := range rr.Applied {
 			t.Replicas = append(t.Replicas, fmt.Sprintf("%s %d→%d", a.Index, a.From, a.To))
 		}
+		if _, err := r.eng.Sandbox(ctx, d.Cluster); err != nil && !isTransient(err) {
+			return err
+		}
 	case bus.TypeMovesPlanned:
 		var d bus.MovesPlanned
 		if err := json.Unmarshal(ev.Detail, &d); err != nil {

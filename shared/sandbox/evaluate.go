@@ -90,9 +90,9 @@ func (r Report) Actions() []Finding {
 //
 //   - monitor: report only, never act;
 //   - soft: the sandbox may overflow while the node is calm; it is rejected only when the node is
-//     above its rejection threshold and the sandbox overflows for rejection, and cancelled when
+//     above its rejection threshold and the sandbox overflows for rejection, and canceled when
 //     the node is above its cancellation threshold and the sandbox overflows for cancellation;
-//   - hard: the sandbox is cancelled when it overflows for cancellation, else rejected when it
+//   - hard: the sandbox is canceled when it overflows for cancellation, else rejected when it
 //     overflows for rejection, whatever the node's usage.
 //
 // A resource's cluster-level enforcement, when set, replaces each sandbox's mode for it. genPop is

@@ -63,7 +63,7 @@ func TestEvaluateModes(t *testing.T) {
 
 func TestEvaluateReportShape(t *testing.T) {
 	defs := Definitions{Sandboxes: []Sandbox{
-		{Name: "a", Attributes: Attributes{Role: "x"}, Resources: SandboxResources{CPU: alloc(0.3)}, Enforcement: Hard},
+		{Name: "a", Attributes: Attributes{Role: "x"}, Resources: Allocations{CPU: alloc(0.3)}, Enforcement: Hard},
 		sb("b", "y", 0.2, Soft),
 	}}
 	usage := NodeUsage{

@@ -8,12 +8,12 @@ import (
 func TestResolve(t *testing.T) {
 	defs := Definitions{Sandboxes: []Sandbox{
 		sb("analysts", "ba-*", 0.3, Soft),
-		{Name: "operations", Attributes: Attributes{Role: "tellers", IndicesName: "transactions-*"}, Resources: SandboxResources{JVM: alloc(0.2)}, Enforcement: Hard},
-		{Name: "tellers", Attributes: Attributes{Role: "tellers"}, Resources: SandboxResources{CPU: alloc(0.1)}, Enforcement: Soft},
-		{Name: "alice", Attributes: Attributes{UserName: "alice"}, Resources: SandboxResources{CPU: alloc(0.1)}, Enforcement: Soft},
-		{Name: "b-users", Attributes: Attributes{UserName: "b*"}, Resources: SandboxResources{CPU: alloc(0.1)}, Enforcement: Soft},
-		{Name: "batch", Attributes: Attributes{CustomID: "nightly-*, adhoc"}, Resources: SandboxResources{CPU: alloc(0.1)}, Enforcement: Monitor},
-		{Name: "iam", Attributes: Attributes{Role: "arn:aws:iam::1:role/*"}, Resources: SandboxResources{CPU: alloc(0.1)}, Enforcement: Monitor},
+		{Name: "operations", Attributes: Attributes{Role: "tellers", IndicesName: "transactions-*"}, Resources: Allocations{JVM: alloc(0.2)}, Enforcement: Hard},
+		{Name: "tellers", Attributes: Attributes{Role: "tellers"}, Resources: Allocations{CPU: alloc(0.1)}, Enforcement: Soft},
+		{Name: "alice", Attributes: Attributes{UserName: "alice"}, Resources: Allocations{CPU: alloc(0.1)}, Enforcement: Soft},
+		{Name: "b-users", Attributes: Attributes{UserName: "b*"}, Resources: Allocations{CPU: alloc(0.1)}, Enforcement: Soft},
+		{Name: "batch", Attributes: Attributes{CustomID: "nightly-*, adhoc"}, Resources: Allocations{CPU: alloc(0.1)}, Enforcement: Monitor},
+		{Name: "iam", Attributes: Attributes{Role: "arn:aws:iam::1:role/*"}, Resources: Allocations{CPU: alloc(0.1)}, Enforcement: Monitor},
 	}}
 	if err := defs.Validate(); err != nil {
 		t.Fatalf("test definitions invalid: %v", err)

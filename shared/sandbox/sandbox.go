@@ -85,10 +85,10 @@ type Definitions struct {
 
 // Sandbox is one resource-limit group.
 type Sandbox struct {
-	Name        string           `json:"name"`
-	Attributes  Attributes       `json:"attributes"`
-	Resources   SandboxResources `json:"resources"`
-	Enforcement Enforcement      `json:"enforcement"`
+	Name        string      `json:"name"`
+	Attributes  Attributes  `json:"attributes"`
+	Resources   Allocations `json:"resources"`
+	Enforcement Enforcement `json:"enforcement"`
 }
 
 // Attributes a request must match, each a comma-separated list of values where '*' matches any
@@ -100,8 +100,8 @@ type Attributes struct {
 	CustomID    string `json:"custom_id,omitempty"`
 }
 
-// SandboxResources holds the sandbox's allocation of each resource it is limited on.
-type SandboxResources struct {
+// Allocations holds the sandbox's allocation of each resource it is limited on.
+type Allocations struct {
 	JVM *Allocation `json:"jvm,omitempty"`
 	CPU *Allocation `json:"cpu,omitempty"`
 }
@@ -125,14 +125,14 @@ type ResourceLimit struct {
 }
 
 // Thresholds are node-level usage fractions: above Rejection new tasks of overflowing sandboxes
-// are rejected, above Cancellation their running tasks are cancelled.
+// are rejected, above Cancellation their running tasks are canceled.
 type Thresholds struct {
 	Rejection    Fraction `json:"rejection"`
 	Cancellation Fraction `json:"cancellation"`
 }
 
 // allocation returns the sandbox's allocation of r and whether it is limited on r.
-func (r SandboxResources) allocation(res Resource) (float64, bool) {
+func (r Allocations) allocation(res Resource) (float64, bool) {
 	a := r.JVM
 	if res == CPU {
 		a = r.CPU
@@ -155,7 +155,7 @@ func (c ClusterResources) limit(res Resource) ResourceLimit {
 	return *l
 }
 
-// Parse decodes one Definitions document, refusing unknown fields (a misspelt key must not
+// Parse decodes one Definitions document, refusing unknown fields (a misspelled key must not
 // silently drop a limit) and trailing data, and validates it.
 func Parse(data []byte) (Definitions, error) {
 	var d Definitions

@@ -74,7 +74,7 @@ func (e *EnforcementError) Error() string {
 }
 
 // ThresholdOrderError is a resource whose rejection threshold is above its cancellation threshold:
-// tasks would be cancelled before new ones are refused.
+// tasks would be canceled before new ones are refused.
 type ThresholdOrderError struct {
 	Resource     Resource
 	Rejection    float64

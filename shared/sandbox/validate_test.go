@@ -132,7 +132,7 @@ func describe(err error) []string {
 func alloc(v float64) *Allocation { return &Allocation{Allocation: Fraction(v)} }
 
 func sb(name, role string, jvm float64, mode Enforcement) Sandbox {
-	return Sandbox{Name: name, Attributes: Attributes{Role: role}, Resources: SandboxResources{JVM: alloc(jvm)}, Enforcement: mode}
+	return Sandbox{Name: name, Attributes: Attributes{Role: role}, Resources: Allocations{JVM: alloc(jvm)}, Enforcement: mode}
 }
 
 func TestValidateTenets(t *testing.T) {
@@ -173,7 +173,7 @@ func TestValidateTenets(t *testing.T) {
 			name: "a more specific attribute set is distinct",
 			defs: Definitions{Sandboxes: []Sandbox{
 				sb("a", "tellers", 0.1, Soft),
-				{Name: "b", Attributes: Attributes{Role: "tellers", IndicesName: "tx-*"}, Resources: SandboxResources{CPU: alloc(0.1)}, Enforcement: Soft},
+				{Name: "b", Attributes: Attributes{Role: "tellers", IndicesName: "tx-*"}, Resources: Allocations{CPU: alloc(0.1)}, Enforcement: Soft},
 			}},
 		},
 		{
@@ -188,8 +188,8 @@ func TestValidateTenets(t *testing.T) {
 		{
 			name: "resources are summed separately",
 			defs: Definitions{Sandboxes: []Sandbox{
-				{Name: "a", Attributes: Attributes{Role: "x"}, Resources: SandboxResources{JVM: alloc(0.9), CPU: alloc(0.2)}, Enforcement: Soft},
-				{Name: "b", Attributes: Attributes{Role: "y"}, Resources: SandboxResources{JVM: alloc(0.1), CPU: alloc(0.9)}, Enforcement: Soft},
+				{Name: "a", Attributes: Attributes{Role: "x"}, Resources: Allocations{JVM: alloc(0.9), CPU: alloc(0.2)}, Enforcement: Soft},
+				{Name: "b", Attributes: Attributes{Role: "y"}, Resources: Allocations{JVM: alloc(0.1), CPU: alloc(0.9)}, Enforcement: Soft},
 			}},
 			want: []string{"OverAllocation:cpu:a,b"},
 		},
@@ -216,8 +216,8 @@ func TestValidateTenets(t *testing.T) {
 		{
 			name: "at least one attribute, no empty entries",
 			defs: Definitions{Sandboxes: []Sandbox{
-				{Name: "a", Resources: SandboxResources{JVM: alloc(0.1)}, Enforcement: Soft},
-				{Name: "b", Attributes: Attributes{IndicesName: "x,,y"}, Resources: SandboxResources{JVM: alloc(0.1)}, Enforcement: Soft},
+				{Name: "a", Resources: Allocations{JVM: alloc(0.1)}, Enforcement: Soft},
+				{Name: "b", Attributes: Attributes{IndicesName: "x,,y"}, Resources: Allocations{JVM: alloc(0.1)}, Enforcement: Soft},
 			}},
 			want: []string{"Field:sandboxes[a].attributes", "Field:sandboxes[b].attributes.indices_name"},
 		},

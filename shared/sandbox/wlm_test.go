@@ -39,7 +39,7 @@ func TestToWLM(t *testing.T) {
 		t.Fatalf("parse RFC example: %v", err)
 	}
 	defs.Sandboxes = append(defs.Sandboxes, Sandbox{Name: "watchers", Attributes: Attributes{UserName: "w"},
-		Resources: SandboxResources{CPU: alloc(0.1)}, Enforcement: Monitor})
+		Resources: Allocations{CPU: alloc(0.1)}, Enforcement: Monitor})
 	groups := ToWLM(defs)
 	f := func(v float64) *float64 { return &v }
 	want := []WorkloadGroup{

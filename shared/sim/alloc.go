@@ -270,7 +270,11 @@ func (s *Sim) canAllocate(sh *shard, c *shardCopy, n *node, explain, explicit bo
 		})
 	default:
 		v.add(decYes, "shards_limit", func() string {
-			return fmt.Sprintf("total shard limits are disabled: [index: %d, cluster: %d] <= 0", max(ix.totalShardsCap, -1), cfg.totalShardsPerNode)
+			indexCap := ix.totalShardsCap
+			if indexCap == 0 {
+				indexCap = -1
+			}
+			return fmt.Sprintf("total shard limits are disabled: [index: %d, cluster: %d] <= 0", indexCap, cfg.totalShardsPerNode)
 		})
 	}
 	return v
@@ -314,15 +318,19 @@ func (s *Sim) canRebalance(explain bool) verdict {
 	} else {
 		v.add(decYes, "enable", func() string { return "all rebalancing is allowed" })
 	}
-	inactive, inactivePrimary := s.inactiveShards()
+	inactive, inactivePrimary, unassigned := s.inactiveShards()
+	kind := "inactive"
+	if unassigned {
+		kind = "unassigned"
+	}
 	switch {
 	case cfg.allowRebalance == "indices_all_active" && inactive:
 		v.add(decNo, "cluster_rebalance", func() string {
-			return "the cluster has unassigned shards and cluster setting [cluster.routing.allocation.allow_rebalance] is set to [indices_all_active]"
+			return "the cluster has " + kind + " shards and cluster setting [cluster.routing.allocation.allow_rebalance] is set to [indices_all_active]"
 		})
 	case cfg.allowRebalance == "indices_primaries_active" && inactivePrimary:
 		v.add(decNo, "cluster_rebalance", func() string {
-			return "the cluster has inactive primary shards and cluster setting [cluster.routing.allocation.allow_rebalance] is set to [indices_primaries_active]"
+			return "the cluster has " + kind + " primary shards and cluster setting [cluster.routing.allocation.allow_rebalance] is set to [indices_primaries_active]"
 		})
 	default:
 		v.add(decYes, "cluster_rebalance", func() string { return "auto-rebalance is allowed" })
@@ -342,21 +350,24 @@ func (s *Sim) canRebalance(explain bool) verdict {
 }
 
 // inactiveShards reports whether any copy is unassigned or initializing (relocation targets
-// included), and whether any primary is.
-func (s *Sim) inactiveShards() (any, primary bool) {
+// included), whether any primary is, and whether any copy is unassigned.
+func (s *Sim) inactiveShards() (inactive, primary, unassigned bool) {
 	for _, ix := range s.indices {
 		for _, sh := range ix.shards {
 			for _, c := range sh.copies {
 				if !c.active() || c.state == stateRelocating {
-					any = true
-					if c.primary && !c.active() {
+					inactive = true
+					if c.primary {
 						primary = true
 					}
+				}
+				if c.state == stateUnassigned {
+					unassigned = true
 				}
 			}
 		}
 	}
-	return any, primary
+	return inactive, primary, unassigned
 }
 
 func (s *Sim) relocatingCount() int {

@@ -43,9 +43,9 @@ const (
 	// Balancer constants are OpenSearch's BalancedShardsAllocator defaults:
 	// cluster.routing.allocation.balance.index 0.55, .shard 0.45, .threshold 1.0, and
 	// cluster.routing.allocation.cluster_concurrent_rebalance 2.
-	defaultIndexBalance             = 0.55
-	defaultShardBalance             = 0.45
-	defaultBalanceThreshold         = 1.0
+	defaultIndexBalance               = 0.55
+	defaultShardBalance               = 0.45
+	defaultBalanceThreshold           = 1.0
 	defaultClusterConcurrentRebalance = 2
 
 	// nodeLeftDelay is OpenSearch's index.unassigned.node_left.delayed_timeout default (1m): replicas

@@ -68,9 +68,26 @@ func startStates(pats [][]string) []fpState {
 }
 
 // advance matches key against every state; full reports a pattern that ends at or within this key.
-func advance(states []fpState, key string) (next []fpState, full bool) {
-	parts := strings.Split(key, ".")
+func advance(next, states []fpState, key string) ([]fpState, bool) {
+	full := false
+	dotted := strings.IndexByte(key, '.') >= 0
+	var parts []string
 	for _, st := range states {
+		// The common case, a plain segment against a key without dots, needs no allocation.
+		if seg := st.pat[st.pos]; seg != "**" && !dotted {
+			if !matchValue(seg, key) {
+				continue
+			}
+			if st.pos+1 >= len(st.pat) || (st.pos+1 == len(st.pat)-1 && st.pat[st.pos+1] == "**") {
+				full = true
+				continue
+			}
+			next = append(next, fpState{pat: st.pat, pos: st.pos + 1})
+			continue
+		}
+		if parts == nil {
+			parts = strings.Split(key, ".")
+		}
 		for _, pos := range matchParts(st.pat, st.pos, parts) {
 			if pos >= len(st.pat) || (pos == len(st.pat)-1 && st.pat[pos] == "**") {
 				full = true
@@ -104,13 +121,34 @@ func matchParts(pat []string, pos int, parts []string) []int {
 	return slices.Compact(out)
 }
 
+// fpWalker reuses one state buffer per depth, so walking a large answer allocates only for what it keeps.
+type fpWalker struct {
+	bufs [][]fpState
+}
+
+func (w *fpWalker) buf(depth int) []fpState {
+	for len(w.bufs) <= depth {
+		w.bufs = append(w.bufs, nil)
+	}
+	return w.bufs[depth][:0]
+}
+
 // includeTree keeps what the states select; ok is false when nothing is left.
 func includeTree(v any, states []fpState) (any, bool) {
+	var w fpWalker
+	return w.include(v, states, 0)
+}
+
+func (w *fpWalker) include(v any, states []fpState, depth int) (any, bool) {
+	if lz, ok := v.(lazyObject); ok {
+		v = lz()
+	}
 	switch t := v.(type) {
 	case object:
-		out := object{}
+		var out object
 		for _, f := range t {
-			next, full := advance(states, f.Key)
+			next, full := advance(w.buf(depth), states, f.Key)
+			w.bufs[depth] = next
 			if full {
 				out = append(out, f)
 				continue
@@ -118,7 +156,7 @@ func includeTree(v any, states []fpState) (any, bool) {
 			if len(next) == 0 {
 				continue
 			}
-			if sub, ok := includeTree(f.Val, next); ok {
+			if sub, ok := w.include(f.Val, next, depth+1); ok {
 				out = append(out, field{f.Key, sub})
 			}
 		}
@@ -126,7 +164,7 @@ func includeTree(v any, states []fpState) (any, bool) {
 	case []any:
 		var out []any
 		for _, e := range t {
-			if sub, ok := includeTree(e, states); ok {
+			if sub, ok := w.include(e, states, depth); ok {
 				out = append(out, sub)
 			}
 		}
@@ -134,7 +172,7 @@ func includeTree(v any, states []fpState) (any, bool) {
 	case []object:
 		var out []any
 		for _, e := range t {
-			if sub, ok := includeTree(e, states); ok {
+			if sub, ok := w.include(e, states, depth); ok {
 				out = append(out, sub)
 			}
 		}
@@ -146,11 +184,14 @@ func includeTree(v any, states []fpState) (any, bool) {
 
 // excludeTree drops what the states select and keeps the rest.
 func excludeTree(v any, states []fpState) any {
+	if lz, ok := v.(lazyObject); ok {
+		v = lz()
+	}
 	switch t := v.(type) {
 	case object:
 		out := make(object, 0, len(t))
 		for _, f := range t {
-			next, full := advance(states, f.Key)
+			next, full := advance(nil, states, f.Key)
 			switch {
 			case full:
 			case len(next) == 0:

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"maps"
-	"path"
 	"slices"
 	"strings"
 )
@@ -64,15 +63,30 @@ func compileFilters(settings map[string]string, prefix string) filterSet {
 	return fs
 }
 
-// matchValue is OpenSearch's Regex.simpleMatch: '*' matches any run of characters.
+// matchValue is OpenSearch's Regex.simpleMatch: '*' matches any run of characters, nothing else is
+// special. It backtracks only to the last '*', which is enough for a pattern of literal runs.
 func matchValue(pattern, value string) bool {
-	if !strings.Contains(pattern, "*") {
+	star := strings.IndexByte(pattern, '*')
+	if star < 0 {
 		return pattern == value
 	}
-	// path.Match treats '*' the same way within a string that has no '/'; escape its other metacharacters.
-	esc := strings.NewReplacer(`\`, `\\`, `?`, `\?`, `[`, `\[`).Replace(pattern)
-	ok, err := path.Match(esc, strings.ReplaceAll(value, "/", "\x00"))
-	return err == nil && ok
+	if !strings.HasPrefix(value, pattern[:star]) {
+		return false
+	}
+	value = value[star:]
+	pattern = pattern[star+1:]
+	for {
+		next := strings.IndexByte(pattern, '*')
+		if next < 0 {
+			return strings.HasSuffix(value, pattern)
+		}
+		i := strings.Index(value, pattern[:next])
+		if i < 0 {
+			return false
+		}
+		value = value[i+next:]
+		pattern = pattern[next+1:]
+	}
 }
 
 // matches reports whether node n matches filter f.

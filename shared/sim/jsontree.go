@@ -3,7 +3,9 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -21,6 +23,10 @@ type field struct {
 
 // object is a JSON object with ordered keys.
 type object []field
+
+// lazyObject is an object built only when the writer or filter_path reaches it, so a 60,000-copy answer
+// never holds every copy's statistics at once.
+type lazyObject func() object
 
 // get returns the value under key.
 func (o object) get(key string) (any, bool) {
@@ -40,72 +46,103 @@ func (o object) MarshalJSON() ([]byte, error) {
 // appendJSON appends the JSON encoding of v. Values are those the handlers build: nil, bool, string,
 // the integer kinds, float64, object, []any, []string, []object and json.RawMessage.
 func appendJSON(b []byte, v any) ([]byte, error) {
-	var err error
+	e := jsonEncoder{buf: b}
+	e.value(v)
+	return e.buf, e.err
+}
+
+// encodeJSON streams v to w through a small buffer, so a large answer is never held whole.
+func encodeJSON(w io.Writer, v any) error {
+	e := jsonEncoder{buf: make([]byte, 0, 2*flushBytes), w: w}
+	e.value(v)
+	e.flush()
+	return e.err
+}
+
+// flushBytes is how much encoded output collects before it is written out.
+const flushBytes = 64 << 10
+
+type jsonEncoder struct {
+	buf []byte
+	w   io.Writer // nil: keep everything in buf
+	err error
+}
+
+func (e *jsonEncoder) flush() {
+	if e.w == nil || e.err != nil || len(e.buf) == 0 {
+		return
+	}
+	_, e.err = e.w.Write(e.buf)
+	e.buf = e.buf[:0]
+}
+
+func (e *jsonEncoder) value(v any) {
+	if e.err != nil {
+		return
+	}
+	if e.w != nil && len(e.buf) >= flushBytes {
+		e.flush()
+	}
 	switch t := v.(type) {
 	case nil:
-		b = append(b, "null"...)
+		e.buf = append(e.buf, "null"...)
 	case bool:
-		b = strconv.AppendBool(b, t)
+		e.buf = strconv.AppendBool(e.buf, t)
 	case string:
-		b = appendString(b, t)
+		e.buf = appendString(e.buf, t)
 	case int:
-		b = strconv.AppendInt(b, int64(t), 10)
+		e.buf = strconv.AppendInt(e.buf, int64(t), 10)
 	case int64:
-		b = strconv.AppendInt(b, t, 10)
+		e.buf = strconv.AppendInt(e.buf, t, 10)
 	case uint64:
-		b = strconv.AppendUint(b, t, 10)
+		e.buf = strconv.AppendUint(e.buf, t, 10)
 	case float64:
-		b = appendFloat(b, t)
+		e.buf = appendFloat(e.buf, t)
 	case object:
-		b = append(b, '{')
+		e.buf = append(e.buf, '{')
 		for i, f := range t {
 			if i > 0 {
-				b = append(b, ',')
+				e.buf = append(e.buf, ',')
 			}
-			b = appendString(b, f.Key)
-			b = append(b, ':')
-			if b, err = appendJSON(b, f.Val); err != nil {
-				return nil, err
-			}
+			e.buf = appendString(e.buf, f.Key)
+			e.buf = append(e.buf, ':')
+			e.value(f.Val)
 		}
-		b = append(b, '}')
+		e.buf = append(e.buf, '}')
 	case []any:
-		b = append(b, '[')
-		for i, e := range t {
+		e.buf = append(e.buf, '[')
+		for i, x := range t {
 			if i > 0 {
-				b = append(b, ',')
+				e.buf = append(e.buf, ',')
 			}
-			if b, err = appendJSON(b, e); err != nil {
-				return nil, err
-			}
+			e.value(x)
 		}
-		b = append(b, ']')
+		e.buf = append(e.buf, ']')
 	case []object:
-		b = append(b, '[')
-		for i, e := range t {
+		e.buf = append(e.buf, '[')
+		for i, x := range t {
 			if i > 0 {
-				b = append(b, ',')
+				e.buf = append(e.buf, ',')
 			}
-			if b, err = appendJSON(b, e); err != nil {
-				return nil, err
-			}
+			e.value(x)
 		}
-		b = append(b, ']')
+		e.buf = append(e.buf, ']')
 	case []string:
-		b = append(b, '[')
-		for i, e := range t {
+		e.buf = append(e.buf, '[')
+		for i, x := range t {
 			if i > 0 {
-				b = append(b, ',')
+				e.buf = append(e.buf, ',')
 			}
-			b = appendString(b, e)
+			e.buf = appendString(e.buf, x)
 		}
-		b = append(b, ']')
+		e.buf = append(e.buf, ']')
 	case json.RawMessage:
-		b = append(b, t...)
+		e.buf = append(e.buf, t...)
+	case lazyObject:
+		e.value(t())
 	default:
-		return nil, fmt.Errorf("json tree: unsupported value of type %T", v)
+		e.err = fmt.Errorf("json tree: unsupported value of type %T", v)
 	}
-	return b, nil
 }
 
 // appendFloat formats as encoding/json does ('f' in [1e-6, 1e21), 'e' outside, "e-9" not "e-09").
@@ -182,7 +219,7 @@ func fromJSON(v any) any {
 		for k := range t {
 			keys = append(keys, k)
 		}
-		sortStrings(keys)
+		slices.Sort(keys)
 		o := make(object, 0, len(t))
 		for _, k := range keys {
 			o = append(o, field{k, fromJSON(t[k])})

@@ -70,8 +70,8 @@ type poolTick struct {
 func (p *pool) step(load, dt float64) poolTick {
 	c := float64(p.threads)
 	s := p.taskSeconds
-	lambda := load / s           // arrivals per second
-	capacity := c / s            // completions per second when all threads are busy
+	lambda := load / s // arrivals per second
+	capacity := c / s  // completions per second when all threads are busy
 	t := poolTick{offered: load}
 	if p.backlog == 0 && load < c {
 		t.served = lambda * dt

@@ -189,6 +189,29 @@ func (p *LoadProfile) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// MarshalJSON writes the kind and exactly that kind's fields, zero values included, so a parsed
+// profile encodes back to one ParseScenario accepts.
+func (p LoadProfile) MarshalJSON() ([]byte, error) {
+	values := map[string]any{
+		"value": p.Value, "before": p.Before, "after": p.After, "at_seconds": p.AtSeconds, "from": p.From,
+		"to": p.To, "start_seconds": p.StartSeconds, "end_seconds": p.EndSeconds, "mean": p.Mean,
+		"amplitude": p.Amplitude, "period_seconds": p.PeriodSeconds, "points": p.Points,
+	}
+	o := object{{"kind", p.Kind}}
+	for _, f := range profileFields[p.Kind] {
+		v := values[f]
+		if pts, ok := v.([][]float64); ok {
+			list := make([]any, len(pts))
+			for i, pt := range pts {
+				list[i] = []any{pt[0], pt[1]}
+			}
+			v = list
+		}
+		o = append(o, field{f, v})
+	}
+	return appendJSON(nil, o)
+}
+
 // Constant returns a constant profile.
 func Constant(v float64) LoadProfile { return LoadProfile{Kind: ProfileConstant, Value: v} }
 

@@ -1,0 +1,20 @@
+// Command sandbox is the shardwise sandbox Lambda: wiring only (configuration, clients, lambda.Start).
+package main
+
+import (
+	"context"
+	"log"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/shardwise/shardwise/shared/handler"
+)
+
+func main() {
+	e, metrics, err := handler.Env(context.Background(), "sandbox")
+	if err != nil {
+		log.Fatal(err)
+	}
+	f := &handler.Function{Name: "sandbox", Engine: e, Metrics: metrics}
+	lambda.Start(f.Sandbox)
+}

@@ -1,0 +1,116 @@
+package cluster
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// sample builds a one-index sample: copies maps node id → (index_time_ms, search_time_ms).
+func sample(at time.Time, copies map[string][2]int64, completed, queue int64) Sample {
+	s := Sample{
+		Snapshot: Snapshot{Cluster: "c", At: at, Nodes: []Node{
+			{ID: "n1", Name: "n1", Write: Pool{Threads: 8, Queue: int(queue)}},
+			{ID: "n2", Name: "n2", Write: Pool{Threads: 8}},
+		}},
+		Counters: Counters{At: at, Nodes: map[string]NodeCounters{
+			"n1": {At: at, WriteCompleted: completed},
+			"n2": {At: at},
+		}, Copies: map[string]CopyCounters{}},
+	}
+	for node, c := range copies {
+		s.Snapshot.Copies = append(s.Snapshot.Copies, Copy{Index: "i", Shard: 0, Primary: true, State: StateStarted, Node: node})
+		s.Counters.Copies[CopyKey("i", 0, node)] = CopyCounters{IndexTimeMillis: c[0], SearchTimeMillis: c[1]}
+	}
+	return s
+}
+
+func TestDeriveRates(t *testing.T) {
+	cases := []struct {
+		name        string
+		prev, cur   Sample
+		noPrev      bool
+		wantKnown   bool
+		wantWrite   float64
+		wantLatency float64
+		wantStalled bool
+	}{
+		{
+			name: "steady counters give a rate",
+			prev: sample(t0, map[string][2]int64{"n1": {0, 0}}, 0, 0),
+			cur:  sample(t0.Add(30*time.Second), map[string][2]int64{"n1": {60_000, 3_000}}, 600, 40),
+			// 60 s of indexing over 30 s = 2 threads; 40 queued / 20 completions per s = 2 s.
+			wantKnown: true, wantWrite: 2, wantLatency: 2,
+		},
+		{
+			name:   "first sample has no rate",
+			cur:    sample(t0, map[string][2]int64{"n1": {60_000, 0}}, 0, 0),
+			noPrev: true,
+		},
+		{
+			name: "counter went down: reset, no negative rate",
+			prev: sample(t0, map[string][2]int64{"n1": {90_000, 0}}, 0, 0),
+			cur:  sample(t0.Add(30*time.Second), map[string][2]int64{"n1": {1_000, 0}}, 600, 0),
+		},
+		{
+			name: "copy new on its node (relocated): unknown this sample",
+			prev: sample(t0, map[string][2]int64{"n2": {90_000, 0}}, 0, 0),
+			cur:  sample(t0.Add(30*time.Second), map[string][2]int64{"n1": {3_000, 0}}, 600, 0),
+		},
+		{
+			name: "implausibly huge rate is treated as unknown",
+			prev: sample(t0, map[string][2]int64{"n1": {0, 0}}, 0, 0),
+			cur:  sample(t0.Add(30*time.Second), map[string][2]int64{"n1": {30_000_000, 0}}, 600, 0),
+		},
+		{
+			name:        "queue with no completions is stalled",
+			prev:        sample(t0, map[string][2]int64{"n1": {0, 0}}, 100, 0),
+			cur:         sample(t0.Add(30*time.Second), map[string][2]int64{"n1": {0, 0}}, 100, 50),
+			wantKnown:   true,
+			wantLatency: 30, wantStalled: true,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var prev *Counters
+			if !tc.noPrev {
+				prev = &tc.prev.Counters
+			}
+			s := Derive(prev, tc.cur)
+			c := s.Copies[0]
+			if c.LoadKnown != tc.wantKnown {
+				t.Fatalf("known: got %v want %v", c.LoadKnown, tc.wantKnown)
+			}
+			if c.WriteLoad < 0 || math.Abs(c.WriteLoad-tc.wantWrite) > 1e-9 {
+				t.Errorf("write load: got %v want %v", c.WriteLoad, tc.wantWrite)
+			}
+			n1 := s.NodeByID("n1")
+			if !tc.noPrev && math.Abs(n1.Write.QueueLatencySeconds-tc.wantLatency) > 1e-9 {
+				t.Errorf("queue latency: got %v want %v", n1.Write.QueueLatencySeconds, tc.wantLatency)
+			}
+			if n1.Write.Stalled != tc.wantStalled {
+				t.Errorf("stalled: got %v want %v", n1.Write.Stalled, tc.wantStalled)
+			}
+		})
+	}
+}
+
+// A relocated copy yields no rate for one sample and then resumes correctly.
+func TestDeriveResumesAfterRelocation(t *testing.T) {
+	s1 := sample(t0, map[string][2]int64{"n1": {100_000, 0}}, 0, 0)
+	s2 := sample(t0.Add(30*time.Second), map[string][2]int64{"n2": {0, 0}}, 0, 0) // moved to n2, counters restart
+	s3 := sample(t0.Add(60*time.Second), map[string][2]int64{"n2": {45_000, 0}}, 0, 0)
+	d2 := Derive(&s1.Counters, s2)
+	if d2.Copies[0].LoadKnown {
+		t.Fatalf("sample after relocation: got known rate %v, want unknown", d2.Copies[0].WriteLoad)
+	}
+	d3 := Derive(&s2.Counters, s3)
+	if !d3.Copies[0].LoadKnown || math.Abs(d3.Copies[0].WriteLoad-1.5) > 1e-9 {
+		t.Fatalf("next sample: got known=%v load=%v, want known 1.5", d3.Copies[0].LoadKnown, d3.Copies[0].WriteLoad)
+	}
+	if got := d3.NodeByID("n2").Write.Load; math.Abs(got-1.5) > 1e-9 {
+		t.Fatalf("node load: got %v want 1.5", got)
+	}
+}

@@ -1,0 +1,264 @@
+package deploy
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// The sample events in events/ are what `sam local invoke -e` feeds the functions, so they must
+// be what the stack's triggers deliver: these tests hold them to the template's rule patterns and
+// to aws-lambda-go's event types.
+
+func readEvent(t *testing.T, name string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "events", name))
+	if err != nil {
+		t.Fatalf("sample event: %v", err)
+	}
+	return raw
+}
+
+// matches applies an EventBridge event pattern the way EventBridge does for the parts the
+// template uses: a list matches when any of its entries does, an entry is a literal or
+// {"prefix": "..."}, and an object matches field by field.
+func matches(pattern, event any) bool {
+	switch p := pattern.(type) {
+	case map[string]any:
+		ev, ok := event.(map[string]any)
+		if !ok {
+			return false
+		}
+		for key, sub := range p {
+			if !matches(sub, ev[key]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, want := range p {
+			if rule, ok := want.(map[string]any); ok {
+				prefix, isPrefix := rule["prefix"].(string)
+				value, isString := event.(string)
+				if isPrefix && isString && strings.HasPrefix(value, prefix) {
+					return true
+				}
+				continue
+			}
+			if want == event {
+				return true
+			}
+		}
+		return false
+	default:
+		return false
+	}
+}
+
+func TestSampleEventBridgeEvents(t *testing.T) {
+	doc := render(t, Options{})
+	pattern := func(function, event string) any {
+		return get(t, doc, "Resources", function, "Properties", "Events", event, "Properties", "Pattern")
+	}
+	tests := []struct {
+		name       string
+		file       string
+		detailType string
+		matching   []any // rule patterns the event must match
+		notMatch   []any // and must not
+	}{
+		{
+			name:       "scheduled event",
+			file:       "schedule.json",
+			detailType: "Scheduled Event",
+			notMatch: []any{
+				pattern("DetectFunction", "StatsIngested"),
+				pattern("DetectFunction", "AlarmStateChange"),
+				pattern("MoveFunction", "MovesPlanned"),
+			},
+		},
+		{
+			name:       "shardwise alarm",
+			file:       "alarm.json",
+			detailType: "CloudWatch Alarm State Change",
+			matching:   []any{pattern("DetectFunction", "AlarmStateChange")},
+			notMatch: []any{
+				pattern("DetectFunction", "StatsIngested"),
+				pattern("ReplicasFunction", "StatsIngested"),
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := readEvent(t, tc.file)
+			var ev events.CloudWatchEvent
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				t.Fatalf("decode as an EventBridge event: %v", err)
+			}
+			if ev.DetailType != tc.detailType {
+				t.Errorf("detail-type: got %q, want %q", ev.DetailType, tc.detailType)
+			}
+			var generic any
+			if err := json.Unmarshal(raw, &generic); err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			for i, p := range tc.matching {
+				if !matches(p, generic) {
+					t.Errorf("pattern %d: event does not match %v", i, p)
+				}
+			}
+			for i, p := range tc.notMatch {
+				if matches(p, generic) {
+					t.Errorf("pattern %d: event matches %v, want no match", i, p)
+				}
+			}
+		})
+	}
+
+	t.Run("alarm names its node", func(t *testing.T) {
+		var alarm struct {
+			Detail struct {
+				AlarmName string `json:"alarmName"`
+				State     struct {
+					Value string `json:"value"`
+				} `json:"state"`
+				Configuration struct {
+					Metrics []struct {
+						MetricStat struct {
+							Metric struct {
+								Dimensions map[string]string `json:"dimensions"`
+							} `json:"metric"`
+						} `json:"metricStat"`
+					} `json:"metrics"`
+				} `json:"configuration"`
+			} `json:"detail"`
+		}
+		if err := json.Unmarshal(readEvent(t, "alarm.json"), &alarm); err != nil {
+			t.Fatalf("decode alarm: %v", err)
+		}
+		if got, want := alarm.Detail.AlarmName, "shardwise-prod-node-3-write-queue"; got != want {
+			t.Errorf("alarm name: got %q, want %q", got, want)
+		}
+		if got := alarm.Detail.State.Value; got != "ALARM" {
+			t.Errorf("state: got %q, want ALARM", got)
+		}
+		if len(alarm.Detail.Configuration.Metrics) == 0 {
+			t.Fatal("alarm has no metrics")
+		}
+		if got := alarm.Detail.Configuration.Metrics[0].MetricStat.Metric.Dimensions["NodeName"]; got != "node-3" {
+			t.Errorf("NodeName dimension: got %q, want node-3", got)
+		}
+	})
+}
+
+func TestSampleDirectInvoke(t *testing.T) {
+	var direct struct {
+		Clusters []string `json:"clusters"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(readEvent(t, "invoke.json"))))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&direct); err != nil {
+		t.Fatalf("decode direct invoke: %v", err)
+	}
+	if len(direct.Clusters) != 1 || direct.Clusters[0] != "prod" {
+		t.Errorf("clusters: got %v, want [prod]", direct.Clusters)
+	}
+}
+
+func TestSampleWebhooks(t *testing.T) {
+	type nodesStats struct {
+		ClusterName string `json:"cluster_name"`
+		Nodes       map[string]struct {
+			Name       string `json:"name"`
+			ThreadPool struct {
+				Write *struct {
+					Threads   int `json:"threads"`
+					Queue     int `json:"queue"`
+					Completed int `json:"completed"`
+				} `json:"write"`
+			} `json:"thread_pool"`
+		} `json:"nodes"`
+	}
+	type alertmanager struct {
+		Version string `json:"version"`
+		Status  string `json:"status"`
+		Alerts  []struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"alerts"`
+	}
+	tests := []struct {
+		name  string
+		file  string
+		check func(t *testing.T, body []byte)
+	}{
+		{
+			name: "nodes stats",
+			file: "webhook-nodes-stats.json",
+			check: func(t *testing.T, body []byte) {
+				var stats nodesStats
+				if err := json.Unmarshal(body, &stats); err != nil {
+					t.Fatalf("body is not _nodes/stats: %v", err)
+				}
+				if stats.ClusterName != "prod" {
+					t.Errorf("cluster_name: got %q, want prod", stats.ClusterName)
+				}
+				hot := false
+				for id, n := range stats.Nodes {
+					if n.ThreadPool.Write == nil || n.ThreadPool.Write.Threads == 0 {
+						t.Errorf("node %s has no WRITE pool", id)
+						continue
+					}
+					hot = hot || (n.Name == "node-3" && n.ThreadPool.Write.Queue > 0)
+				}
+				if !hot {
+					t.Errorf("node-3 should be queueing writes, as the alarm sample says")
+				}
+			},
+		},
+		{
+			name: "alertmanager",
+			file: "webhook-alertmanager.json",
+			check: func(t *testing.T, body []byte) {
+				var am alertmanager
+				if err := json.Unmarshal(body, &am); err != nil {
+					t.Fatalf("body is not an Alertmanager webhook: %v", err)
+				}
+				if am.Version != "4" || am.Status != "firing" {
+					t.Errorf("version, status: got %q, %q, want 4, firing", am.Version, am.Status)
+				}
+				if len(am.Alerts) == 0 {
+					t.Fatal("no alerts")
+				}
+				if got := am.Alerts[0].Labels; got["node"] != "node-3" || got["cluster"] != "prod" {
+					t.Errorf("labels: got %v, want node node-3 of cluster prod", got)
+				}
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var req events.LambdaFunctionURLRequest
+			if err := json.Unmarshal(readEvent(t, tc.file), &req); err != nil {
+				t.Fatalf("decode as a Function URL request: %v", err)
+			}
+			if req.Version != "2.0" || req.RequestContext.HTTP.Method != "POST" {
+				t.Errorf("version, method: got %q, %q, want 2.0, POST", req.Version, req.RequestContext.HTTP.Method)
+			}
+			if got := req.Headers["x-shardwise-cluster"]; got != "prod" {
+				t.Errorf("x-shardwise-cluster: got %q, want prod", got)
+			}
+			// The template's Function URL is AWS_IAM: every request arrives SigV4-authenticated.
+			if req.RequestContext.Authorizer == nil || req.RequestContext.Authorizer.IAM == nil {
+				t.Error("no IAM authorizer context, which an AWS_IAM Function URL always sets")
+			}
+			if req.IsBase64Encoded {
+				t.Fatal("body is base64; the samples carry plain JSON")
+			}
+			tc.check(t, []byte(req.Body))
+		})
+	}
+}

@@ -1,0 +1,392 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// catColumn is one _cat column: its name, aliases, whether it shows by default, and whether it is
+// right-aligned (OpenSearch's "text-align:right" columns).
+type catColumn struct {
+	name    string
+	aliases []string
+	def     bool
+	right   bool
+}
+
+// catTable is rows of cells; a nil cell is JSON null and blank in text.
+type catTable struct {
+	cols []catColumn
+	rows [][]*string
+}
+
+func cell(s string) *string { return &s }
+
+// catFormat holds the parameters every _cat call takes.
+type catFormat struct {
+	bytes string // b, kb, mb, gb, tb, pb or "" for human
+}
+
+func (f catFormat) size(b float64) string {
+	mult := map[string]float64{"b": 1, "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40, "pb": 1 << 50}
+	if m, ok := mult[f.bytes]; ok {
+		return strconv.FormatInt(int64(b/m), 10)
+	}
+	return formatBytes(b)
+}
+
+// formatMillis is TimeValue.toString: the largest unit with one decimal.
+func formatMillis(ms float64) string {
+	switch {
+	case ms >= 86_400_000:
+		return trimZero(strconv.FormatFloat(ms/86_400_000, 'f', 1, 64)) + "d"
+	case ms >= 3_600_000:
+		return trimZero(strconv.FormatFloat(ms/3_600_000, 'f', 1, 64)) + "h"
+	case ms >= 60_000:
+		return trimZero(strconv.FormatFloat(ms/60_000, 'f', 1, 64)) + "m"
+	case ms >= 1000:
+		return trimZero(strconv.FormatFloat(ms/1000, 'f', 1, 64)) + "s"
+	}
+	return strconv.FormatInt(int64(ms), 10) + "ms"
+}
+
+// render answers a _cat request: h picks columns (names, aliases, wildcards), s sorts, v adds a header
+// line, format=json gives an array of objects, help lists the columns.
+func (t *catTable) render(rq *request) (reply, *apiError) {
+	if rq.flag("help") {
+		var b strings.Builder
+		for _, c := range t.cols {
+			fmt.Fprintf(&b, "%s | %s |\n", c.name, strings.Join(c.aliases, ","))
+		}
+		return reply{status: 200, text: b.String(), isText: true}, nil
+	}
+	type shown struct {
+		idx     int
+		display string
+	}
+	var cols []shown
+	if h := rq.param("h"); h != "" {
+		for _, want := range strings.Split(h, ",") {
+			want = strings.TrimSpace(want)
+			for i, c := range t.cols {
+				if matchValue(want, c.name) || slices.Contains(c.aliases, want) {
+					display := c.name
+					if !strings.Contains(want, "*") {
+						display = want
+					}
+					cols = append(cols, shown{i, display})
+					if !strings.Contains(want, "*") {
+						break
+					}
+				}
+			}
+		}
+	} else {
+		for i, c := range t.cols {
+			if c.def {
+				cols = append(cols, shown{i, c.name})
+			}
+		}
+	}
+	rows := slices.Clone(t.rows)
+	if sortSpec := rq.param("s"); sortSpec != "" {
+		type key struct {
+			idx  int
+			desc bool
+		}
+		var keys []key
+		for part := range strings.SplitSeq(sortSpec, ",") {
+			name, dir, _ := strings.Cut(strings.TrimSpace(part), ":")
+			i := slices.IndexFunc(t.cols, func(c catColumn) bool { return c.name == name || slices.Contains(c.aliases, name) })
+			if i < 0 {
+				return reply{}, illegalArgument(fmt.Sprintf("Unable to sort by unknown sort key `%s`", name))
+			}
+			keys = append(keys, key{i, dir == "desc"})
+		}
+		slices.SortStableFunc(rows, func(a, b []*string) int {
+			for _, k := range keys {
+				c := compareCells(a[k.idx], b[k.idx])
+				if k.desc {
+					c = -c
+				}
+				if c != 0 {
+					return c
+				}
+			}
+			return 0
+		})
+	}
+	if rq.param("format") == "json" {
+		out := make([]any, 0, len(rows))
+		for _, r := range rows {
+			o := make(object, 0, len(cols))
+			for _, c := range cols {
+				var v any
+				if r[c.idx] != nil {
+					v = *r[c.idx]
+				}
+				o = append(o, field{c.display, v})
+			}
+			out = append(out, o)
+		}
+		return jsonReply(out), nil
+	}
+	widths := make([]int, len(cols))
+	if rq.flag("v") {
+		for i, c := range cols {
+			widths[i] = utf8.RuneCountInString(c.display)
+		}
+	}
+	for _, r := range rows {
+		for i, c := range cols {
+			if r[c.idx] != nil {
+				widths[i] = max(widths[i], utf8.RuneCountInString(*r[c.idx]))
+			}
+		}
+	}
+	var b strings.Builder
+	line := func(cells []string) {
+		for i, v := range cells {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(v))
+			if t.cols[cols[i].idx].right {
+				b.WriteString(pad + v)
+			} else {
+				b.WriteString(v)
+				if i < len(cells)-1 {
+					b.WriteString(pad)
+				}
+			}
+			if i < len(cells)-1 {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteByte('\n')
+	}
+	if rq.flag("v") {
+		hdr := make([]string, len(cols))
+		for i, c := range cols {
+			hdr[i] = c.display
+		}
+		line(hdr)
+	}
+	for _, r := range rows {
+		cells := make([]string, len(cols))
+		for i, c := range cols {
+			if r[c.idx] != nil {
+				cells[i] = *r[c.idx]
+			}
+		}
+		line(cells)
+	}
+	return reply{status: 200, text: b.String(), isText: true}, nil
+}
+
+// compareCells orders numbers numerically and everything else as text; blanks sort first.
+func compareCells(a, b *string) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return -1
+	case b == nil:
+		return 1
+	}
+	fa, ea := strconv.ParseFloat(*a, 64)
+	fb, eb := strconv.ParseFloat(*b, 64)
+	if ea == nil && eb == nil {
+		return cmp.Compare(fa, fb)
+	}
+	return strings.Compare(*a, *b)
+}
+
+func (s *Sim) handleCatShards(rq *request) (reply, *apiError) {
+	expr := ""
+	if len(rq.segs) == 3 {
+		expr = rq.segs[2]
+	}
+	indices, err := s.resolveIndices(expr, false)
+	if err != nil {
+		return reply{}, err
+	}
+	f := catFormat{bytes: rq.param("bytes")}
+	t := &catTable{cols: []catColumn{
+		{name: "index", aliases: []string{"i", "idx"}, def: true},
+		{name: "shard", aliases: []string{"s", "sh"}, def: true, right: true},
+		{name: "prirep", aliases: []string{"p", "pr", "primaryOrReplica"}, def: true, right: true},
+		{name: "state", aliases: []string{"st"}, def: true, right: true},
+		{name: "docs", aliases: []string{"d", "dc"}, def: true, right: true},
+		{name: "store", aliases: []string{"sto"}, def: true, right: true},
+		{name: "ip", def: true},
+		{name: "id"},
+		{name: "node", aliases: []string{"n"}, def: true},
+		{name: "unassigned.reason", aliases: []string{"ur"}},
+		{name: "unassigned.at", aliases: []string{"ua"}},
+		{name: "indexing.index_total", aliases: []string{"iito", "indexingIndexTotal"}, right: true},
+		{name: "indexing.index_time", aliases: []string{"iiti", "indexingIndexTime"}, right: true},
+		{name: "indexing.index_current", aliases: []string{"iic", "indexingIndexCurrent"}, right: true},
+		{name: "search.query_total", aliases: []string{"sqto", "searchQueryTotal"}, right: true},
+		{name: "search.query_time", aliases: []string{"sqti", "searchQueryTime"}, right: true},
+		{name: "search.fetch_total", aliases: []string{"sfto", "searchFetchTotal"}, right: true},
+		{name: "search.fetch_time", aliases: []string{"sfti", "searchFetchTime"}, right: true},
+		{name: "seq_no.max", aliases: []string{"sqm", "maxSeqNo"}, right: true},
+	}}
+	for _, ix := range indices {
+		for _, sh := range ix.shards {
+			for _, c := range sh.copies {
+				pr := "r"
+				if c.primary {
+					pr = "p"
+				}
+				row := []*string{cell(ix.name), cell(strconv.Itoa(sh.num)), cell(pr), cell(c.state.String())}
+				if c.node == nil {
+					row = append(row, nil, nil, nil, nil, nil, cell(c.unassignedReason), cell(c.unassignedAt.UTC().Format("2006-01-02T15:04:05.000Z")),
+						nil, nil, nil, nil, nil, nil, nil, nil)
+					t.rows = append(t.rows, row)
+					continue
+				}
+				nodeText := c.node.name
+				if c.target != nil {
+					nodeText = fmt.Sprintf("%s -> %s %s %s", c.node.name, c.target.ip(), c.target.id, c.target.name)
+				}
+				row = append(row,
+					cell(strconv.FormatInt(whole(c.docs), 10)), cell(f.size(float64(ix.shardBytes))), cell(c.node.ip()), cell(c.node.id[:4]),
+					cell(nodeText), nil, nil,
+					cell(strconv.FormatInt(whole(c.indexTotal), 10)), cell(formatMillis(c.indexTimeMS)),
+					cell(strconv.FormatInt(int64(math.Round(c.indexCurrent)), 10)),
+					cell(strconv.FormatInt(whole(c.queryTotal), 10)), cell(formatMillis(c.queryTimeMS)),
+					cell(strconv.FormatInt(whole(c.fetchTotal), 10)), cell(formatMillis(c.fetchTimeMS)),
+					cell(strconv.FormatInt(whole(sh.seqNo)-1, 10)),
+				)
+				t.rows = append(t.rows, row)
+			}
+		}
+	}
+	return t.render(rq)
+}
+
+func (s *Sim) handleCatNodes(rq *request) (reply, *apiError) {
+	f := catFormat{bytes: rq.param("bytes")}
+	t := &catTable{cols: []catColumn{
+		{name: "id", aliases: []string{"nodeId"}},
+		{name: "ip", aliases: []string{"i"}, def: true},
+		{name: "port", aliases: []string{"po"}},
+		{name: "http_address", aliases: []string{"http"}},
+		{name: "version", aliases: []string{"v"}},
+		{name: "heap.current", aliases: []string{"hc", "heapCurrent"}, right: true},
+		{name: "heap.percent", aliases: []string{"hp", "heapPercent"}, def: true, right: true},
+		{name: "heap.max", aliases: []string{"hm", "heapMax"}, right: true},
+		{name: "ram.percent", aliases: []string{"rp", "ramPercent"}, def: true, right: true},
+		{name: "cpu", def: true, right: true},
+		{name: "load_1m", aliases: []string{"l"}, def: true, right: true},
+		{name: "load_5m", aliases: []string{"l"}, def: true, right: true},
+		{name: "load_15m", aliases: []string{"l"}, def: true, right: true},
+		{name: "disk.total", aliases: []string{"dt", "diskTotal"}, right: true},
+		{name: "disk.used", aliases: []string{"du", "diskUsed"}, right: true},
+		{name: "disk.avail", aliases: []string{"d", "disk", "diskAvail"}, right: true},
+		{name: "disk.used_percent", aliases: []string{"dup", "diskUsedPercent"}, right: true},
+		{name: "node.role", aliases: []string{"r", "role", "nodeRole"}, def: true},
+		{name: "node.roles", aliases: []string{"rs", "roles"}, def: true},
+		{name: "cluster_manager", aliases: []string{"cm", "m"}, def: true},
+		{name: "master"},
+		{name: "name", aliases: []string{"n"}, def: true},
+		{name: "indexing.index_total", aliases: []string{"iito", "indexingIndexTotal"}, right: true},
+		{name: "search.query_total", aliases: []string{"sqto", "searchQueryTotal"}, right: true},
+	}}
+	m := s.clusterManager()
+	for _, n := range s.presentNodes() {
+		id := n.id
+		if !rq.flag("full_id") {
+			id = id[:4]
+		}
+		heap := n.heapUsed()
+		busy := n.write.lastActive + n.search.lastActive
+		cpu := int(math.Min(100, math.Round(100*busy/float64(n.write.threads))))
+		load := strconv.FormatFloat(busy, 'f', 2, 64)
+		star := "-"
+		if n == m {
+			star = "*"
+		}
+		var idx, qry float64
+		for _, ix := range s.indices {
+			for _, sh := range ix.shards {
+				for _, c := range sh.copies {
+					if c.node == n {
+						idx += c.indexTotal
+						qry += c.queryTotal
+					}
+				}
+			}
+		}
+		free := n.diskBytes - n.diskUsed
+		t.rows = append(t.rows, []*string{
+			cell(id), cell(n.ip()), cell(strconv.Itoa(n.port)), cell(fmt.Sprintf("127.0.0.1:%d", 9200+n.ord)), cell(versionNumber),
+			cell(f.size(float64(heap))), cell(strconv.FormatInt(100*heap/n.heapBytes, 10)), cell(f.size(float64(n.heapBytes))),
+			cell(strconv.FormatInt(50+50*heap/n.heapBytes, 10)), cell(strconv.Itoa(cpu)), cell(load), cell(load), cell(load),
+			cell(f.size(float64(n.diskBytes))), cell(f.size(float64(n.diskUsed))), cell(f.size(float64(free))),
+			cell(strconv.FormatFloat(100*float64(n.diskUsed)/float64(n.diskBytes), 'f', 2, 64)),
+			cell("di"), cell("data,ingest"), cell(star), cell(star), cell(n.name),
+			cell(strconv.FormatInt(whole(idx), 10)), cell(strconv.FormatInt(whole(qry), 10)),
+		})
+	}
+	return t.render(rq)
+}
+
+func (s *Sim) handleCatIndices(rq *request) (reply, *apiError) {
+	expr := ""
+	if len(rq.segs) == 3 {
+		expr = rq.segs[2]
+	}
+	indices, err := s.resolveIndices(expr, false)
+	if err != nil {
+		return reply{}, err
+	}
+	f := catFormat{bytes: rq.param("bytes")}
+	t := &catTable{cols: []catColumn{
+		{name: "health", aliases: []string{"h"}, def: true},
+		{name: "status", aliases: []string{"s"}, def: true},
+		{name: "index", aliases: []string{"i", "idx"}, def: true},
+		{name: "uuid", aliases: []string{"id"}, def: true},
+		{name: "pri", aliases: []string{"p", "shards.primary", "shardsPrimary"}, def: true, right: true},
+		{name: "rep", aliases: []string{"r", "shards.replica", "shardsReplica"}, def: true, right: true},
+		{name: "docs.count", aliases: []string{"dc", "docsCount"}, def: true, right: true},
+		{name: "docs.deleted", aliases: []string{"dd", "docsDeleted"}, def: true, right: true},
+		{name: "creation.date", aliases: []string{"cd"}, right: true},
+		{name: "creation.date.string", aliases: []string{"cds"}, right: true},
+		{name: "store.size", aliases: []string{"ss", "storeSize"}, def: true, right: true},
+		{name: "pri.store.size", def: true, right: true},
+		{name: "indexing.index_total", aliases: []string{"iito", "indexingIndexTotal"}, right: true},
+		{name: "search.query_total", aliases: []string{"sqto", "searchQueryTotal"}, right: true},
+	}}
+	wantHealth := rq.param("health")
+	for _, ix := range indices {
+		h, _, _, _ := indexHealth(ix)
+		if wantHealth != "" && h != wantHealth {
+			continue
+		}
+		var p, all statsAgg
+		for _, sh := range ix.shards {
+			for _, c := range sh.copies {
+				if c.node == nil {
+					continue
+				}
+				all.add(c)
+				if c.primary {
+					p.add(c)
+				}
+			}
+		}
+		t.rows = append(t.rows, []*string{
+			cell(h), cell("open"), cell(ix.name), cell(ix.uuid), cell(strconv.Itoa(len(ix.shards))), cell(strconv.Itoa(ix.replicas)),
+			cell(strconv.FormatInt(whole(p.docs), 10)), cell("0"),
+			cell(strconv.FormatInt(ix.created.UnixMilli(), 10)), cell(ix.created.UTC().Format("2006-01-02T15:04:05.000Z")),
+			cell(f.size(all.store)), cell(f.size(p.store)),
+			cell(strconv.FormatInt(whole(all.indexTotal), 10)), cell(strconv.FormatInt(whole(all.queryTotal), 10)),
+		})
+	}
+	return t.render(rq)
+}

@@ -1,0 +1,125 @@
+package sim
+
+import (
+	"math"
+	"testing"
+)
+
+func TestErlangC(t *testing.T) {
+	// Reference values computed independently with exact fractions from the textbook formula
+	// C = (a^c/c! · c/(c−a)) / (Σ_{k<c} a^k/k! + a^c/c! · c/(c−a)).
+	tests := []struct {
+		name string
+		c    int
+		a    float64
+		want float64
+	}{
+		{"M/M/1 waits with probability rho", 1, 0.5, 0.5},
+		{"two servers half busy", 2, 1, 1.0 / 3},
+		{"ten servers at eight erlangs", 10, 8, 0.40918015079644354},
+		{"write pool of 8 at 6 threads", 8, 6, 0.35698108587868027},
+		{"search pool near saturation", 13, 12.5, 0.845051426292249},
+		{"a hundred servers (a^c/c! would overflow)", 100, 90, 0.2169404809063664},
+		{"two hundred servers one short of saturation", 200, 199, 0.9155567103538955},
+		{"no load never waits", 8, 0, 0},
+		{"at saturation always waits", 8, 8, 1},
+		{"above saturation always waits", 8, 12, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := erlangC(tc.c, tc.a); math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("erlangC(%d, %v): got %.17g, want %.17g", tc.c, tc.a, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestErlangWait(t *testing.T) {
+	tests := []struct {
+		name string
+		c    int
+		a, s float64
+		want float64
+	}{
+		{"M/M/1 at rho 0.5 with 50 ms tasks", 1, 0.5, 0.05, 0.05},
+		{"eight threads at six", 8, 6, 0.05, 0.008924527146967008},
+		{"idle", 8, 0, 0.05, 0},
+		{"saturated is unbounded", 8, 8, 0.05, math.Inf(1)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := erlangWait(tc.c, tc.a, tc.s)
+			if math.IsInf(tc.want, 1) {
+				if !math.IsInf(got, 1) {
+					t.Errorf("erlangWait: got %v, want +Inf", got)
+				}
+				return
+			}
+			if math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("erlangWait: got %.17g, want %.17g", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPoolGrowthAndDrain(t *testing.T) {
+	// Eight threads of 50 ms tasks serve 160 tasks/s. Each step is 30 s at the given load.
+	type step struct {
+		load         float64
+		wantBacklog  float64
+		wantWait     float64
+		wantRejected float64
+		wantServed   float64
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"below saturation stays in steady state", []step{
+			{load: 6, wantBacklog: 0, wantWait: 0.008924527146967008, wantServed: 120 * 30},
+		}},
+		{"overload grows the backlog by the excess each tick", []step{
+			{load: 10, wantBacklog: 1200, wantWait: 7.5, wantServed: 160 * 30},
+			{load: 10, wantBacklog: 2400, wantWait: 15, wantServed: 160 * 30},
+		}},
+		{"backlog drains when load falls, then steady state resumes", []step{
+			{load: 10, wantBacklog: 1200, wantWait: 7.5, wantServed: 4800},
+			{load: 6, wantBacklog: 0, wantWait: 0.008924527146967008, wantServed: 1200 + 3600},
+		}},
+		{"slow drain keeps the backlog above zero", []step{
+			{load: 10, wantBacklog: 1200, wantWait: 7.5, wantServed: 4800},
+			{load: 10, wantBacklog: 2400, wantWait: 15, wantServed: 4800},
+			{load: 7, wantBacklog: 1800, wantWait: 11.25, wantServed: 4800},
+		}},
+		{"queue beyond 10,000 tasks is rejected", []step{
+			{load: 20, wantBacklog: 7200, wantWait: 45, wantServed: 4800},
+			{load: 20, wantBacklog: 10000, wantWait: 62.5, wantRejected: 4400, wantServed: 4800},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pool{threads: 8, taskSeconds: writeTaskSeconds}
+			totalServed, totalRejected := 0.0, 0.0
+			for i, st := range tc.steps {
+				got := p.step(st.load, 30)
+				totalServed += got.served
+				totalRejected += got.rejected
+				if math.Abs(p.backlog-st.wantBacklog) > 1e-6 {
+					t.Errorf("step %d backlog: got %v, want %v", i, p.backlog, st.wantBacklog)
+				}
+				if math.Abs(got.wait-st.wantWait) > 1e-9 {
+					t.Errorf("step %d wait: got %v, want %v", i, got.wait, st.wantWait)
+				}
+				if math.Abs(got.rejected-st.wantRejected) > 1e-6 {
+					t.Errorf("step %d rejected: got %v, want %v", i, got.rejected, st.wantRejected)
+				}
+				if math.Abs(got.served-st.wantServed) > 1e-6 {
+					t.Errorf("step %d served: got %v, want %v", i, got.served, st.wantServed)
+				}
+			}
+			if math.Abs(p.completed-totalServed) > 1e-6 || math.Abs(p.rejected-totalRejected) > 1e-6 {
+				t.Errorf("counters: got completed %v rejected %v, want %v and %v", p.completed, p.rejected, totalServed, totalRejected)
+			}
+		})
+	}
+}

@@ -1,0 +1,614 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRelocationTiming(t *testing.T) {
+	// Three single-copy shards move to d. Each recovery runs at recovery_bytes_per_second;
+	// node_concurrent_recoveries lets only some run into d at once, the rest queue.
+	tests := []struct {
+		name        string
+		shardBytes  int64
+		rate        float64
+		concurrent  int
+		wantStarted []int // tick after which each of shards 0, 1, 2 is STARTED on d
+	}{
+		{"5 GiB at 40 MiB/s takes 128 s: five 30 s ticks", 5 << 30, 40 << 20, 3, []int{5, 5, 5}},
+		{"two at a time, the third waits for a slot", 5 << 30, 40 << 20, 2, []int{5, 5, 10}},
+		{"one at a time", 5 << 30, 40 << 20, 1, []int{5, 10, 15}},
+		{"small shards finish in one tick", 1 << 20, 40 << 20, 3, []int{1, 1, 1}},
+		{"exactly one tick of transfer", 30 * (40 << 20), 40 << 20, 3, []int{1, 1, 1}},
+		{"just over one tick of transfer", 30*(40<<20) + 1, 40 << 20, 3, []int{2, 2, 2}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := fmt.Sprintf(`{"name": "reloc", "seed": 1, "tick_seconds": 30, "duration_seconds": 3000,
+			  "cluster": {"builtin_balancer": false, "recovery_bytes_per_second": %v, "node_concurrent_recoveries": %d},
+			  "nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}],
+			  "indices": [{"name": "big", "primaries": 3, "replicas": 0, "shard_bytes": %d,
+			    "write_load": {"kind": "constant", "value": 3}, "placement": [["a"], ["b"], ["c"]]}]}`,
+				tc.rate, tc.concurrent, tc.shardBytes)
+			s := mustSim(t, doc)
+			code, body := call(t, s, "POST", "/_cluster/reroute",
+				commands(move("big", 0, "a", "d"), move("big", 1, "b", "d"), move("big", 2, "c", "d")))
+			if code != 200 {
+				t.Fatalf("reroute: %d %s", code, body)
+			}
+			got := make([]int, 3)
+			for tick := 1; tick <= 20; tick++ {
+				rep := s.Step()
+				for sh := range 3 {
+					if got[sh] == 0 && copyOn(s, "big", sh, "d") == "STARTED" {
+						got[sh] = tick
+					}
+				}
+				// Until a relocation ends its load stays on the source.
+				for _, n := range rep.Nodes {
+					if n.Name == "d" && got[0] == 0 && got[1] == 0 && got[2] == 0 && n.WriteUtil != 0 {
+						t.Fatalf("tick %d: d carries write load %v before any relocation finished", tick, n.WriteUtil)
+					}
+				}
+			}
+			if !reflect.DeepEqual(got, tc.wantStarted) {
+				t.Errorf("ticks to STARTED on d: got %v, want %v", got, tc.wantStarted)
+			}
+		})
+	}
+}
+
+func TestRelocatedCopyCountersRestart(t *testing.T) {
+	s := mustSim(t, rerouteScenario)
+	stepN(s, 2)
+	before := shardIndexTotal(t, s, "x", 0, "a")
+	if before <= 0 {
+		t.Fatalf("x[0] on a: index_total %v after two ticks of load, want > 0", before)
+	}
+	if code, body := call(t, s, "POST", "/_cluster/reroute", commands(move("x", 0, "a", "c"))); code != 200 {
+		t.Fatalf("reroute: %d %s", code, body)
+	}
+	s.Step() // 1 MiB moves within a tick
+	if got := shardIndexTotal(t, s, "x", 0, "c"); got != 0 {
+		t.Errorf("x[0] on c right after the move: index_total %v, want 0 (a new copy starts its counters at 0)", got)
+	}
+	s.Step()
+	if got := shardIndexTotal(t, s, "x", 0, "c"); got <= 0 {
+		t.Errorf("x[0] on c one tick later: index_total %v, want > 0", got)
+	}
+}
+
+// shardIndexTotal reads a copy's indexing.index_total from GET {index}/_stats?level=shards.
+func shardIndexTotal(t *testing.T, s *Sim, index string, shard int, nodeName string) float64 {
+	t.Helper()
+	id := nodeID(t, s, nodeName)
+	code, body := callJSON(t, s, "GET", "/"+index+"/_stats?level=shards", "")
+	if code != 200 {
+		t.Fatalf("stats: %d", code)
+	}
+	entries, _ := dig(body, "indices", index, "shards", fmt.Sprint(shard)).([]any)
+	for _, e := range entries {
+		if dig(e, "routing", "node") == id {
+			v, _ := dig(e, "indexing", "index_total").(float64)
+			return v
+		}
+	}
+	t.Fatalf("no copy of %s[%d] on %s in %v", index, shard, nodeName, entries)
+	return 0
+}
+
+func TestNodeLeaveAndJoin(t *testing.T) {
+	doc := `{"name": "churn", "seed": 9, "tick_seconds": 30, "duration_seconds": 3000,
+	  "cluster": {"builtin_balancer": true, "recovery_bytes_per_second": 1048576},
+	  "nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+	  "indices": [{"name": "x", "primaries": 3, "replicas": 1, "shard_bytes": 1048576,
+	    "write_load": {"kind": "constant", "value": 2}, "placement": [["a", "b"], ["b", "c"], ["c", "a"]]}],
+	  "events": [{"at_seconds": 30, "kind": "node_leave", "node": "a"},
+	             {"at_seconds": 600, "kind": "node_join", "node": {"name": "d", "zone": "z1"}}]}`
+	s := mustSim(t, doc)
+	s.Step()
+	rep := s.Step() // node a leaves at 30 s; the clock now reads 60 s
+	if rep.Health != "yellow" || rep.Unassigned != 2 {
+		t.Errorf("after a leaves: health %s with %d unassigned, want yellow with 2", rep.Health, rep.Unassigned)
+	}
+	_, h := callJSON(t, s, "GET", "/_cluster/health", "")
+	if h["delayed_unassigned_shards"] != float64(2) || h["number_of_data_nodes"] != float64(2) {
+		t.Errorf("health after a leaves: got %v, want 2 delayed unassigned replicas and 2 data nodes", h)
+	}
+	s.mu.RLock()
+	promoted := s.byIndex["x"].shards[0].primary().node.name
+	term := s.byIndex["x"].shards[0].term
+	s.mu.RUnlock()
+	if promoted != "b" || term != 2 {
+		t.Errorf("x[0] primary: got %s term %d, want the replica on b promoted at term 2", promoted, term)
+	}
+	// Replicas wait index.unassigned.node_left.delayed_timeout (1m) before reallocating: not at 60 s...
+	if got := copyOn(s, "x", 0, "c"); got != "" {
+		t.Errorf("x[0] on c 30 s after a left: got %q, want nothing yet", got)
+	}
+	// ...but at 90 s, recovering from the new primary.
+	s.Step()
+	if got := copyOn(s, "x", 0, "c"); got != "INITIALIZING" {
+		t.Errorf("x[0] on c 60 s after a left: got %q, want INITIALIZING", got)
+	}
+	stepN(s, 2)
+	if got := copyOn(s, "x", 0, "c"); got != "STARTED" {
+		t.Errorf("x[0] on c after its 1 MiB recovered at 1 MiB/s: got %q, want STARTED", got)
+	}
+	stepN(s, 25) // past 600 s: d joins and the built-in balancer moves copies onto it
+	d := nodeID(t, s, "d")
+	_, nodes := callJSON(t, s, "GET", "/_nodes/d/stats/indices", "")
+	if dig(nodes, "nodes", d, "attributes", "zone") != "z1" {
+		t.Errorf("d attributes: got %v, want zone z1", dig(nodes, "nodes", d, "attributes"))
+	}
+	_, state := callJSON(t, s, "GET", "/_cluster/state/routing_nodes", "")
+	if held, _ := dig(state, "routing_nodes", "nodes", d).([]any); len(held) != 2 {
+		t.Errorf("node d holds %d copies after joining, want 2 (6 copies over 3 nodes)", len(held))
+	}
+	if _, h = callJSON(t, s, "GET", "/_cluster/health", ""); h["status"] != "green" {
+		t.Errorf("health at the end: %v", h["status"])
+	}
+}
+
+func TestLostPrimary(t *testing.T) {
+	doc := `{"name": "lost", "seed": 9, "tick_seconds": 30, "duration_seconds": 3000,
+	  "cluster": {"builtin_balancer": true},
+	  "nodes": [{"name": "a"}, {"name": "b"}],
+	  "indices": [{"name": "solo", "primaries": 1, "replicas": 0, "shard_bytes": 1048576, "placement": [["a"]]}],
+	  "events": [{"at_seconds": 0, "kind": "node_leave", "node": "a"}]}`
+	s := mustSim(t, doc)
+	if rep := s.Step(); rep.Health != "red" {
+		t.Errorf("after the only copy's node left: health %s, want red", rep.Health)
+	}
+	_, ex := callJSON(t, s, "GET", "/_cluster/allocation/explain", "")
+	if ex["can_allocate"] != "no_valid_shard_copy" || ex["current_state"] != "unassigned" {
+		t.Errorf("explain: got can_allocate %v state %v, want no_valid_shard_copy of an unassigned shard", ex["can_allocate"], ex["current_state"])
+	}
+	code, body := callJSON(t, s, "POST", "/_cluster/reroute", `{"commands":[{"allocate_empty_primary":{"index":"solo","shard":0,"node":"b"}}]}`)
+	if code != 400 || !strings.Contains(fmt.Sprint(dig(body, "error", "reason")), "accept_data_loss") {
+		t.Errorf("allocate_empty_primary without accept_data_loss: got %d %v", code, body)
+	}
+	mustReroute(t, s, `{"commands":[{"allocate_empty_primary":{"index":"solo","shard":0,"node":"b","accept_data_loss":true}}]}`)
+	if rep := s.Step(); rep.Health != "green" {
+		t.Errorf("after allocate_empty_primary and a tick: health %s, want green", rep.Health)
+	}
+}
+
+func TestReplicaChanges(t *testing.T) {
+	s := mustSim(t, rerouteScenario)
+	code, body := call(t, s, "PUT", "/x/_settings", `{"index":{"number_of_replicas":2}}`)
+	if code != 200 || !strings.Contains(body, `"acknowledged":true`) {
+		t.Fatalf("raise replicas: %d %s", code, body)
+	}
+	_, h := callJSON(t, s, "GET", "/_cluster/health", "")
+	if h["status"] != "yellow" || h["initializing_shards"] != float64(2) {
+		t.Errorf("after raising replicas: got %v, want yellow with 2 initializing", h)
+	}
+	s.Step()
+	_, h = callJSON(t, s, "GET", "/_cluster/health", "")
+	if h["status"] != "green" || h["active_shards"] != float64(7) {
+		t.Errorf("one tick later (1 MiB recovers within a tick): got %v, want green with 7 active", h)
+	}
+	if code, body := call(t, s, "PUT", "/x/_settings", `{"number_of_replicas":0}`); code != 200 {
+		t.Fatalf("lower replicas: %d %s", code, body)
+	}
+	_, h = callJSON(t, s, "GET", "/_cluster/health", "")
+	if h["active_shards"] != float64(3) {
+		t.Errorf("after lowering replicas to 0: active_shards %v, want 3", h["active_shards"])
+	}
+	if code, _ := call(t, s, "PUT", "/x/_settings", `{"number_of_replicas":0}`); code != 200 {
+		t.Fatalf("repeat setting")
+	}
+	s.Step()
+	r := s.Result()
+	if r.ReplicaChanges != 2 {
+		t.Errorf("replica_changes: got %d, want 2 (the repeated value changes nothing)", r.ReplicaChanges)
+	}
+	// Tick 1 carried 4 replica copies (x with 2 replicas), tick 2 none: 4 × 30 s = 1/30 h.
+	if math.Abs(r.ReplicaNodeHours-4*30.0/3600) > 1e-9 {
+		t.Errorf("replica_node_hours: got %v, want %v", r.ReplicaNodeHours, 4*30.0/3600)
+	}
+}
+
+func TestLoadEvents(t *testing.T) {
+	doc := `{"name": "loads", "seed": 4, "tick_seconds": 30, "duration_seconds": 600,
+	  "cluster": {"builtin_balancer": false},
+	  "nodes": [{"name": "a", "write_threads": 100}],
+	  "indices": [{"name": "solo", "primaries": 1, "replicas": 0, "shard_bytes": 1, "write_load": {"kind": "constant", "value": 1}}],
+	  "index_groups": [{"name_prefix": "g-", "count": 3, "primaries": 1, "replicas": 0, "shard_bytes": 1,
+	    "write_load": {"kind": "constant", "value": 11}, "skew": {"kind": "zipf", "s": 1}}],
+	  "events": [{"at_seconds": 60, "kind": "set_write_load", "index": "solo", "load": {"kind": "constant", "value": 5}},
+	             {"at_seconds": 60, "kind": "set_write_load", "group": "g-", "load": {"kind": "constant", "value": 22}},
+	             {"at_seconds": 90, "kind": "set_write_load", "index": "g-2", "load": {"kind": "constant", "value": 0}}]}`
+	tests := []struct {
+		ticks int
+		want  map[string]float64
+	}{
+		{1, map[string]float64{"solo": 1, "g-0": 6, "g-1": 3, "g-2": 2}},
+		{3, map[string]float64{"solo": 5, "g-0": 12, "g-1": 6, "g-2": 4}},
+		{4, map[string]float64{"solo": 5, "g-0": 12, "g-1": 6, "g-2": 0}},
+	}
+	s := mustSim(t, doc)
+	done := 0
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("tick %d", tc.ticks), func(t *testing.T) {
+			stepN(s, tc.ticks-done)
+			done = tc.ticks
+			s.mu.RLock()
+			defer s.mu.RUnlock()
+			for name, want := range tc.want {
+				got := s.byIndex[name].shards[0].copies[0].writeDemand
+				if math.Abs(got-want) > 1e-9 {
+					t.Errorf("%s write load: got %v, want %v", name, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestAPIFaults(t *testing.T) {
+	doc := strings.Replace(minimal, `"events": []`, `"events": [
+	  {"at_seconds": 30, "kind": "api_errors", "rate": 1, "until_seconds": 60},
+	  {"at_seconds": 60, "kind": "api_latency", "ms": 40, "until_seconds": 90}]`, 1)
+	s := mustSim(t, doc)
+	if code, _ := call(t, s, "GET", "/_cluster/health", ""); code != 200 {
+		t.Fatalf("at 0 s, before any fault: %d", code)
+	}
+	s.Step() // the clock reads 30 s: inside api_errors
+	code, body := callJSON(t, s, "GET", "/_cluster/health", "")
+	if code != 503 || dig(body, "error", "type") != "cluster_block_exception" || dig(body, "status") != float64(503) {
+		t.Errorf("at 30 s, api_errors at rate 1: got %d %v, want 503 cluster_block_exception", code, body)
+	}
+	s.Step() // 60 s: errors over, latency on
+	start := time.Now()
+	if code, _ := call(t, s, "GET", "/", ""); code != 200 {
+		t.Errorf("at 60 s, api_latency: status %d, want 200", code)
+	}
+	if took := time.Since(start); took < 40*time.Millisecond {
+		t.Errorf("at 60 s, api_latency of 40 ms: the request took %v, want at least 40 ms of real delay", took)
+	}
+	s.Step() // 90 s: all clear
+	if code, _ := call(t, s, "GET", "/", ""); code != 200 {
+		t.Errorf("at 90 s: status %d, want 200", code)
+	}
+	if rate, latency, _ := s.faultsAt(90); rate != 0 || latency != 0 {
+		t.Errorf("faults at 90 s: rate %v latency %v, want none", rate, latency)
+	}
+}
+
+func TestAPIErrorRateIsSeeded(t *testing.T) {
+	doc := strings.Replace(minimal, `"events": []`, `"events": [{"at_seconds": 0, "kind": "api_errors", "rate": 0.5, "until_seconds": 300}]`, 1)
+	pattern := func() string {
+		s := mustSim(t, doc)
+		var b strings.Builder
+		for range 64 {
+			code, _ := call(t, s, "GET", "/", "")
+			b.WriteString(map[bool]string{true: "x", false: "."}[code == 503])
+		}
+		return b.String()
+	}
+	a, b := pattern(), pattern()
+	if a != b {
+		t.Errorf("same seed, different failure pattern:\n%s\n%s", a, b)
+	}
+	if n := strings.Count(a, "x"); n < 16 || n > 48 {
+		t.Errorf("rate 0.5 failed %d of 64 requests", n)
+	}
+}
+
+func TestBuiltinBalancerUndoesCountUnbalancingMove(t *testing.T) {
+	doc := `{"name": "undo", "seed": 2, "tick_seconds": 30, "duration_seconds": 3000,
+	  "cluster": {"builtin_balancer": true},
+	  "nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}],
+	  "indices": [{"name": "x", "primaries": 8, "replicas": 0, "shard_bytes": 1048576,
+	    "placement": [["a"], ["a"], ["b"], ["b"], ["c"], ["c"], ["d"], ["d"]]}]}`
+	tests := []struct {
+		name        string
+		cmd         string
+		wantUndone  int
+		wantOnStart string // where x[7] ends
+	}{
+		{"a move that unbalances counts is undone", move("x", 7, "d", "a"), 1, "d"},
+		{"a swap keeps counts even and stays", commands(move("x", 7, "d", "a"), move("x", 0, "a", "d")), 0, "a"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mustSim(t, doc)
+			s.Step()
+			body := tc.cmd
+			if !strings.HasPrefix(body, `{"commands"`) {
+				body = commands(body)
+			}
+			if code, resp := call(t, s, "POST", "/_cluster/reroute", body); code != 200 {
+				t.Fatalf("reroute: %d %s", code, resp)
+			}
+			stepN(s, 6)
+			r := s.Result()
+			if r.MovesUndoneByBuiltin != tc.wantUndone {
+				t.Errorf("moves_undone_by_builtin: got %d, want %d", r.MovesUndoneByBuiltin, tc.wantUndone)
+			}
+			if got := copyOn(s, "x", 7, tc.wantOnStart); got != "STARTED" {
+				t.Errorf("x[7] on %s: got %q, want STARTED", tc.wantOnStart, got)
+			}
+		})
+	}
+}
+
+func TestSafetyViolations(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, s *Sim)
+		want  []string
+	}{
+		{"a clean move is no violation", func(t *testing.T, s *Sim) {
+			mustReroute(t, s, commands(move("x", 0, "a", "c")))
+		}, nil},
+		{"a move while another shard relocates", func(t *testing.T, s *Sim) {
+			mustReroute(t, s, commands(move("x", 0, "a", "c")))
+			mustReroute(t, s, commands(move("y", 0, "a", "b")))
+		}, []string{"move [y][0] a -> b accepted while 1 shards were relocating and 0 initializing"}},
+		{"a move while the cluster is yellow", func(t *testing.T, s *Sim) {
+			if code, _ := call(t, s, "PUT", "/y/_settings", `{"number_of_replicas":3}`); code != 200 {
+				t.Fatal("raise replicas")
+			}
+			mustReroute(t, s, commands(move("x", 0, "a", "c")))
+		}, []string{"move [x][0] a -> c accepted while cluster health was yellow"}},
+		{"the same move twice with nothing in between", func(t *testing.T, s *Sim) {
+			mustReroute(t, s, commands(move("x", 0, "a", "c")))
+			mustReroute(t, s, `{"commands":[{"cancel":{"index":"x","shard":0,"node":"c"}}]}`)
+			mustReroute(t, s, commands(move("x", 0, "a", "c")))
+		}, []string{"move [x][0] a -> c issued twice with no other movement of the shard in between"}},
+		{"a reroute leaves a shard with no active copy", func(t *testing.T, s *Sim) {
+			mustReroute(t, s, `{"commands":[{"cancel":{"index":"y","shard":0,"node":"a","allow_primary":true}}]}`)
+		}, []string{"shard [y][0] left with no active copy by a reroute"}},
+		{"two copies of a shard on one node, reported once", func(t *testing.T, s *Sim) {
+			s.mu.Lock()
+			sh := s.byIndex["x"].shards[0]
+			sh.copies[1].node = sh.copies[0].node // corrupt the routing the way a bug would
+			s.mu.Unlock()
+			stepN(s, 3)
+		}, []string{"two copies of shard [x][0] on node a"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mustSim(t, rerouteScenario)
+			tc.setup(t, s)
+			r := s.Result()
+			var got []string
+			for _, v := range r.Violations {
+				got = append(got, v.What)
+			}
+			if !reflect.DeepEqual(got, tc.want) || r.SafetyViolations != len(tc.want) {
+				t.Errorf("violations: got %d %q, want %q", r.SafetyViolations, got, tc.want)
+			}
+		})
+	}
+}
+
+func mustReroute(t *testing.T, s *Sim, body string) {
+	t.Helper()
+	if code, resp := call(t, s, "POST", "/_cluster/reroute", body); code != 200 {
+		t.Fatalf("reroute %s: %d %s", body, code, resp)
+	}
+}
+
+func TestDeterminism(t *testing.T) {
+	run := func(sc *Scenario) (Result, string) {
+		s, err := New(sc, Options{})
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		for i := 0; !s.Done(); i++ {
+			s.Step()
+			if i == 20 {
+				call(t, s, "POST", "/_cluster/reroute", commands(move("clicks", 5, "node-4", "node-2")))
+			}
+		}
+		_, state := call(t, s, "GET", "/_cluster/state", "")
+		return s.Result(), state
+	}
+	sc := loadShared(t, "write-hotspot")
+	r1, st1 := run(sc)
+	r2, st2 := run(loadShared(t, "write-hotspot"))
+	if !reflect.DeepEqual(r1, r2) {
+		a, _ := json.Marshal(r1)
+		b, _ := json.Marshal(r2)
+		t.Errorf("same seed, different results:\n%s\n%s", a, b)
+	}
+	if st1 != st2 {
+		t.Errorf("same seed, different final cluster state")
+	}
+	other := loadShared(t, "write-hotspot")
+	other.Seed++
+	_, st3 := run(other)
+	if st3 == st1 {
+		t.Errorf("a different seed gave the same cluster state (ids and placement should change)")
+	}
+}
+
+func TestWriteHotspotScenario(t *testing.T) {
+	// The shared write-hotspot scenario places most of clicks' copies on node-0 and node-1. With the
+	// built-in balancer off they saturate after the step at 600 s; with it on, OpenSearch's index
+	// balance (weight 0.55) spreads clicks' copies before the step and no node gets hot.
+	tests := []struct {
+		name        string
+		builtin     bool
+		wantHot     bool
+		wantHotNode []string
+	}{
+		{"without the built-in balancer node-0 and node-1 get hot", false, true, []string{"node-0", "node-1"}},
+		{"with the built-in balancer nothing gets hot", true, false, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := loadShared(t, "write-hotspot")
+			sc.Cluster.BuiltinBalancer = &tc.builtin
+			s, err := New(sc, Options{})
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			hotBefore := false
+			hotAfter := map[string]bool{}
+			for !s.Done() {
+				rep := s.Step()
+				for _, n := range rep.Nodes {
+					if !n.Hot {
+						continue
+					}
+					if rep.At.Sub(s.start) <= 600*time.Second {
+						hotBefore = true
+					} else {
+						hotAfter[n.Name] = true
+					}
+				}
+			}
+			if hotBefore {
+				t.Errorf("a node was hot before the step at 600 s")
+			}
+			var names []string
+			for _, n := range []string{"node-0", "node-1", "node-2", "node-3", "node-4", "node-5"} {
+				if hotAfter[n] {
+					names = append(names, n)
+				}
+			}
+			if !reflect.DeepEqual(names, tc.wantHotNode) {
+				t.Errorf("hot nodes after 600 s: got %v, want %v", names, tc.wantHotNode)
+			}
+			if r := s.Result(); (r.HotNodeSeconds > 0) != tc.wantHot {
+				t.Errorf("hot_node_seconds: got %v, want hot=%v", r.HotNodeSeconds, tc.wantHot)
+			}
+		})
+	}
+}
+
+func TestClusterExcludeMovesCopiesOff(t *testing.T) {
+	s := mustSim(t, rerouteScenario)
+	code, body := call(t, s, "PUT", "/_cluster/settings", `{"transient":{"cluster.routing.allocation.exclude._name":"a"}}`)
+	if code != 200 || !strings.Contains(body, `"exclude":{"_name":"a"}`) {
+		t.Fatalf("put settings: %d %s", code, body)
+	}
+	stepN(s, 3)
+	for _, sh := range []struct {
+		index string
+		num   int
+	}{{"x", 0}, {"y", 0}} {
+		if got := copyOn(s, sh.index, sh.num, "a"); got != "" {
+			t.Errorf("%s[%d] still on excluded node a: %s", sh.index, sh.num, got)
+		}
+	}
+	r := s.Result()
+	if r.AllocatorRelocations != 2 || r.Moves != 0 {
+		t.Errorf("allocator relocations %d moves %d, want 2 and 0", r.AllocatorRelocations, r.Moves)
+	}
+}
+
+func TestRunRealtime(t *testing.T) {
+	tests := []struct {
+		name    string
+		speed   float64
+		cancel  bool
+		wantErr string
+	}{
+		{"runs to the end", 1e5, false, ""},
+		{"stops when the context ends", 1e-3, true, "context canceled"},
+		{"refuses a zero speed", 0, false, "speed must be positive"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mustSim(t, minimal)
+			ctx, cancel := context.WithCancel(context.Background())
+			if tc.cancel {
+				cancel()
+			} else {
+				defer cancel()
+			}
+			err := s.RunRealtime(ctx, tc.speed)
+			if tc.wantErr == "" {
+				if err != nil || !s.Done() {
+					t.Errorf("RunRealtime: err %v done %v, want nil and done", err, s.Done())
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("RunRealtime: got %v, want an error containing %q", err, tc.wantErr)
+			}
+			if tc.cancel && !errors.Is(err, context.Canceled) {
+				t.Errorf("RunRealtime: got %v, want it to wrap context.Canceled", err)
+			}
+		})
+	}
+}
+
+func TestClockAndResultBasics(t *testing.T) {
+	s := mustSim(t, minimal)
+	if got := s.Now(); !got.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("Now at start: got %v, want 2026-01-01T00:00:00Z", got)
+	}
+	stepN(s, 10)
+	if !s.Done() || s.Elapsed() != 300*time.Second {
+		t.Errorf("after 10 ticks of 30 s: done %v elapsed %v, want done at 5m0s", s.Done(), s.Elapsed())
+	}
+	start := time.Date(2030, 5, 1, 12, 0, 0, 0, time.UTC)
+	s2, err := New(s.Scenario(), Options{Start: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Step()
+	if got := s2.Now(); !got.Equal(start.Add(30 * time.Second)) {
+		t.Errorf("Now with a custom epoch: got %v", got)
+	}
+	r := s.Result()
+	if r.Ticks != 10 || r.Scenario != "t" {
+		t.Errorf("result: ticks %d scenario %q", r.Ticks, r.Scenario)
+	}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"scenario", "ticks", "moves", "bytes_moved", "moves_undone_by_builtin", "hot_node_seconds",
+		"max_queue_latency_seconds", "p99_queue_latency_seconds", "rejected_writes", "time_to_correct_seconds",
+		"replica_changes", "replica_node_hours", "p99_search_latency_ms", "safety_violations"} {
+		if !strings.Contains(string(raw), `"`+key+`":`) {
+			t.Errorf("result JSON lacks %q: %s", key, raw)
+		}
+	}
+}
+
+func TestHotspotMeasures(t *testing.T) {
+	// One node of 8 WRITE threads (160 tasks/s) at load 10 (200 tasks/s) for 3 ticks, then load 6
+	// (120 tasks/s): the backlog grows 1200 tasks a tick (7.5 s of wait each), then drains 1200 a tick.
+	doc := `{"name": "hot", "seed": 1, "tick_seconds": 30, "duration_seconds": 300,
+	  "cluster": {"builtin_balancer": false},
+	  "nodes": [{"name": "a"}],
+	  "indices": [{"name": "w", "primaries": 1, "replicas": 0, "shard_bytes": 1,
+	    "write_load": {"kind": "series", "points": [[0, 10], [89, 10], [90, 6]]}}]}`
+	s := mustSim(t, doc)
+	var waits []float64
+	for !s.Done() {
+		waits = append(waits, s.Step().Nodes[0].QueueLatencySeconds)
+	}
+	want := []float64{7.5, 15, 22.5, 15, 7.5, 0.008924527146967008}
+	for i, w := range want {
+		if math.Abs(waits[i]-w) > 1e-6 {
+			t.Errorf("tick %d wait: got %v, want %v", i+1, waits[i], w)
+		}
+	}
+	r := s.Result()
+	if r.HotNodeSeconds != 150 || r.TimeToCorrectSeconds != 150 || r.MaxQueueLatencySeconds != 22.5 {
+		t.Errorf("got hot %v s, time to correct %v s, max %v s; want 150, 150, 22.5", r.HotNodeSeconds, r.TimeToCorrectSeconds, r.MaxQueueLatencySeconds)
+	}
+	// Ten node-ticks: p99 by nearest rank is the largest.
+	if r.P99QueueLatencySeconds != 22.5 {
+		t.Errorf("p99: got %v, want 22.5", r.P99QueueLatencySeconds)
+	}
+	if r.RejectedWrites != 0 {
+		t.Errorf("rejected: got %d, want 0", r.RejectedWrites)
+	}
+}
