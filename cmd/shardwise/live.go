@@ -22,9 +22,9 @@ import (
 // liveFlags are the flags of the commands that read a real cluster. They never act: dry-run is forced.
 type liveFlags struct {
 	url, auth, service, region, user, passwordEnv, configFile string
-	insecure                                                 bool
-	samples                                                  int
-	interval                                                 time.Duration
+	insecure                                                  bool
+	samples                                                   int
+	interval                                                  time.Duration
 }
 
 func (f *liveFlags) register(cmd *cobra.Command) {

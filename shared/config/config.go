@@ -62,6 +62,11 @@ type SandboxConfig struct {
 // ReplicasConfig switches replica scaling on and holds its settings.
 type ReplicasConfig struct {
 	Enabled bool `json:"enabled"`
+	// MinSearchUtilization: while the cluster's search pools are busier than this share in total,
+	// replica scaling acts; below it the cluster counts as idle and every index holds. The article's
+	// search tier is autoscaled and always loaded; a fixed stateful cluster whose search threads are
+	// nearly idle gains nothing from more copies, and each copy indexes every write.
+	MinSearchUtilization float64 `json:"min_search_utilization"`
 	replicas.Config
 }
 
@@ -99,9 +104,10 @@ func Default() Config {
 		SnapshotTTL:   Duration(2 * time.Hour),
 		MoveStrategy:  "reroute",
 		Allocation:    allocation.DefaultConfig(),
-		Replicas:      ReplicasConfig{Enabled: true, Config: replicas.DefaultConfig()},
-		Safety:        safety.DefaultConfig(),
-		LogLevel:      "info",
+		// 5 % of the cluster's search threads: shardwise's own floor, see ReplicasConfig.
+		Replicas: ReplicasConfig{Enabled: true, MinSearchUtilization: 0.05, Config: replicas.DefaultConfig()},
+		Safety:   safety.DefaultConfig(),
+		LogLevel: "info",
 	}
 }
 
@@ -144,6 +150,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Allocation.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.Replicas.MinSearchUtilization < 0 || c.Replicas.MinSearchUtilization >= 1 {
+		errs = append(errs, fmt.Errorf("replicas.min_search_utilization: %v must be in [0, 1)", c.Replicas.MinSearchUtilization))
 	}
 	if err := c.Replicas.Config.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("replicas: %w", err))

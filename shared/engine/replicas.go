@@ -28,13 +28,16 @@ type ReplicasResult struct {
 const replicasMemoryKey = "replicas#memory"
 
 // ReplicaInputs measures, per index, L's numerator (search threads busy), N (eligible nodes), S
-// (primaries) and how many more copies the disks can take under the high watermark.
+// (primaries) and how many more copies the nodes can take: under the disk high watermark, and —
+// because in stateful OpenSearch every replica indexes every document — within the WRITE pools'
+// allocation threshold, counting the index's heaviest shard load per new copy.
 func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config) []replicas.IndexInput {
 	v := allocation.NewView(snap, cfg, nil)
 	load := map[string]float64{}
 	known := map[string]bool{}
 	size := map[string]int64{}
 	count := map[string]int64{}
+	heaviest := map[string]float64{}
 	for _, ix := range snap.Indices {
 		known[ix.Name] = snap.IntervalSeconds > 0
 	}
@@ -48,6 +51,7 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config) []replicas.Ind
 		}
 		size[c.Index] += c.SizeBytes
 		count[c.Index]++
+		heaviest[c.Index] = max(heaviest[c.Index], v.ShardLoad(c.ID()))
 	}
 	wm := snap.Settings.DiskHighWatermark
 	if wm <= 0 {
@@ -55,26 +59,39 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config) []replicas.Ind
 	}
 	out := make([]replicas.IndexInput, 0, len(snap.Indices))
 	for _, ix := range snap.Indices {
-		extra := -1
+		extra, limiter := -1, ""
 		if count[ix.Name] > 0 {
-			avg := size[ix.Name] / count[ix.Name]
-			if avg > 0 {
-				extra = 0
+			if avg := size[ix.Name] / count[ix.Name]; avg > 0 {
+				disk := 0
 				for _, n := range v.DataNodes() {
 					if n.DiskTotalBytes <= 0 {
-						extra = -1
+						disk = -1
 						break
 					}
-					room := int64(float64(n.DiskTotalBytes)*wm) - n.DiskUsedBytes()
-					if room > 0 {
-						extra += int(min(room/avg, math.MaxInt32))
+					if room := int64(float64(n.DiskTotalBytes)*wm) - n.DiskUsedBytes(); room > 0 {
+						disk += int(min(room/avg, math.MaxInt32))
 					}
 				}
+				if disk >= 0 {
+					extra, limiter = disk, "the disk (high watermark)"
+				}
+			}
+		}
+		if w := heaviest[ix.Name]; w >= cfg.MinShardWriteLoad {
+			write := 0
+			for _, n := range v.DataNodes() {
+				room := cfg.AllocationUtilization*float64(n.Write.Threads) - v.WriteLoad(n.ID)
+				if room > 0 {
+					write += int(room / w)
+				}
+			}
+			if extra < 0 || write < extra {
+				extra, limiter = write, fmt.Sprintf("WRITE pool room (each new copy indexes %.2f threads)", w)
 			}
 		}
 		out = append(out, replicas.IndexInput{Name: ix.Name, Primaries: ix.Primaries, Replicas: ix.Replicas,
 			SearchReplicas: ix.SearchReplicas, SearchLoad: load[ix.Name], EligibleNodes: v.EligibleNodes(ix.Name),
-			Hidden: ix.System(), LoadKnown: known[ix.Name], ExtraCopiesDiskAllows: extra})
+			Hidden: ix.System(), LoadKnown: known[ix.Name], ExtraCopiesAllowed: extra, Limiter: limiter})
 	}
 	return out
 }
@@ -114,7 +131,15 @@ func (e *Engine) Replicas(ctx context.Context, name, snapshotKey string) (Replic
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return res, fmt.Errorf("replicas %s: %w", name, err)
 	}
-	changes, all, next := replicas.Decide(snap.At, ReplicaInputs(snap, e.Config.Allocation), mem, e.Config.Replicas.Config)
+	rcfg := e.Config.Replicas.Config
+	threads := 0
+	for _, n := range snap.Nodes {
+		if n.IsData() {
+			threads += n.Search.Threads
+		}
+	}
+	rcfg.MinTotalSearchLoad = max(rcfg.MinTotalSearchLoad, e.Config.Replicas.MinSearchUtilization*float64(threads))
+	changes, all, next := replicas.Decide(snap.At, ReplicaInputs(snap, e.Config.Allocation), mem, rcfg)
 	res.Decisions = all
 
 	health, herr := api.Health(ctx)

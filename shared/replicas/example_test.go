@@ -11,8 +11,8 @@ import (
 func ExampleDecide() {
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	in := []replicas.IndexInput{
-		{Name: "products", Primaries: 2, Replicas: 1, EligibleNodes: 4, SearchLoad: 4, LoadKnown: true, ExtraCopiesDiskAllows: -1},
-		{Name: "reviews", Primaries: 2, Replicas: 1, EligibleNodes: 4, SearchLoad: 1, LoadKnown: true, ExtraCopiesDiskAllows: -1},
+		{Name: "products", Primaries: 2, Replicas: 1, EligibleNodes: 4, SearchLoad: 4, LoadKnown: true, ExtraCopiesAllowed: -1},
+		{Name: "reviews", Primaries: 2, Replicas: 1, EligibleNodes: 4, SearchLoad: 1, LoadKnown: true, ExtraCopiesAllowed: -1},
 	}
 	changes, all, _ := replicas.Decide(now, in, nil, replicas.DefaultConfig())
 	for _, d := range all {

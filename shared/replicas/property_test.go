@@ -41,7 +41,7 @@ func TestDecideProperties(t *testing.T) {
 				in[i] = IndexInput{
 					Name: fmt.Sprintf("i%d", i), Primaries: 1 + r.IntN(4), Replicas: r.IntN(6),
 					SearchReplicas: r.IntN(4), EligibleNodes: 1 + r.IntN(8), SearchLoad: r.Float64() * 3,
-					LoadKnown: true, ExtraCopiesDiskAllows: -1,
+					LoadKnown: true, ExtraCopiesAllowed: -1,
 				}
 				firstSeen[in[i].Name] = in[i].Replicas
 			}

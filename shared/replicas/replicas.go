@@ -69,8 +69,11 @@ type IndexInput struct {
 	// LoadKnown is false when the load could not be measured this cycle (first sample, counter
 	// reset); the index then holds, except for caps and minimums.
 	LoadKnown bool
-	// ExtraCopiesDiskAllows is how many more shard copies the disk can take; -1 means unlimited.
-	ExtraCopiesDiskAllows int
+	// ExtraCopiesAllowed is how many more shard copies the nodes can take; -1 means unlimited.
+	// In stateful OpenSearch every replica indexes every document, so besides disk under the
+	// high watermark the caller counts WRITE pool room: Limiter names what limits it.
+	ExtraCopiesAllowed int
+	Limiter            string
 }
 
 // Memory is what Decide remembers about an index between cycles. The caller stores it as is.
@@ -314,10 +317,14 @@ func decideIndex(now time.Time, ix IndexInput, m Memory, seen bool, total float6
 		d.Reason = fmt.Sprintf("%s: cap %s %d→%d now, without waiting: %s; %s.", ix.Name, name, d.From, d.To, bounds, basis)
 	case d.Desired > d.From:
 		added := (d.Desired - d.From) * ix.Primaries
-		if ix.ExtraCopiesDiskAllows >= 0 && added > ix.ExtraCopiesDiskAllows {
+		if ix.ExtraCopiesAllowed >= 0 && added > ix.ExtraCopiesAllowed {
+			limiter := ix.Limiter
+			if limiter == "" {
+				limiter = "the disk"
+			}
 			d.Kind = KindHold
-			d.Reason = fmt.Sprintf("%s: keep %s at %d: raising it to %d would add %d shard copies but the disk takes only %d more; %s; %s.",
-				ix.Name, name, d.From, d.Desired, added, ix.ExtraCopiesDiskAllows, basis, bounds)
+			d.Reason = fmt.Sprintf("%s: keep %s at %d: raising it to %d would add %d shard copies but %s takes only %d more; %s; %s.",
+				ix.Name, name, d.From, d.Desired, added, limiter, ix.ExtraCopiesAllowed, basis, bounds)
 			break
 		}
 		d.Kind, d.To = KindScaleUp, d.Desired

@@ -42,7 +42,7 @@ func TestCopies(t *testing.T) {
 // idx is an index with known load and unlimited disk.
 func idx(name string, primaries, replicas, nodes int, load float64) IndexInput {
 	return IndexInput{Name: name, Primaries: primaries, Replicas: replicas, EligibleNodes: nodes,
-		SearchLoad: load, LoadKnown: true, ExtraCopiesDiskAllows: -1}
+		SearchLoad: load, LoadKnown: true, ExtraCopiesAllowed: -1}
 }
 
 func TestDecideOneCycle(t *testing.T) {
@@ -140,7 +140,7 @@ func TestDecideOneCycle(t *testing.T) {
 			name: "disk refuses 4 extra copies when it takes 3",
 			in: []IndexInput{func() IndexInput {
 				i := idx("hot", 2, 1, 4, 0.8)
-				i.ExtraCopiesDiskAllows = 3
+				i.ExtraCopiesAllowed = 3
 				return i
 			}(), idx("cold", 2, 1, 4, 0.2)},
 			want: want{kind: KindHold, from: 1, to: 1, desired: 3, min: 1, max: 3, reasonContain: "would add 4 shard copies but the disk takes only 3"},
@@ -149,7 +149,7 @@ func TestDecideOneCycle(t *testing.T) {
 			name: "disk takes exactly the extra copies",
 			in: []IndexInput{func() IndexInput {
 				i := idx("hot", 2, 1, 4, 0.8)
-				i.ExtraCopiesDiskAllows = 4
+				i.ExtraCopiesAllowed = 4
 				return i
 			}(), idx("cold", 2, 1, 4, 0.2)},
 			want:   want{kind: KindScaleUp, from: 1, to: 3, desired: 3, min: 1, max: 3},
@@ -159,7 +159,7 @@ func TestDecideOneCycle(t *testing.T) {
 			name: "disk limit does not block a cap",
 			in: []IndexInput{func() IndexInput {
 				i := idx("a", 1, 4, 3, 1)
-				i.ExtraCopiesDiskAllows = 0
+				i.ExtraCopiesAllowed = 0
 				return i
 			}()},
 			want:   want{kind: KindCap, from: 4, to: 2, desired: 2, min: 2, max: 2},

@@ -298,6 +298,17 @@ func (s *Sim) handleCatNodes(rq *request) (reply, *apiError) {
 		{name: "search.query_total", aliases: []string{"sqto", "searchQueryTotal"}, right: true},
 	}}
 	m := s.clusterManager()
+	indexed, queried := make([]float64, len(s.nodes)), make([]float64, len(s.nodes))
+	for _, ix := range s.indices {
+		for _, sh := range ix.shards {
+			for _, c := range sh.copies {
+				if c.node != nil {
+					indexed[c.node.ord] += c.indexTotal
+					queried[c.node.ord] += c.queryTotal
+				}
+			}
+		}
+	}
 	for _, n := range s.presentNodes() {
 		id := n.id
 		if !rq.flag("full_id") {
@@ -311,17 +322,7 @@ func (s *Sim) handleCatNodes(rq *request) (reply, *apiError) {
 		if n == m {
 			star = "*"
 		}
-		var idx, qry float64
-		for _, ix := range s.indices {
-			for _, sh := range ix.shards {
-				for _, c := range sh.copies {
-					if c.node == n {
-						idx += c.indexTotal
-						qry += c.queryTotal
-					}
-				}
-			}
-		}
+		idx, qry := indexed[n.ord], queried[n.ord]
 		free := n.diskBytes - n.diskUsed
 		t.rows = append(t.rows, []*string{
 			cell(id), cell(n.ip()), cell(strconv.Itoa(n.port)), cell(fmt.Sprintf("127.0.0.1:%d", 9200+n.ord)), cell(versionNumber),

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -114,7 +115,8 @@ func Endpoint(t testing.TB) string {
 }
 
 // Client returns a DynamoDB client for the server at endpoint, with dummy static credentials (moto
-// checks none), region us-east-1 and shardwise's retry settings.
+// checks none), region us-east-1 and shardwise's retry settings. The client has one request at a
+// time in flight (see serialHTTP).
 func Client(t testing.TB, endpoint string) *dynamodb.Client {
 	t.Helper()
 	if u, err := url.Parse(endpoint); err != nil || u.Scheme == "" || u.Host == "" {
@@ -124,7 +126,27 @@ func Client(t testing.TB, endpoint string) *dynamodb.Client {
 		Region:       Region,
 		BaseEndpoint: aws.String(endpoint),
 		Credentials:  credentials.NewStaticCredentialsProvider("testing", "testing", ""),
+		HTTPClient:   &serialHTTP{next: awshttp.NewBuildableClient()},
 	}, state.WithDynamoRetry)
+}
+
+// serialHTTP sends one request at a time. moto (5.2.5) evaluates a ConditionExpression and then
+// writes without a lock, and its server runs each request on its own thread, so two concurrent
+// conditional writes to one item can both succeed (seen: two winners of 20 racing IfAbsent
+// claims, about one run in 40). DynamoDB orders the writes to an item one after another; sending
+// them one at a time gives moto such an order. Store calls still interleave request by request,
+// so a store that checks in one request and writes in another still loses its races.
+type serialHTTP struct {
+	mu   sync.Mutex
+	next dynamodb.HTTPClient
+}
+
+// Do sends req once no other request is in flight. moto answers only after it has processed a
+// request, so holding the lock until the response headers arrive is enough.
+func (c *serialHTTP) Do(req *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.next.Do(req)
 }
 
 // NewTable creates a state table with a unique name through client and deletes it when t ends,

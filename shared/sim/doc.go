@@ -1,0 +1,96 @@
+// Package sim is shardwise's built-in OpenSearch cluster simulator. It is the project's embedded
+// default, not a mock: it serves the OpenSearch 2.19 REST subset the functions use over HTTP, so the
+// production client (opensearch-go v4) runs against it unchanged, and it models load, queueing,
+// relocation time and OpenSearch's own count balancer well enough to show whether a balancer helps.
+//
+// A Scenario (SCENARIOS.md) describes the cluster, its loads over time and its events. New builds a
+// Sim; Step advances a virtual clock by tick_seconds; Handler serves the REST API at the current
+// virtual time; Result reports what the simulator measures itself. Everything random (node ids,
+// allocation ids, placement tie-breaks, api_errors draws) comes from math/rand/v2's PCG seeded with
+// the scenario's seed, so the same scenario and the same requests give the same run.
+//
+// # Load
+//
+// An index's write_load is the WRITE threads it keeps busy (thread-seconds per second). It is split
+// over its primaries by shard_weights, and every active copy of a shard — primary, replica, or the
+// source of a relocation — bears its shard's whole write load, as replication makes every copy index
+// every document. search_load is spread evenly over the index's active copies. An index_groups entry's
+// loads are totals split over its indices evenly or by a zipf law. Profiles are functions of scenario
+// time; set_write_load and set_search_load events replace them.
+//
+// # Queues
+//
+// Each node's WRITE pool is an M/M/c queue: c = write_threads servers, 50 ms tasks, λ = load/0.05
+// tasks per second. Below saturation with no backlog the mean queue wait is Erlang C's
+// W = C(c, a)·s/(c − a), computed with the Erlang B recursion (stable for any c), and the queue length
+// is Little's λ·W. At or above saturation, or while an earlier backlog drains, the pool is a fluid
+// queue: each tick the backlog grows by arrivals minus capacity (c/s tasks per second) and shrinks
+// when load falls; the wait is backlog/(c/s). The queue holds 10,000 tasks; the excess is rejected and
+// counted. The search pool works the same way with search_threads and 20 ms tasks (80 % query phase,
+// 20 % fetch). When a pool is saturated, what it served is split over its copies in proportion to
+// their demand. Counters — indexing index_total and index_time_in_millis, search query and fetch
+// totals and times, thread_pool completed, rejected, queue, active, largest, and the search pool's
+// total_wait_time_in_nanos — advance by work actually served. Per-copy counters live with the copy
+// and start at 0 when a copy is created on a node: a moved shard's counters restart, as in OpenSearch.
+//
+// A node is hot while its true queue wait is at least 3 s. OpenSearch reports no WRITE queue wait,
+// only queue length and completions; shardwise estimates the wait by Little's law from those, and the
+// simulator's true wait is what its estimate is judged against.
+//
+// # Relocation, recovery and allocation
+//
+// A relocation or a new replica's recovery transfers shard_bytes at recovery_bytes_per_second
+// (indices.recovery.max_bytes_per_sec when set). Until it ends the copy counts on both nodes' disk and
+// its load stays on the source. node_concurrent_recoveries caps the recoveries each node runs in and
+// out at once; the rest wait their turn, oldest first. Reroute moves are accepted even when throttled,
+// as OpenSearch does, and queue; the allocator does not start a throttled recovery.
+//
+// Between ticks the allocator runs as OpenSearch's reroute does: it assigns unassigned copies
+// (primaries first) to the node of least weight, moves started copies off nodes they may no longer
+// remain on (allocation filters, disk high watermark) and, when rebalancing is allowed, rebalances like
+// BalancedShardsAllocator: weight(node, index) = 0.45·(shards on node − mean) + 0.55·(shards of the
+// index on node − mean for the index), indices most out of balance first, moving from the heaviest to
+// the lightest node while their difference exceeds the threshold (1.0), at most
+// cluster_concurrent_rebalance (2) relocations in flight, and only while no copy is initializing or
+// unassigned (allow_rebalance indices_all_active). builtin_balancer false is a cluster with
+// cluster.routing.rebalance.enable set to none. Every placement passes the deciders: same shard (no two
+// copies of a shard on a node), index- and cluster-level include/exclude/require filters on _name, _id,
+// _ip, _host and custom attributes (zone), the disk high watermark, recovery throttling, and
+// total_shards_per_node. The settings that tune them can be changed through PUT _cluster/settings.
+//
+// # Events
+//
+// node_leave loses the node's copies: an active replica of a lost primary is promoted (primary term
+// bumped), a shard with no copy left stays unassigned and red (only allocate_empty_primary brings it
+// back), and lost replicas wait index.unassigned.node_left.delayed_timeout (1m) before the allocator
+// recovers them elsewhere. node_join adds an empty node. api_errors, api_latency and reroute_rejects
+// are windows [at_seconds, until_seconds) of virtual time in which requests fail with OpenSearch's 503
+// error body at the given rate (drawn from the seeded stream), are delayed by ms of real time, or
+// POST _cluster/reroute is refused with Amazon OpenSearch Service's 403.
+//
+// # Measures
+//
+// Result holds what the simulator can measure: moves and bytes moved by accepted non-dry-run reroute
+// move commands; built-in relocations of a copy an external move placed (moves undone); hot node
+// seconds; the maximum and the nearest-rank p99 of true queue wait over node-ticks of nodes with write
+// load; rejected writes; the longest hotspot episode (consecutive ticks with any hot node), counted as
+// its ticks × tick_seconds; replica changes (indices whose number_of_replicas a PUT changed) and
+// replica node hours (assigned replica copies × hours); the p99 of 20 ms + search queue wait over
+// node-ticks weighted by search tasks; and safety violations, checked on every tick and every reroute
+// in the simulator's own truth: two copies of a shard on one node, a shard left with no active copy by
+// a reroute, a move accepted while health was not green or a shard was relocating or initializing
+// before the request, and the same move (index, shard, from, to) accepted twice with no other movement
+// of that shard in between.
+//
+// # REST API
+//
+// GET /, _cluster/health, _cluster/state[/{metrics}[/{indices}]], GET/PUT _cluster/settings,
+// POST _cluster/reroute, GET/POST _cluster/allocation/explain, _cat/shards, _cat/nodes, _cat/indices,
+// _nodes and _nodes/stats in their path forms, _stats and {index}/_stats (level cluster, indices,
+// shards), GET/PUT {index}/_settings, GET {index}, and _tasks with cancellation answer with OpenSearch's
+// shapes and errors; filter_path applies to every JSON answer. Responses are built as ordered JSON
+// trees, filtered once, generically, and streamed; each copy's entry in _stats?level=shards is built
+// only when the writer or filter_path reaches it, so a 60,000-copy answer is never held whole.
+// Every node has roles data and ingest, host and ip 127.0.0.1, transport port 9300 + its order, and
+// the first node present acts as elected cluster manager.
+package sim
