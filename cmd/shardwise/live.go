@@ -14,6 +14,7 @@ import (
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/collect"
 	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/duration"
 	"github.com/shardwise/shardwise/shared/engine"
 	"github.com/shardwise/shardwise/shared/opensearch"
 	"github.com/shardwise/shardwise/shared/state"
@@ -65,8 +66,8 @@ func (f *liveFlags) engine(ctx context.Context, progress io.Writer) (*engine.Eng
 	}
 	cfg.Clusters = []config.Cluster{cl}
 	// Samples further apart than the freshness limit would be refused by the breaker.
-	if 2*f.interval > cfg.Safety.MaxStatsAge {
-		cfg.Safety.MaxStatsAge = 2 * f.interval
+	if 2*f.interval > cfg.Safety.MaxStatsAge.Std() {
+		cfg.Safety.MaxStatsAge = duration.Duration(2 * f.interval)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, last, err

@@ -33,7 +33,7 @@ func newSim() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ln, err := net.Listen("tcp", addr)
+			ln, err := (&net.ListenConfig{}).Listen(cmd.Context(), "tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen %s: %w", addr, err)
 			}

@@ -26,7 +26,7 @@ func newSimulate() *cobra.Command {
 simulator, served over HTTP on 127.0.0.1 and reached through the production client. Dry-run is on
 unless --dry-run=false; it only ever touches the simulator.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			sc, err := sim.LoadScenario(scenario)
 			if err != nil {
 				return err
@@ -46,7 +46,11 @@ unless --dry-run=false; it only ever touches the simulator.`,
 				if err != nil {
 					return err
 				}
-				defer f.Close()
+				defer func() {
+					if cerr := f.Close(); cerr != nil && err == nil {
+						err = cerr
+					}
+				}()
 				opts.Log = f
 			}
 			out := cmd.OutOrStdout()

@@ -4,13 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/shardwise/shardwise/shared/duration"
 )
 
 // Config holds every threshold the balancer uses. Zero values are not defaults: start from
 // DefaultConfig and override.
 type Config struct {
 	// QueueLatencyThreshold: a node's estimated WRITE queue latency at or above this is queueing.
-	QueueLatencyThreshold time.Duration `json:"queue_latency_threshold"`
+	QueueLatencyThreshold duration.Duration `json:"queue_latency_threshold"`
 	// HotUtilization: WRITE pool utilization at or above this, together with queueing, is a hotspot.
 	HotUtilization float64 `json:"hot_utilization"`
 	// SustainedSamples: consecutive samples a node must meet both criteria before it is hot.
@@ -27,7 +29,7 @@ type Config struct {
 	// index is NOT_PREFERRED.
 	IndexBalanceFactor float64 `json:"index_balance_factor"`
 	// ColocationEvery: when nothing is hot, at most one index-colocation fix per this period.
-	ColocationEvery time.Duration `json:"colocation_every"`
+	ColocationEvery duration.Duration `json:"colocation_every"`
 	// BuiltinBalancer models OpenSearch's own count balancer so moves do not invite it to undo them.
 	BuiltinBalancer BuiltinBalancer `json:"builtin_balancer"`
 	// ExcludedNodes are node names or ids being drained or shut down: nothing is moved onto them.
@@ -49,7 +51,7 @@ func DefaultConfig() Config {
 	return Config{
 		// 3 s queue latency and 50 % utilization, sustained over 2 samples: DESIGN.md, after the
 		// Elasticsearch Serverless WriteLoadDecider's hotspot criteria.
-		QueueLatencyThreshold: 3 * time.Second,
+		QueueLatencyThreshold: duration.Duration(3 * time.Second),
 		HotUtilization:        0.5,
 		SustainedSamples:      2,
 		// 90 %: Elasticsearch's write-load decider high-utilization threshold.
@@ -60,7 +62,7 @@ func DefaultConfig() Config {
 		HeapLimit: 0.85,
 		// 1.5: Elasticsearch Serverless IndexBalanceDecider's allowance over the even spread.
 		IndexBalanceFactor: 1.5,
-		ColocationEvery:    10 * time.Minute,
+		ColocationEvery:    duration.Duration(10 * time.Minute),
 		// OpenSearch defaults: balance.shard 0.45, balance.index 0.55, balance.threshold 1.0.
 		BuiltinBalancer: BuiltinBalancer{Enabled: true, Shard: 0.45, Index: 0.55, Threshold: 1},
 	}

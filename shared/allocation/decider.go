@@ -14,6 +14,8 @@ import (
 // Decision is a decider's answer, ordered from best to worst.
 type Decision int
 
+// The three answers: YES allows, NOT_PREFERRED allows only when nothing better exists (the target
+// might start queueing), NO forbids.
 const (
 	Yes Decision = iota
 	NotPreferred

@@ -47,7 +47,7 @@ type Hotspot struct {
 func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Config) ([]Hotspot, map[string]Streak) {
 	next := make(map[string]Streak, len(snap.Nodes))
 	var out []Hotspot
-	limit := cfg.QueueLatencyThreshold.Seconds()
+	limit := cfg.QueueLatencyThreshold.Std().Seconds()
 	for i := range snap.Nodes {
 		n := &snap.Nodes[i]
 		if !n.IsData() {

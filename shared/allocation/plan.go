@@ -116,7 +116,7 @@ func PlanCycle(snap *cluster.Snapshot, mem Memory, cfg Config) (Plan, Memory) {
 	p.unassigned()
 	p.cannotRemain()
 	p.hotspots(hotspots)
-	if len(hotspots) == 0 && len(p.plan.Moves) == 0 && snap.At.Sub(mem.LastColocation) >= cfg.ColocationEvery {
+	if len(hotspots) == 0 && len(p.plan.Moves) == 0 && snap.At.Sub(mem.LastColocation) >= cfg.ColocationEvery.Std() {
 		if p.colocation() {
 			next.LastColocation = snap.At
 		}

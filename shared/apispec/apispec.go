@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pb33f/libopenapi"
 	validatorconfig "github.com/pb33f/libopenapi-validator/config"
@@ -54,6 +55,9 @@ var ErrUnknownOperation = errors.New("no operation in the OpenSearch API specifi
 
 // Spec is the loaded OpenSearch API specification. It is safe for concurrent use.
 type Spec struct {
+	// mu serializes validation: libopenapi's lazily built schema caches race under concurrent
+	// use (the race detector reports it in the library), so Spec does the locking.
+	mu          sync.Mutex
 	dir         string
 	model       *v3.Document
 	router      router.Router
@@ -136,6 +140,8 @@ func (s *Spec) Dir() string { return s.dir }
 // Literal path segments win over parameters, so GET /_nodes/stats is nodes.stats, not
 // nodes.info for a node called "stats".
 func (s *Spec) Find(req *http.Request) (Operation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	route, err := s.route(req)
 	if err != nil {
 		return Operation{}, err
@@ -162,6 +168,8 @@ func operationOf(route *router.Route) Operation {
 // It returns nil, an error wrapping ErrUnknownOperation, or a *ValidationError listing every
 // violation with its JSON pointer.
 func (s *Spec) Validate(req *http.Request, status int, header http.Header, body []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	route, err := s.route(req)
 	if err != nil {
 		return err

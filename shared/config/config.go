@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/duration"
 	"github.com/shardwise/shardwise/shared/opensearch"
 	"github.com/shardwise/shardwise/shared/replicas"
 	"github.com/shardwise/shardwise/shared/safety"
@@ -41,9 +42,9 @@ type Config struct {
 	Table string `json:"table"`
 	Bus   string `json:"bus"`
 	// RefreshPeriod is the stats cadence (30 s, the Elasticsearch Serverless stats refresh).
-	RefreshPeriod Duration `json:"refresh_period"`
+	RefreshPeriod duration.Duration `json:"refresh_period"`
 	// SnapshotTTL is how long snapshots, plans and streak records live in the table.
-	SnapshotTTL Duration `json:"snapshot_ttl"`
+	SnapshotTTL duration.Duration `json:"snapshot_ttl"`
 	// MoveStrategy: reroute (default), allocation-filter (managed domains that refuse reroute), or auto.
 	MoveStrategy string            `json:"move_strategy"`
 	Allocation   allocation.Config `json:"allocation"`
@@ -70,38 +71,13 @@ type ReplicasConfig struct {
 	replicas.Config
 }
 
-// Duration is a time.Duration written as "30s" in JSON.
-type Duration time.Duration
-
-// MarshalJSON writes the duration as a string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-// UnmarshalJSON reads "30s" or a number of seconds.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("duration %q: %w", s, err)
-		}
-		*d = Duration(v)
-		return nil
-	}
-	var n float64
-	if err := json.Unmarshal(b, &n); err != nil {
-		return fmt.Errorf("duration: want a string like \"30s\" or seconds, got %s", b)
-	}
-	*d = Duration(time.Duration(n * float64(time.Second)))
-	return nil
-}
-
 // Default returns every default. Dry-run is on.
 func Default() Config {
 	return Config{
 		Table:         "shardwise",
 		Bus:           "shardwise",
-		RefreshPeriod: Duration(30 * time.Second),
-		SnapshotTTL:   Duration(2 * time.Hour),
+		RefreshPeriod: duration.Duration(30 * time.Second),
+		SnapshotTTL:   duration.Duration(2 * time.Hour),
 		MoveStrategy:  "reroute",
 		Allocation:    allocation.DefaultConfig(),
 		// 5 % of the cluster's search threads: shardwise's own floor, see ReplicasConfig.
@@ -154,7 +130,7 @@ func (c Config) Validate() error {
 	if c.Replicas.MinSearchUtilization < 0 || c.Replicas.MinSearchUtilization >= 1 {
 		errs = append(errs, fmt.Errorf("replicas.min_search_utilization: %v must be in [0, 1)", c.Replicas.MinSearchUtilization))
 	}
-	if err := c.Replicas.Config.Validate(); err != nil {
+	if err := c.Replicas.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("replicas: %w", err))
 	}
 	if err := c.Safety.Validate(); err != nil {

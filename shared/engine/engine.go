@@ -94,4 +94,4 @@ func (e *Engine) metric(clusterName, name string, unit telemetry.Unit, v float64
 
 func pk(clusterName string) string { return "cluster#" + clusterName }
 
-func (e *Engine) ttl() time.Duration { return time.Duration(e.Config.SnapshotTTL) }
+func (e *Engine) ttl() time.Duration { return e.Config.SnapshotTTL.Std() }

@@ -74,7 +74,7 @@ func (e *Engine) ingestOne(ctx context.Context, name string) (IngestResult, erro
 	}
 	res.SnapshotKey, res.Snapshot = key, &snap
 	var stale []string
-	limit := e.Config.Safety.MaxStatsAge
+	limit := e.Config.Safety.MaxStatsAge.Std()
 	for _, n := range snap.Nodes {
 		if age := snap.At.Sub(n.StatsAt); !n.StatsAt.IsZero() && age > limit {
 			stale = append(stale, fmt.Sprintf("%s stats %s old (limit %s)", n.Name, age.Round(time.Second), limit))

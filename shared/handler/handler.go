@@ -101,6 +101,7 @@ func Flush(m *telemetry.Metrics, w io.Writer, log *slog.Logger) {
 // Kind is what a raw Lambda payload is.
 type Kind int
 
+// The payloads a function can receive.
 const (
 	KindUnknown Kind = iota
 	KindEventBridge

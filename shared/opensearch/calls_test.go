@@ -366,7 +366,7 @@ func TestReroute(t *testing.T) {
 			{Command: "move", Index: "logs-a", Shard: 1, FromNode: "node-0", ToNode: "node-2",
 				Decisions: []Decision{{Decider: "move_allocation_command", Decision: "YES", Explanation: "shard has been moved"}}},
 			{Command: "cancel", Index: "logs-a", Shard: 0, Node: "node-1",
-				Decisions: []Decision{{Decider: "cancel_allocation_command", Decision: "YES", Explanation: "shard on node [x3F-8mN2QfWq6nQYk1xJ5A] can be cancelled"}}}, //nolint:misspell // OpenSearch's text
+				Decisions: []Decision{{Decider: "cancel_allocation_command", Decision: "YES", Explanation: "shard on node [x3F-8mN2QfWq6nQYk1xJ5A] can be cancelled"}}},
 		},
 	})
 	req := fc.received()[0]

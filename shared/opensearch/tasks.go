@@ -50,7 +50,7 @@ type TaskList struct {
 var tasksFilter = joinFilters(
 	[]string{"node_failures", "task_failures"},
 	prefixed("nodes.*.tasks.*.", "node", "type", "action", "description", "start_time_in_millis",
-		"running_time_in_nanos", "cancellable", "cancelled", "parent_task_id", "headers", "resource_stats.total"), //nolint:misspell // OpenSearch's field name
+		"running_time_in_nanos", "cancellable", "cancelled", "parent_task_id", "headers", "resource_stats.total"),
 )
 
 // Tasks reads GET _tasks?detailed=true&actions=<actions>; actions is a comma-separated list of
@@ -83,7 +83,7 @@ type tasksWire struct {
 			StartTimeInMillis  int64             `json:"start_time_in_millis"`
 			RunningTimeInNanos int64             `json:"running_time_in_nanos"`
 			Cancellable        bool              `json:"cancellable"`
-			Canceled           bool              `json:"cancelled"` //nolint:misspell // OpenSearch's field name
+			Canceled           bool              `json:"cancelled"`
 			ParentTaskID       string            `json:"parent_task_id"`
 			Headers            map[string]string `json:"headers"`
 			ResourceStats      *struct {

@@ -84,7 +84,7 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return Result{}, fmt.Errorf("simulator listen: %w", err)
 	}
@@ -159,6 +159,9 @@ type run struct {
 // cycle runs ingest and then every function the published events trigger, until none is left.
 func (r *run) cycle(ctx context.Context, t *Tick) error {
 	if _, err := r.eng.Ingest(ctx, []string{ClusterName}); err != nil {
+		if !isTransient(err) {
+			return err
+		}
 		// A failed read (an injected API fault) costs this cycle, as it would in Lambda.
 		t.Breaker = "ingest failed: " + err.Error()
 		return nil
@@ -230,5 +233,6 @@ func (r *run) dispatch(ctx context.Context, ev bus.Recorded, t *Tick) error {
 // cycle without ending the run; anything else is a defect and stops it.
 func isTransient(err error) bool {
 	var apiErr *opensearch.APIError
-	return errors.As(err, &apiErr) || errors.Is(err, context.DeadlineExceeded)
+	var netErr net.Error
+	return errors.As(err, &apiErr) || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout())
 }

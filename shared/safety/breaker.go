@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/shardwise/shardwise/shared/duration"
 )
 
 // Config is the breaker's limits and the budgets.
@@ -18,9 +20,9 @@ type Config struct {
 	MaxRelocating   int `json:"max_relocating"`
 	MaxInitializing int `json:"max_initializing"`
 	// MaxSearchLatency is the mean query time across data nodes above which nothing is moved.
-	MaxSearchLatency time.Duration `json:"max_search_latency"`
+	MaxSearchLatency duration.Duration `json:"max_search_latency"`
 	// MaxStatsAge: stats older than this (2 refresh periods) are too stale to act on.
-	MaxStatsAge time.Duration `json:"max_stats_age"`
+	MaxStatsAge duration.Duration `json:"max_stats_age"`
 	// Budgets.
 	MaxMovesPerNode  int   `json:"max_moves_per_node"`
 	MaxMovesPerCycle int   `json:"max_moves_per_cycle"`
@@ -35,9 +37,9 @@ func DefaultConfig() Config {
 		MaxRelocating:   0,
 		MaxInitializing: 0,
 		// 200 ms: Sway's default max_avg_latency_ms.
-		MaxSearchLatency: 200 * time.Millisecond,
+		MaxSearchLatency: duration.Duration(200 * time.Millisecond),
 		// Two 30 s stats refresh periods (DESIGN.md).
-		MaxStatsAge: 60 * time.Second,
+		MaxStatsAge: duration.Duration(60 * time.Second),
 		// One move per hot node per refresh period (Elasticsearch Serverless); a swap counts once per node.
 		MaxMovesPerNode:  1,
 		MaxMovesPerCycle: 4,
@@ -142,7 +144,7 @@ func Evaluate(in Inputs, cfg Config) Verdict {
 		fmt.Sprintf("%d shards relocating, limit %d", in.Relocating, cfg.MaxRelocating))
 	add("initializing", in.Reachable == nil && in.Initializing <= cfg.MaxInitializing, fmt.Sprint(in.Initializing), fmt.Sprint(cfg.MaxInitializing),
 		fmt.Sprintf("%d shards initializing, limit %d", in.Initializing, cfg.MaxInitializing))
-	limitMs := float64(cfg.MaxSearchLatency) / float64(time.Millisecond)
+	limitMs := float64(cfg.MaxSearchLatency.Std()) / float64(time.Millisecond)
 	if in.LatencyKnown {
 		add("search_latency", in.SearchLatencyMs < limitMs, fmt.Sprintf("%.1fms", in.SearchLatencyMs), fmt.Sprintf("%.0fms", limitMs),
 			fmt.Sprintf("mean search latency %.1f ms, limit %.0f ms", in.SearchLatencyMs, limitMs))
@@ -151,7 +153,7 @@ func Evaluate(in Inputs, cfg Config) Verdict {
 		// freshness check below still requires stats.
 		add("search_latency", true, "unknown", fmt.Sprintf("%.0fms", limitMs), "mean search latency not yet measurable (first sample)")
 	}
-	add("stats_fresh", in.StatsAge >= 0 && in.StatsAge <= cfg.MaxStatsAge, in.StatsAge.Round(time.Second).String(), cfg.MaxStatsAge.String(),
+	add("stats_fresh", in.StatsAge >= 0 && in.StatsAge <= cfg.MaxStatsAge.Std(), in.StatsAge.Round(time.Second).String(), cfg.MaxStatsAge.String(),
 		fmt.Sprintf("stats are %s old, limit %s", in.StatsAge.Round(time.Second), cfg.MaxStatsAge))
 	v := Verdict{Closed: true, Checks: checks}
 	for _, c := range checks {

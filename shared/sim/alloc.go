@@ -706,7 +706,7 @@ func (s *Sim) startRelocation(c *shardCopy, to *node, kind relocKind) {
 	s.recSeq++
 	r := &recovery{
 		seq: s.recSeq, copy: c, relocation: true, source: c.node, target: to,
-		bytes: float64(ix.shardBytes), external: kind == relocExternal, builtin: kind == relocBuiltin,
+		bytes: float64(ix.shardBytes), external: kind == relocExternal,
 	}
 	c.state, c.target, c.targetAllocID, c.rec = stateRelocating, to, randomID(s.rng), r
 	s.recoveries = append(s.recoveries, r)

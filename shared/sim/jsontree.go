@@ -28,16 +28,6 @@ type object []field
 // never holds every copy's statistics at once.
 type lazyObject func() object
 
-// get returns the value under key.
-func (o object) get(key string) (any, bool) {
-	for _, f := range o {
-		if f.Key == key {
-			return f.Val, true
-		}
-	}
-	return nil, false
-}
-
 // MarshalJSON lets tests and callers use encoding/json on a tree.
 func (o object) MarshalJSON() ([]byte, error) {
 	return appendJSON(nil, o)

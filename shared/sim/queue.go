@@ -44,16 +44,14 @@ type pool struct {
 	backlog float64 // tasks queued beyond steady state, carried between ticks
 
 	// Cumulative counters, as OpenSearch's thread_pool stats report them.
-	completed     float64
-	rejected      float64
-	waitSeconds   float64 // total queue wait of served tasks (search's total_wait_time)
-	largest       int
-	lastActive    float64
-	lastQueue     float64
-	lastWait      float64
-	lastOffered   float64
-	lastServed    float64
-	lastSaturated bool
+	completed   float64
+	rejected    float64
+	waitSeconds float64 // total queue wait of served tasks (search's total_wait_time)
+	largest     int
+	lastActive  float64
+	lastQueue   float64
+	lastWait    float64
+	lastServed  float64
 }
 
 // poolTick is what one tick did to a pool.
@@ -108,7 +106,7 @@ func (p *pool) step(load, dt float64) poolTick {
 	p.waitSeconds += t.served * t.wait
 	p.largest = max(p.largest, int(math.Ceil(t.active)))
 	p.lastActive, p.lastQueue, p.lastWait = t.active, t.queue, t.wait
-	p.lastOffered, p.lastServed, p.lastSaturated = load, t.served, p.backlog > 0 || load >= c
+	p.lastServed = t.served
 	return t
 }
 

@@ -347,7 +347,7 @@ func (s *Sim) applyAllocate(name string, a commandArgs, explain bool) (verdict, 
 	}
 	if a.shard < 0 || a.shard >= len(ix.shards) {
 		return verdict{}, nil, &apiError{status: 404, body: errorBody("shard_not_found_exception",
-			fmt.Sprintf("no such shard"), object{{"index", ix.name}, {"shard", strconv.Itoa(a.shard)}, {"index_uuid", ix.uuid}})}
+			"no such shard", object{{"index", ix.name}, {"shard", strconv.Itoa(a.shard)}, {"index_uuid", ix.uuid}})}
 	}
 	sh := ix.shards[a.shard]
 	p := sh.primary()

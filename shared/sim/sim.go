@@ -67,7 +67,6 @@ type Sim struct {
 	searchLat    []weighted
 	episodeTicks int
 	seen         map[string]bool // ongoing tick-invariant violations, reported once each
-	lastReport   TickReport
 }
 
 type weighted struct{ v, w float64 }
@@ -437,7 +436,6 @@ func (s *Sim) Step() TickReport {
 	}
 	rep.Health, rep.Relocating, rep.Initializing, rep.Unassigned = s.healthCounts()
 	s.res.Ticks = s.ticks
-	s.lastReport = rep
 	return rep
 }
 
@@ -586,8 +584,7 @@ func (s *Sim) advanceRecoveries(dt float64) {
 	out := make([]int, len(s.nodes))
 	var done []*recovery
 	for _, r := range s.recoveries {
-		r.active = in[r.target.ord] < cfg.incoming && (r.source == nil || out[r.source.ord] < cfg.outgoing)
-		if !r.active {
+		if in[r.target.ord] >= cfg.incoming || (r.source != nil && out[r.source.ord] >= cfg.outgoing) {
 			continue
 		}
 		in[r.target.ord]++

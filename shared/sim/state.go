@@ -91,8 +91,6 @@ type index struct {
 	counts []int // copies per node ord, recomputed by refresh()
 }
 
-func (ix *index) primaries() int { return len(ix.shards) }
-
 func (ix *index) loads(t float64) (write, search float64) {
 	if ix.group != nil {
 		return ix.group.writeLoad.At(t) * ix.share, ix.group.searchLoad.At(t) * ix.share
@@ -223,8 +221,6 @@ type recovery struct {
 	bytes      float64
 	done       float64
 	external   bool // started by an external reroute command
-	builtin    bool // started by the built-in balancer
-	active     bool // transferring this tick (not throttled)
 }
 
 // makeID derives a stable 22-character base64url identifier, like OpenSearch's UUIDs, from the seed
