@@ -649,13 +649,14 @@ func (s *Sim) rebalance(b *balance) int {
 			if !advance {
 				continue
 			}
+			if lo >= hi-1 && lo == 0 {
+				break
+			}
 			if lo < hi-1 {
 				lo++
-			} else if lo > 0 {
+			} else {
 				lo = 0
 				hi--
-			} else {
-				break
 			}
 		}
 	}

@@ -256,8 +256,8 @@ func (s *Sim) clusterState(metrics map[string]bool, indices []*index, flat bool)
 		for _, ix := range indices {
 			for _, sh := range ix.shards {
 				for _, c := range sh.copies {
-					switch {
-					case c.node == nil:
+					switch c.node {
+					case nil:
 						unassigned = append(unassigned, s.routingEntry(c, false))
 					default:
 						byNode[c.node] = append(byNode[c.node], s.routingEntry(c, false))

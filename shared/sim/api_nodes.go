@@ -199,7 +199,7 @@ func (s *Sim) nodesStats(nodes []*node, metrics, indexMetrics map[string]bool, l
 		busy := n.write.lastActive + n.search.lastActive
 		cpu := int(math.Min(100, math.Round(100*busy/float64(n.write.threads))))
 		if want("os") {
-			total := int64(2 * n.heapBytes)
+			total := 2 * n.heapBytes
 			used := total/2 + n.heapUsed()/2
 			o = append(o, field{"os", object{
 				{"timestamp", ts},

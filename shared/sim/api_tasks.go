@@ -188,7 +188,8 @@ func (s *Sim) renderTasks(list []*simTask, groupBy string, detailed bool) (objec
 			}
 			no := nodes[i].Val.(object)
 			tasks := no[len(no)-1].Val.(object)
-			no[len(no)-1].Val = append(tasks, field{t.fullID(), t.render(detailed)})
+			tasks = append(tasks, field{t.fullID(), t.render(detailed)})
+			no[len(no)-1].Val = tasks
 		}
 		return object{{"nodes", nodes}}, nil
 	case "none":

@@ -111,7 +111,7 @@ func TestOpenSearchGoClient(t *testing.T) {
 			t.Fatalf("PutSettings: %v", err)
 		}
 		got, err := client.Cluster.GetSettings(ctx, &opensearchapi.ClusterGetSettingsReq{
-			Params: opensearchapi.ClusterGetSettingsParams{FlatSettings: opensearchapi.ToPointer(true), IncludeDefaults: opensearchapi.ToPointer(true)},
+			Params: opensearchapi.ClusterGetSettingsParams{FlatSettings: new(true), IncludeDefaults: new(true)},
 		})
 		if err != nil {
 			t.Fatalf("GetSettings: %v", err)
@@ -157,7 +157,7 @@ func TestOpenSearchGoClient(t *testing.T) {
 		}
 	})
 	t.Run("tasks", func(t *testing.T) {
-		if _, err := client.Tasks.List(ctx, &opensearchapi.TasksListReq{Params: opensearchapi.TasksListParams{Detailed: opensearchapi.ToPointer(true)}}); err != nil {
+		if _, err := client.Tasks.List(ctx, &opensearchapi.TasksListReq{Params: opensearchapi.TasksListParams{Detailed: new(true)}}); err != nil {
 			t.Fatalf("Tasks.List: %v", err)
 		}
 	})

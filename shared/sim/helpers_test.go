@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http/httptest"
@@ -29,7 +30,7 @@ func call(t testing.TB, s *Sim, method, target, body string) (int, string) {
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req := httptest.NewRequest(method, target, rd)
+	req := httptest.NewRequestWithContext(context.Background(), method, target, rd)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -198,33 +197,4 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
-}
-
-// fromJSON converts a value decoded by encoding/json (map[string]any, []any, json.Number, ...) into
-// a tree with sorted keys, so filter_path and the writer can handle request echoes.
-func fromJSON(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		o := make(object, 0, len(t))
-		for _, k := range keys {
-			o = append(o, field{k, fromJSON(t[k])})
-		}
-		return o
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = fromJSON(e)
-		}
-		return out
-	case json.Number:
-		return json.RawMessage(t.String())
-	case float64:
-		return t
-	}
-	return v
 }

@@ -492,7 +492,7 @@ func validIndexName(name string) error {
 	case strings.ToLower(name) != name:
 		return fmt.Errorf("%q must be lowercase", name)
 	case strings.ContainsAny(name, "\\/*?\"<>| ,#:"):
-		return fmt.Errorf(`%q must not contain \ / * ? " < > | space , # :`, name)
+		return fmt.Errorf(`%q must not contain a space, a colon or any of \ / * ? " < > | , #`, name)
 	case strings.ContainsAny(name[:1], "_-+"):
 		return fmt.Errorf("%q must not start with '_', '-' or '+'", name)
 	}

@@ -10,7 +10,7 @@ import (
 // FuzzParseScenario checks that no input panics the parser, and that whatever it accepts is a
 // scenario the simulator can build and run, and survives a round trip through JSON unchanged.
 func FuzzParseScenario(f *testing.F) {
-	for _, name := range []string{"steady", "write-hotspot", "search-spike"} {
+	for _, name := range []string{"steady", "write-hotspot", "write-hotspot-placement", "search-spike", "shard-outweighs-node"} {
 		data, err := os.ReadFile(filepath.Join(sharedScenarioDir(), name+".json"))
 		if err != nil {
 			f.Fatalf("seed corpus: %v", err)

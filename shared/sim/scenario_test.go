@@ -8,13 +8,13 @@ import (
 	"testing"
 )
 
-// sharedScenarioDir is where the project's shared scenario files are: beside the repository, as the
-// workspace and CI lay them out. SHARDWISE_SCENARIOS overrides it.
+// sharedScenarioDir is the project's scenarios/ directory (copies of the kit's scenarios, and the
+// project's own). SHARDWISE_SCENARIOS overrides it.
 func sharedScenarioDir() string {
 	if d := os.Getenv("SHARDWISE_SCENARIOS"); d != "" {
 		return d
 	}
-	return filepath.Join("..", "..", "..", "shared", "scenarios")
+	return filepath.Join("..", "..", "scenarios")
 }
 
 func loadShared(t testing.TB, name string) *Scenario {
@@ -116,7 +116,7 @@ func TestParseScenario(t *testing.T) {
 }
 
 func TestSharedScenariosParse(t *testing.T) {
-	for _, name := range []string{"steady", "write-hotspot", "search-spike"} {
+	for _, name := range []string{"steady", "write-hotspot", "write-hotspot-placement", "search-spike", "shard-outweighs-node"} {
 		t.Run(name, func(t *testing.T) {
 			sc := loadShared(t, name)
 			if sc.Name != name {

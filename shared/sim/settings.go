@@ -23,27 +23,27 @@ func oneOf(values ...string) settingCheck {
 	}
 }
 
-func intAtLeast(min int) settingCheck {
+func intAtLeast(least int) settingCheck {
 	return func(v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil {
 			return fmt.Errorf("failed to parse value [%s] as an integer", v)
 		}
-		if n < min {
-			return fmt.Errorf("failed to parse value [%s], must be >= [%d]", v, min)
+		if n < least {
+			return fmt.Errorf("failed to parse value [%s], must be >= [%d]", v, least)
 		}
 		return nil
 	}
 }
 
-func floatAtLeast(min float64) settingCheck {
+func floatAtLeast(least float64) settingCheck {
 	return func(v string) error {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(f) {
 			return fmt.Errorf("failed to parse value [%s] as a float", v)
 		}
-		if f < min {
-			return fmt.Errorf("failed to parse value [%s], must be >= [%v]", v, min)
+		if f < least {
+			return fmt.Errorf("failed to parse value [%s], must be >= [%v]", v, least)
 		}
 		return nil
 	}

@@ -414,9 +414,9 @@ func TestDeterminism(t *testing.T) {
 		_, state := call(t, s, "GET", "/_cluster/state", "")
 		return s.Result(), state
 	}
-	sc := loadShared(t, "write-hotspot")
+	sc := loadShared(t, "write-hotspot-placement")
 	r1, st1 := run(sc)
-	r2, st2 := run(loadShared(t, "write-hotspot"))
+	r2, st2 := run(loadShared(t, "write-hotspot-placement"))
 	if !reflect.DeepEqual(r1, r2) {
 		a, _ := json.Marshal(r1)
 		b, _ := json.Marshal(r2)
@@ -425,7 +425,7 @@ func TestDeterminism(t *testing.T) {
 	if st1 != st2 {
 		t.Errorf("same seed, different final cluster state")
 	}
-	other := loadShared(t, "write-hotspot")
+	other := loadShared(t, "write-hotspot-placement")
 	other.Seed++
 	_, st3 := run(other)
 	if st3 == st1 {
@@ -434,7 +434,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestWriteHotspotScenario(t *testing.T) {
-	// The shared write-hotspot scenario places most of clicks' copies on node-0 and node-1. With the
+	// The kit's write-hotspot scenario (scenarios/write-hotspot-placement.json) places most of clicks' copies on node-0 and node-1. With the
 	// built-in balancer off they saturate after the step at 600 s; with it on, OpenSearch's index
 	// balance (weight 0.55) spreads clicks' copies before the step and no node gets hot.
 	tests := []struct {
@@ -448,7 +448,7 @@ func TestWriteHotspotScenario(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sc := loadShared(t, "write-hotspot")
+			sc := loadShared(t, "write-hotspot-placement")
 			sc.Cluster.BuiltinBalancer = &tc.builtin
 			s, err := New(sc, Options{})
 			if err != nil {

@@ -175,9 +175,13 @@ func start(t testing.TB) (*motoServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	bin, err := ensureVenv(t, filepath.Join(root, venvDir))
-	if err != nil {
-		return nil, err
+	// The project's tool venv (scripts/venv.sh, used by make and .ci/run) holds the same pinned
+	// moto; reuse it rather than installing a second copy.
+	bin := filepath.Join(root, ".cache", "venv", "bin")
+	if _, serr := os.Stat(filepath.Join(bin, "moto_server")); serr != nil {
+		if bin, err = ensureVenv(t, filepath.Join(root, venvDir)); err != nil {
+			return nil, err
+		}
 	}
 	port, err := freePort()
 	if err != nil {
