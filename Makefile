@@ -19,6 +19,8 @@ FUNCTIONS := ingest detect move replicas sandbox
 GO_FILES := find . \( -path ./.git -o -path ./.cache -o -path ./bin -o -path ./build -o -path ./.aws-sam \
 	-o -name testdata \) -prune -o -name '*.go' -print0
 FUZZTIME ?= 10s
+# The fault test's seeds in `make faults` (without the race detector; the unit run uses 25).
+FAULT_SEEDS ?= 200
 # The race detector covers every package: on 2 cores it took the shared/ tests from 2m00s to
 # 2m51s, cold caches both times. It needs cgo, hence a C compiler; where there is none the tests
 # run without it. RACE= turns it off, TEST_PKGS=... narrows the run.
@@ -34,7 +36,7 @@ run: ## Run the write-hotspot scenario against the built-in simulator, acting (n
 	go run ./cmd/shardwise simulate --scenario scenarios/write-hotspot.json --dry-run=false
 
 .PHONY: test
-test: fmt-check vet lint unit fuzz template-check template-lint ## The full gate, as CI runs it.
+test: fmt-check vet lint unit faults fuzz template-check template-lint ## The full gate, as CI runs it.
 
 .PHONY: fmt-check
 fmt-check: ## Fail, listing the files, if any Go file is not gofmt-formatted.
@@ -57,6 +59,10 @@ lint: golangci-lint ## Run golangci-lint with .golangci.yml.
 unit: ## go test every package (race detector on; see RACE).
 	@if [[ -z "$(RACE)" ]]; then echo "unit: running without the race detector (no C compiler, or RACE=)"; fi
 	go test $(RACE) -count=1 $(TEST_PKGS)
+
+.PHONY: faults
+faults: ## Randomized fault test: FAULT_SEEDS scenarios with API errors, latency, reroute refusals, node loss.
+	SHARDWISE_FAULT_SEEDS=$(FAULT_SEEDS) go test -count=1 -run '^TestFaults$$' -v ./shared/runner | grep -E '^(fault test:|---|ok|FAIL|PASS)' | grep -v -- '--- PASS: TestFaults/seeds/'
 
 .PHONY: fuzz
 fuzz: ## Run every Fuzz* target in the repo for FUZZTIME each.

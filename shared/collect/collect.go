@@ -148,8 +148,9 @@ func Build(at time.Time, ns opensearch.NodesStats, ss opensearch.ShardStats, cs 
 		if ix.State == "close" {
 			continue
 		}
+		// OpenSearch writes "no limit" as -1; the model's no limit is 0.
 		snap.Indices = append(snap.Indices, cluster.Index{Name: ix.Name, Primaries: ix.NumberOfShards, Replicas: ix.NumberOfReplicas,
-			SearchReplicas: ix.NumberOfSearchReplicas, Hidden: ix.Hidden, TotalShardsPerNode: ix.TotalShardsPerNode,
+			SearchReplicas: ix.NumberOfSearchReplicas, Hidden: ix.Hidden, TotalShardsPerNode: max(ix.TotalShardsPerNode, 0),
 			Filters: cluster.Filters{Include: ix.Filters.Include, Exclude: ix.Filters.Exclude, Require: ix.Filters.Require}})
 	}
 

@@ -71,6 +71,38 @@ type ReplicasConfig struct {
 	replicas.Config
 }
 
+// replicasPlain is ReplicasConfig without its JSON methods, so they can delegate to the default
+// encoding without recursing.
+type replicasPlain ReplicasConfig
+
+// MarshalJSON writes replicas.Config's ScaleDownAfter readable ("30m0s") like every other
+// duration; replicas.Config holds a plain time.Duration, which JSON would write in nanoseconds.
+func (r ReplicasConfig) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		replicasPlain
+		// The shallower field wins over the embedded one of the same name.
+		ScaleDownAfter duration.Duration `json:"ScaleDownAfter"`
+	}{replicasPlain(r), duration.Duration(r.ScaleDownAfter)})
+}
+
+// UnmarshalJSON overlays a document on r, reading ScaleDownAfter as "30m" or seconds (a bare
+// number would otherwise be nanoseconds: 90 meaning 90 ns, scaling down at once). A type with its
+// own UnmarshalJSON gets raw bytes, so unknown fields are rejected here again.
+func (r *ReplicasConfig) UnmarshalJSON(b []byte) error {
+	after := duration.Duration(r.ScaleDownAfter)
+	aux := struct {
+		*replicasPlain
+		ScaleDownAfter *duration.Duration `json:"ScaleDownAfter"`
+	}{(*replicasPlain)(r), &after}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&aux); err != nil {
+		return fmt.Errorf("replicas: %w", err)
+	}
+	r.ScaleDownAfter = after.Std()
+	return nil
+}
+
 // Default returns every default. Dry-run is on.
 func Default() Config {
 	return Config{

@@ -53,6 +53,9 @@ func (e *Engine) Detect(ctx context.Context, name, snapshotKey string) (DetectRe
 	if err != nil {
 		return res, fmt.Errorf("detect %s: %w", name, err)
 	}
+	if err := e.verifyMoves(ctx, name, snap); err != nil {
+		return res, fmt.Errorf("detect %s: %w", name, err)
+	}
 	mkey := state.Key{PK: pk(name), SK: memoryKey}
 	mem, version, err := state.GetJSON[allocation.Memory](ctx, e.Store, mkey)
 	if err != nil && !errors.Is(err, state.ErrNotFound) {

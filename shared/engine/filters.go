@@ -12,8 +12,8 @@ import (
 
 const excludeSetting = "index.routing.allocation.exclude._name"
 
-// filterRecord remembers an exclusion shardwise added, and the value it replaced, until the copies
-// have left the node and the filter is removed again.
+// filterRecord remembers an exclusion shardwise added until the copies have left the node and the
+// filter is removed again. Original is the value it appended to, for the audit trail.
 type filterRecord struct {
 	Index    string `json:"index"`
 	Node     string `json:"node"`
@@ -71,7 +71,7 @@ func (e *Engine) cleanupFilters(ctx context.Context, api ClusterAPI, name string
 		if err != nil {
 			return fmt.Errorf("filter cleanup %s: %w", rec.Index, err)
 		}
-		if err := api.PutIndexSettings(ctx, rec.Index, map[string]any{excludeSetting: withoutName(cur[excludeSetting], rec.NodeName, rec.Original)}); err != nil {
+		if err := api.PutIndexSettings(ctx, rec.Index, map[string]any{excludeSetting: withoutName(cur[excludeSetting], rec.NodeName)}); err != nil {
 			return fmt.Errorf("filter cleanup %s: %w", rec.Index, err)
 		}
 		if err := e.Store.Delete(ctx, it.Key, state.Condition{IfVersion: it.Version}); err != nil {
@@ -83,9 +83,10 @@ func (e *Engine) cleanupFilters(ctx context.Context, api ClusterAPI, name string
 	return nil
 }
 
-// withoutName removes the node shardwise added from a comma list, keeping whatever an operator set;
-// nil restores "no filter" (null deletes the setting in OpenSearch).
-func withoutName(list, node, original string) any {
+// withoutName removes the node shardwise appended from the comma list, keeping every other name:
+// the operator's (shardwise only ever appends) and other exclusions shardwise still holds. nil
+// deletes the setting in OpenSearch when nothing is left.
+func withoutName(list, node string) any {
 	var keep []string
 	for _, v := range strings.Split(list, ",") {
 		if v = strings.TrimSpace(v); v != "" && v != node {
@@ -93,9 +94,6 @@ func withoutName(list, node, original string) any {
 		}
 	}
 	if len(keep) == 0 {
-		if original != "" {
-			return original
-		}
 		return nil
 	}
 	return strings.Join(keep, ",")

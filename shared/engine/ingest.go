@@ -68,6 +68,11 @@ func (e *Engine) ingestOne(ctx context.Context, name string) (IngestResult, erro
 	}
 	snap := cluster.Derive(prev, sample)
 	snap.Sort()
+	// Allocation filters shardwise added come off as soon as their copies have left, whether or not
+	// a move runs this cycle.
+	if err := e.cleanupFilters(ctx, api, name, &snap); err != nil {
+		e.log().Error("allocation filter cleanup failed", "cluster", name, "error", err)
+	}
 	key, err := snapshots.Save(ctx, e.Store, &snap, sample.Counters, e.ttl(), e.now())
 	if err != nil {
 		return res, fmt.Errorf("ingest %s: %w", name, err)

@@ -16,6 +16,8 @@ import (
 	"github.com/shardwise/shardwise/shared/telemetry"
 )
 
+const strategyFilter = "allocation-filter"
+
 // Move outcomes.
 const (
 	OutcomeExecuted = "executed"
@@ -42,10 +44,11 @@ type MoveResult struct {
 
 // ledgerEntry records that a move was claimed (and then issued) exactly once.
 type ledgerEntry struct {
-	Move    allocation.Move `json:"move"`
-	Status  string          `json:"status"`
-	PlanKey string          `json:"plan_key"`
-	Reason  string          `json:"reason,omitempty"`
+	Move     allocation.Move `json:"move"`
+	Status   string          `json:"status"`
+	Strategy string          `json:"strategy,omitempty"`
+	PlanKey  string          `json:"plan_key"`
+	Reason   string          `json:"reason,omitempty"`
 }
 
 func ledgerKey(planKey string, m allocation.Move) string { return "ledger#" + planKey + "#" + m.Key() }
@@ -110,88 +113,159 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	for _, r := range refused {
 		res.Outcomes = append(res.Outcomes, MoveOutcome{Move: r.Move, Outcome: OutcomeSkipped, Reason: fmt.Sprintf("budget %s: %s", r.Budget, r.Reason)})
 	}
-	for _, group := range groups(kept) {
-		outs := e.moveGroup(ctx, api, name, planKey, view, &snap, group)
-		res.Outcomes = append(res.Outcomes, outs...)
-	}
+	res.Outcomes = append(res.Outcomes, e.moveAll(ctx, api, name, planKey, view, &snap, groups(kept))...)
 	return res, e.publishOutcomes(ctx, res)
 }
 
-func (e *Engine) moveGroup(ctx context.Context, api ClusterAPI, name, planKey string, view *allocation.View, snap *cluster.Snapshot, group []allocation.Move) []MoveOutcome {
-	out := func(outcome, strategy, reason string) []MoveOutcome {
-		o := make([]MoveOutcome, 0, len(group))
-		for _, m := range group {
-			o = append(o, MoveOutcome{Move: m, Outcome: outcome, Strategy: strategy, Reason: reason})
-		}
-		return o
-	}
-	// Deciders again, on fresh topology.
+// claim is a group of moves (one move, or a swap) that passed its re-check and, when acting, holds
+// its ledger entry.
+type claim struct {
+	group  []allocation.Move
+	finish func(strategy, status, reason string)
+}
+
+func outcomes(group []allocation.Move, outcome, strategy, reason string) []MoveOutcome {
+	o := make([]MoveOutcome, 0, len(group))
 	for _, m := range group {
-		if why, ok := recheck(view, snap, m); !ok {
-			return out(OutcomeSkipped, "", "re-check on fresh state: "+why)
-		}
+		o = append(o, MoveOutcome{Move: m, Outcome: outcome, Strategy: strategy, Reason: reason})
 	}
-	dry := e.Config.Safety.DryRun
-	strategy := e.Config.MoveStrategy
-	if dry {
-		r, err := api.Reroute(ctx, group, true)
-		if err != nil {
-			return out(OutcomeRefused, "reroute", fmt.Sprintf("dry run: OpenSearch refused: %v", err))
-		}
-		return out(OutcomeDryRun, "reroute", "dry-run: OpenSearch accepts it: "+strings.Join(r.Explanations, "; "))
+	return o
+}
+
+func flatten(cs []claim) []allocation.Move {
+	var out []allocation.Move
+	for _, c := range cs {
+		out = append(out, c.group...)
 	}
-	lk := state.Key{PK: pk(name), SK: ledgerKey(planKey, group[0])}
-	entry := ledgerEntry{Move: group[0], Status: "claimed", PlanKey: planKey}
-	if _, err := state.PutJSON(ctx, e.Store, lk, entry, state.Condition{IfAbsent: true}, e.ttl(), e.now()); err != nil {
-		if errors.Is(err, state.ErrConflict) {
-			return out(OutcomeSkipped, "", "ledger: already claimed by another invocation; a move is issued once")
-		}
-		return out(OutcomeSkipped, "", fmt.Sprintf("ledger: %v", err))
-	}
-	finish := func(status, reason string) {
-		entry.Status, entry.Reason = status, reason
-		if _, err := state.PutJSON(ctx, e.Store, lk, entry, state.Condition{}, e.ttl(), e.now()); err != nil {
-			e.log().Error("ledger update failed", "cluster", name, "key", lk.SK, "error", err)
-		}
-	}
-	if strategy == "reroute" || strategy == "auto" {
-		if _, err := api.Reroute(ctx, group, true); err != nil {
-			if strategy == "auto" && opensearch.IsForbidden(err) {
-				return e.filterGroup(ctx, api, name, group, finish, fmt.Sprintf("reroute forbidden (%v)", err))
+	return out
+}
+
+// moveAll re-checks every group on fresh state, claims each in the ledger, and issues the cycle's
+// moves in ONE reroute call, dry-run with explain first: the breaker was checked for this cycle, and
+// a second call would start while the first call's relocations are in flight.
+func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey string, view *allocation.View, snap *cluster.Snapshot, groups [][]allocation.Move) []MoveOutcome {
+	var res []MoveOutcome
+	var ok []claim
+	for _, g := range groups {
+		passed := true
+		for _, m := range g {
+			if why, fine := recheck(view, snap, m); !fine {
+				res = append(res, outcomes(g, OutcomeSkipped, "", "re-check on fresh state: "+why)...)
+				passed = false
+				break
 			}
-			finish("refused", err.Error())
-			return out(OutcomeRefused, "reroute", fmt.Sprintf("dry run refused: %v", err))
 		}
-		r, err := api.Reroute(ctx, group, false)
-		if err != nil {
-			finish("refused", err.Error())
-			return out(OutcomeRefused, "reroute", fmt.Sprintf("reroute refused: %v", err))
+		if passed {
+			ok = append(ok, claim{group: g})
 		}
-		finish("issued", strings.Join(r.Explanations, "; "))
-		e.metric(name, "MovesExecuted", telemetry.UnitCount, float64(len(group)))
-		return out(OutcomeExecuted, "reroute", "reroute accepted")
 	}
-	return e.filterGroup(ctx, api, name, group, finish, "strategy allocation-filter")
+	if len(ok) == 0 {
+		return res
+	}
+	if e.Config.Safety.DryRun {
+		if r, err := api.Reroute(ctx, flatten(ok), true); err == nil {
+			for _, c := range ok {
+				res = append(res, outcomes(c.group, OutcomeDryRun, "reroute", "dry-run: OpenSearch accepts it: "+strings.Join(r.Explanations, "; "))...)
+			}
+			return res
+		}
+		for _, c := range ok {
+			r, err := api.Reroute(ctx, c.group, true)
+			if err != nil {
+				res = append(res, outcomes(c.group, OutcomeRefused, "reroute", fmt.Sprintf("dry run: OpenSearch refused: %v", err))...)
+				continue
+			}
+			res = append(res, outcomes(c.group, OutcomeDryRun, "reroute", "dry-run: OpenSearch accepts it: "+strings.Join(r.Explanations, "; "))...)
+		}
+		return res
+	}
+
+	var claimed []claim
+	for _, c := range ok {
+		lk := state.Key{PK: pk(name), SK: ledgerKey(planKey, c.group[0])}
+		entry := ledgerEntry{Move: c.group[0], Status: "claimed", PlanKey: planKey}
+		if _, err := state.PutJSON(ctx, e.Store, lk, entry, state.Condition{IfAbsent: true}, e.ttl(), e.now()); err != nil {
+			reason := fmt.Sprintf("ledger: %v", err)
+			if errors.Is(err, state.ErrConflict) {
+				reason = "ledger: already claimed by another invocation; a move is issued once"
+			}
+			res = append(res, outcomes(c.group, OutcomeSkipped, "", reason)...)
+			continue
+		}
+		c.finish = func(strategy, status, reason string) {
+			entry.Strategy, entry.Status, entry.Reason = strategy, status, reason
+			if _, err := state.PutJSON(ctx, e.Store, lk, entry, state.Condition{}, e.ttl(), e.now()); err != nil {
+				e.log().Error("ledger update failed", "cluster", name, "key", lk.SK, "error", err)
+			}
+		}
+		claimed = append(claimed, c)
+	}
+	if len(claimed) == 0 {
+		return res
+	}
+	strategy := e.Config.MoveStrategy
+	if strategy == strategyFilter {
+		for _, c := range claimed {
+			res = append(res, e.filterGroup(ctx, api, name, c.group, c.finish, "strategy allocation-filter")...)
+		}
+		return res
+	}
+	accepted := claimed
+	if _, err := api.Reroute(ctx, flatten(claimed), true); err != nil {
+		if strategy == "auto" && opensearch.IsForbidden(err) {
+			for _, c := range claimed {
+				res = append(res, e.filterGroup(ctx, api, name, c.group, c.finish, fmt.Sprintf("reroute forbidden (%v)", err))...)
+			}
+			return res
+		}
+		// Find which groups OpenSearch refuses; the rest still go, together.
+		accepted = nil
+		for _, c := range claimed {
+			if _, err := api.Reroute(ctx, c.group, true); err != nil {
+				c.finish("reroute", "refused", err.Error())
+				res = append(res, outcomes(c.group, OutcomeRefused, "reroute", fmt.Sprintf("dry run refused: %v", err))...)
+				continue
+			}
+			accepted = append(accepted, c)
+		}
+	}
+	if len(accepted) == 0 {
+		return res
+	}
+	r, err := api.Reroute(ctx, flatten(accepted), false)
+	for _, c := range accepted {
+		if err != nil {
+			c.finish("reroute", "refused", err.Error())
+			res = append(res, outcomes(c.group, OutcomeRefused, "reroute", fmt.Sprintf("reroute refused: %v", err))...)
+			continue
+		}
+		c.finish("reroute", statusIssued, strings.Join(r.Explanations, "; "))
+		res = append(res, outcomes(c.group, OutcomeExecuted, "reroute", "reroute accepted")...)
+	}
+	if err == nil {
+		e.metric(name, "MovesExecuted", telemetry.UnitCount, float64(len(flatten(accepted))))
+	}
+	return res
 }
 
 // filterGroup moves copies off their node with index-level allocation filtering, for managed domains
 // that refuse _cluster/reroute. OpenSearch then picks the target; the filter is recorded so the next
 // cycle removes it once the copies have left.
-func (e *Engine) filterGroup(ctx context.Context, api ClusterAPI, name string, group []allocation.Move, finish func(string, string), why string) []MoveOutcome {
+func (e *Engine) filterGroup(ctx context.Context, api ClusterAPI, name string, group []allocation.Move, finish func(string, string, string), why string) []MoveOutcome {
 	var outs []MoveOutcome
 	for _, m := range group {
 		if m.Phase == allocation.PhaseSwapReturn {
-			outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeSkipped, Strategy: "allocation-filter",
+			outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeSkipped, Strategy: strategyFilter,
 				Reason: "swap return not needed: with a filter OpenSearch chooses the target itself"})
 			continue
 		}
 		if err := e.addExclusion(ctx, api, name, m); err != nil {
-			finish("refused", err.Error())
-			outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeRefused, Strategy: "allocation-filter", Reason: err.Error()})
+			finish(strategyFilter, "refused", err.Error())
+			outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeRefused, Strategy: strategyFilter, Reason: err.Error()})
 			continue
 		}
-		finish("issued", "allocation filter")
-		outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeExecuted, Strategy: "allocation-filter",
+		finish(strategyFilter, statusIssued, "allocation filter")
+		outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeExecuted, Strategy: strategyFilter,
 			Reason: fmt.Sprintf("%s; index.routing.allocation.exclude._name on %s now includes %s (removed once the copy has left)", why, m.Index, m.FromName)})
 	}
 	return outs

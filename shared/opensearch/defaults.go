@@ -38,6 +38,17 @@ const (
 	// error document, small enough that an HTML error page from a proxy cannot bloat logs.
 	maxErrorBody = 4 << 10
 
+	// maxPresizedBody caps the buffer reserved up front from a response's Content-Length, so a
+	// wrong or hostile header cannot make the client allocate more than a real answer needs: the
+	// largest, _stats?level=shards of a 30,000-copy cluster, is about 7 MB filtered. A longer
+	// body is still read, piece by piece.
+	maxPresizedBody = 64 << 20
+
+	// firstBodyPiece and maxBodyPiece size the pieces a body of unknown length is read in: most
+	// answers (health, settings) fit the first; the large ones double up to 1 MiB pieces.
+	firstBodyPiece = 16 << 10
+	maxBodyPiece   = 1 << 20
+
 	// maxRequestLine is OpenSearch's default http.max_initial_line_length (4kb): a request line
 	// longer than this is refused with 400, so every filter_path list must stay below it.
 	maxRequestLine = 4 << 10

@@ -72,6 +72,41 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(r))
 }
 
+// Attach serves the simulator over HTTP on 127.0.0.1 and builds an engine that reaches it through
+// the production client, on the simulator's virtual clock, with the given store and an in-memory
+// bus. stop shuts the server down.
+func Attach(ctx context.Context, s *sim.Sim, cfg config.Config, store state.Store, logw io.Writer) (*engine.Engine, *bus.Memory, func(), error) {
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("simulator listen: %w", err)
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	stop := func() { _ = srv.Close() }
+	url := "http://" + ln.Addr().String()
+	cfg.Clusters = []config.Cluster{{Name: ClusterName, URLs: []string{url}, Auth: string(opensearch.AuthNone)}}
+	if err := cfg.Validate(); err != nil {
+		stop()
+		return nil, nil, nil, err
+	}
+	client, err := opensearch.New(ctx, opensearch.Config{URLs: []string{url}, Auth: opensearch.AuthNone})
+	if err != nil {
+		stop()
+		return nil, nil, nil, err
+	}
+	api := collect.New(client, s.Now)
+	events := &bus.Memory{}
+	eng := &engine.Engine{
+		Store:   store,
+		Bus:     events,
+		Cluster: func(string) (engine.ClusterAPI, error) { return api, nil },
+		Clock:   s.Now,
+		Log:     slog.New(slog.NewJSONHandler(logw, nil)),
+		Config:  cfg,
+	}
+	return eng, events, stop, nil
+}
+
 // Run drives the scenario to its end.
 func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 	if opts.Balancer == "" {
@@ -84,38 +119,15 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return Result{}, fmt.Errorf("simulator listen: %w", err)
-	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer func() { _ = srv.Close() }()
-	url := "http://" + ln.Addr().String()
-
-	cfg := opts.Config
-	cfg.Clusters = []config.Cluster{{Name: ClusterName, URLs: []string{url}, Auth: string(opensearch.AuthNone)}}
-	if err := cfg.Validate(); err != nil {
-		return Result{}, err
-	}
-	client, err := opensearch.New(ctx, opensearch.Config{URLs: []string{url}, Auth: opensearch.AuthNone})
-	if err != nil {
-		return Result{}, err
-	}
-	api := collect.New(client, s.Now)
-	events := &bus.Memory{}
 	logw := opts.Log
 	if logw == nil {
 		logw = io.Discard
 	}
-	eng := &engine.Engine{
-		Store:   state.NewMemory(s.Now),
-		Bus:     events,
-		Cluster: func(string) (engine.ClusterAPI, error) { return api, nil },
-		Clock:   s.Now,
-		Log:     slog.New(slog.NewJSONHandler(logw, nil)),
-		Config:  cfg,
+	eng, events, stop, err := Attach(ctx, s, opts.Config, state.NewMemory(s.Now), logw)
+	if err != nil {
+		return Result{}, err
 	}
+	defer stop()
 	r := &run{eng: eng, events: events}
 	total := int(sc.DurationSeconds / sc.TickSeconds)
 	n := 0

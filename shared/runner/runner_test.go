@@ -2,11 +2,15 @@ package runner
 
 import (
 	"context"
+	"io"
+	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/sim"
+	"github.com/shardwise/shardwise/shared/state"
 )
 
 func scenario(t *testing.T, name string) *sim.Scenario {
@@ -88,4 +92,66 @@ func TestScenarios(t *testing.T) {
 			t.Error("dry-run reported no would-be moves")
 		}
 	})
+}
+
+// A cluster that answers reroute with 403 (a managed domain) makes the auto strategy move copies
+// with index-level allocation filters, and the filters are gone afterwards.
+func TestManagedDomainFallsBackToFilters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a whole scenario")
+	}
+	ctx := context.Background()
+	s, err := sim.New(scenario(t, "write-hotspot-managed"), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Safety.DryRun = false
+	cfg.MoveStrategy = "auto"
+	eng, events, stop, err := Attach(ctx, s, cfg, state.NewMemory(s.Now), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	r := &run{eng: eng, events: events}
+	filterMoves := 0
+	for !s.Done() {
+		s.Step()
+		var tk Tick
+		if err := r.cycle(ctx, &tk); err != nil {
+			t.Fatal(err)
+		}
+		filterMoves += len(tk.Moves)
+	}
+	// Past the scenario's end, with acting off, the last filters come off once their copies left.
+	eng.Config.Safety.DryRun = true
+	for range 20 {
+		s.Step()
+		var tk Tick
+		if err := r.cycle(ctx, &tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := s.Result()
+	if res.Moves != 0 {
+		t.Errorf("reroute moves: got %d, want 0 (the domain refuses reroute)", res.Moves)
+	}
+	if filterMoves == 0 {
+		t.Fatal("no move made through allocation filters")
+	}
+	if res.SafetyViolations != 0 {
+		t.Errorf("safety violations: %+v", res.Violations)
+	}
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequestWithContext(ctx, "GET", "/clicks/_settings?flat_settings=true", nil))
+	if strings.Contains(rec.Body.String(), "routing.allocation.exclude") {
+		t.Errorf("allocation filter left behind: %s", rec.Body.String())
+	}
+	left, err := eng.Store.Query(ctx, "cluster#"+ClusterName, "filter#")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Errorf("filter records left in the store: %d", len(left))
+	}
 }

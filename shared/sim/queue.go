@@ -64,6 +64,14 @@ type poolTick struct {
 	active   float64 // mean busy threads
 }
 
+// steadyWait is the M/M/c mean wait at this load, bounded by the time to serve a full queue: the
+// queue holds queueCapacity tasks, so no task waits longer, however close to saturation the load is
+// (Erlang C's wait grows without bound as the load nears c).
+func (p *pool) steadyWait(load float64) float64 {
+	full := queueCapacity * p.taskSeconds / float64(p.threads)
+	return math.Min(erlangWait(p.threads, load, p.taskSeconds), full)
+}
+
 // step advances the pool by dt seconds at offered load (threads busy the work would need).
 func (p *pool) step(load, dt float64) poolTick {
 	c := float64(p.threads)
@@ -73,7 +81,7 @@ func (p *pool) step(load, dt float64) poolTick {
 	t := poolTick{offered: load}
 	if p.backlog == 0 && load < c {
 		t.served = lambda * dt
-		t.wait = erlangWait(p.threads, load, s)
+		t.wait = p.steadyWait(load)
 		t.queue = lambda * t.wait
 		t.active = load
 	} else {
@@ -86,7 +94,7 @@ func (p *pool) step(load, dt float64) poolTick {
 			p.backlog = 0
 			t.active = t.served * s / dt
 			if load < c {
-				t.wait = erlangWait(p.threads, load, s)
+				t.wait = p.steadyWait(load)
 				t.queue = lambda * t.wait
 			}
 		} else {

@@ -123,3 +123,18 @@ func TestPoolGrowthAndDrain(t *testing.T) {
 		})
 	}
 }
+
+// Just under saturation Erlang C's mean wait diverges; the queue's capacity bounds it.
+func TestSteadyWaitBoundedByQueueCapacity(t *testing.T) {
+	p := &pool{threads: 8, taskSeconds: 0.05}
+	full := queueCapacity * 0.05 / 8
+	for _, load := range []float64{8 - 1e-12, 8 - 1e-6, 7.9999} {
+		got := p.step(load, 30)
+		if got.wait > full || math.IsInf(got.wait, 0) || math.IsNaN(got.wait) {
+			t.Errorf("load %v: wait %v, want at most %v", load, got.wait, full)
+		}
+		if got.queue > queueCapacity {
+			t.Errorf("load %v: queue %v over capacity %v", load, got.queue, float64(queueCapacity))
+		}
+	}
+}

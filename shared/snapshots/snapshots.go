@@ -1,8 +1,8 @@
 // Package snapshots stores cluster snapshots in the state table so a 30,000-shard cluster fits
 // DynamoDB's 400 KB item limit: one compressed item per node (the node, its copies and their
-// counters) plus a meta item (health, settings, indices, unassigned copies), written meta last so a
-// reader never sees half a snapshot. The counters stored with a snapshot are the "previous counters"
-// the next ingest derives rates from.
+// counters), items of up to 5,000 copies no node chunk holds (unassigned ones), and a meta item
+// (health, settings, indices), written meta last so a reader never sees half a snapshot. The
+// counters stored with a snapshot are the "previous counters" the next ingest derives rates from.
 package snapshots
 
 import (
@@ -23,6 +23,11 @@ const (
 	latestSK = "snap#latest"
 	// keyLayout sorts lexically in time order.
 	keyLayout = "20060102T150405.000000000Z"
+	// unplacedPerItem bounds the copies without a node chunk (unassigned, or on a node whose stats
+	// are missing) stored in one item. A cluster restarting whole has nearly every copy
+	// unassigned: 30,000 of them in the meta item came to 356 KiB compressed, over the item limit.
+	// 5,000 come to about 60 KiB.
+	unplacedPerItem = 5000
 )
 
 type meta struct {
@@ -32,9 +37,12 @@ type meta struct {
 	Health          string           `json:"health"`
 	Settings        cluster.Settings `json:"settings"`
 	Indices         []cluster.Index  `json:"indices"`
-	Unplaced        []cluster.Copy   `json:"unplaced,omitempty"`
-	NodeIDs         []string         `json:"node_ids"`
-	CountersAt      time.Time        `json:"counters_at"`
+	// Unplaced is where snapshots written before UnplacedChunks kept these copies; still read.
+	Unplaced []cluster.Copy `json:"unplaced,omitempty"`
+	// UnplacedChunks counts the items holding copies with no node chunk, unplacedPerItem each.
+	UnplacedChunks int       `json:"unplaced_chunks,omitempty"`
+	NodeIDs        []string  `json:"node_ids"`
+	CountersAt     time.Time `json:"counters_at"`
 }
 
 type nodeChunk struct {
@@ -85,6 +93,15 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 		}
 		items = append(items, state.Item{Key: state.Key{PK: pk, SK: key + "#node#" + id}, Value: b, ExpiresAt: exp})
 	}
+	for start := 0; start < len(m.Unplaced); start += unplacedPerItem {
+		b, err := state.EncodeJSON(m.Unplaced[start:min(start+unplacedPerItem, len(m.Unplaced))])
+		if err != nil {
+			return "", fmt.Errorf("save snapshot %s unplaced copies: %w", key, err)
+		}
+		items = append(items, state.Item{Key: state.Key{PK: pk, SK: unplacedSK(key, m.UnplacedChunks)}, Value: b, ExpiresAt: exp})
+		m.UnplacedChunks++
+	}
+	m.Unplaced = nil
 	if err := st.BatchPut(ctx, items); err != nil {
 		return "", fmt.Errorf("save snapshot %s: %w", key, err)
 	}
@@ -125,6 +142,7 @@ func Load(ctx context.Context, st state.Store, clusterName, key string) (*cluste
 	}
 	var m *meta
 	chunks := map[string]nodeChunk{}
+	unplaced := map[string][]cluster.Copy{}
 	for _, it := range items {
 		switch {
 		case strings.HasSuffix(it.Key.SK, "#meta"):
@@ -133,6 +151,12 @@ func Load(ctx context.Context, st state.Store, clusterName, key string) (*cluste
 				return nil, nil, fmt.Errorf("load snapshot %s meta: %w", key, err)
 			}
 			m = &v
+		case strings.HasPrefix(it.Key.SK, key+"#unplaced#"):
+			v, err := state.DecodeJSON[[]cluster.Copy](it.Value)
+			if err != nil {
+				return nil, nil, fmt.Errorf("load snapshot %s %s: %w", key, it.Key.SK, err)
+			}
+			unplaced[it.Key.SK] = v
 		default:
 			c, err := state.DecodeJSON[nodeChunk](it.Value)
 			if err != nil {
@@ -162,6 +186,15 @@ func Load(ctx context.Context, st state.Store, clusterName, key string) (*cluste
 		}
 	}
 	snap.Copies = append(snap.Copies, m.Unplaced...)
+	for i := range m.UnplacedChunks {
+		c, ok := unplaced[unplacedSK(key, i)]
+		if !ok {
+			return nil, nil, fmt.Errorf("load snapshot %s: unplaced copies chunk %d missing (expired or partial write)", key, i)
+		}
+		snap.Copies = append(snap.Copies, c...)
+	}
 	snap.Sort()
 	return snap, ctrs, nil
 }
+
+func unplacedSK(key string, i int) string { return fmt.Sprintf("%s#unplaced#%04d", key, i) }

@@ -1,0 +1,295 @@
+package config
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/duration"
+	"github.com/shardwise/shardwise/shared/opensearch"
+)
+
+func withCluster(c Config) Config {
+	c.Clusters = []Cluster{{Name: "prod", URLs: []string{"https://search-prod.eu-west-1.es.amazonaws.com"}, Auth: "sigv4"}}
+	return c
+}
+
+func TestDefaultValidatesOnceAClusterIsAdded(t *testing.T) {
+	err := Default().Validate()
+	if err == nil || !strings.Contains(err.Error(), "clusters") {
+		t.Fatalf("Default().Validate(): got %v, want an error naming clusters", err)
+	}
+	if err := withCluster(Default()).Validate(); err != nil {
+		t.Fatalf("Default() with a cluster: got %v, want valid", err)
+	}
+	if !Default().Safety.DryRun {
+		t.Error("Default(): dry-run is off, want on")
+	}
+}
+
+func TestValidateNamesFields(t *testing.T) {
+	cases := []struct {
+		name  string
+		edit  func(*Config)
+		field string
+	}{
+		{"cluster without a name", func(c *Config) { c.Clusters[0].Name = "" }, "clusters[0].name"},
+		{"cluster listed twice", func(c *Config) { c.Clusters = append(c.Clusters, c.Clusters[0]) }, `clusters[1].name: "prod" is listed twice`},
+		{"cluster without urls", func(c *Config) { c.Clusters[0].URLs = nil }, "clusters[0] (prod)"},
+		{"cluster with a bad auth", func(c *Config) { c.Clusters[0].Auth = "kerberos" }, "Auth"},
+		{"no table", func(c *Config) { c.Table = "" }, "table"},
+		{"zero refresh period", func(c *Config) { c.RefreshPeriod = 0 }, "refresh_period"},
+		{"snapshot ttl under two refresh periods", func(c *Config) { c.SnapshotTTL = duration.Duration(45 * time.Second) }, "snapshot_ttl"},
+		{"unknown move strategy", func(c *Config) { c.MoveStrategy = "teleport" }, "move_strategy"},
+		{"allocation field", func(c *Config) { c.Allocation.HotUtilization = 2 }, "allocation.hot_utilization"},
+		{"replicas utilization out of range", func(c *Config) { c.Replicas.MinSearchUtilization = 1 }, "replicas.min_search_utilization"},
+		{"replicas formula field", func(c *Config) { c.Replicas.X = 0 }, "replicas: replicas config: X"},
+		{"safety field", func(c *Config) { c.Safety.RequiredHealth = "red" }, "safety.required_health"},
+		{"sandbox definitions not JSON", func(c *Config) { c.Sandbox.Definitions = json.RawMessage(`{`) }, "sandbox.definitions"},
+		{"log level", func(c *Config) { c.LogLevel = "loud" }, "log_level"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := withCluster(Default())
+			tc.edit(&c)
+			err := c.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.field) {
+				t.Fatalf("Validate: got %v, want an error naming %q", err, tc.field)
+			}
+		})
+	}
+}
+
+// env is a getenv over a map, so FromEnv reads nothing from the process.
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestFromEnv(t *testing.T) {
+	const prodJSON = `{"name":"prod","urls":["https://a.example:9200"],"auth":"none"}`
+	cases := []struct {
+		name    string
+		vars    map[string]string
+		check   func(t *testing.T, c Config)
+		wantErr string
+	}{
+		{
+			name: "name=url clusters default to sigv4",
+			vars: map[string]string{"SHARDWISE_CLUSTERS": "prod=https://a.example, prod-eu=https://b.example:443"},
+			check: func(t *testing.T, c Config) {
+				want := []Cluster{
+					{Name: "prod", URLs: []string{"https://a.example"}, Auth: "sigv4"},
+					{Name: "prod-eu", URLs: []string{"https://b.example:443"}, Auth: "sigv4"},
+				}
+				if !reflect.DeepEqual(c.Clusters, want) {
+					t.Errorf("clusters: got %+v want %+v", c.Clusters, want)
+				}
+			},
+		},
+		{
+			name: "name=url clusters take SHARDWISE_AUTH",
+			vars: map[string]string{"SHARDWISE_CLUSTERS": "local=http://127.0.0.1:9200", "SHARDWISE_AUTH": "none"},
+			check: func(t *testing.T, c Config) {
+				if len(c.Clusters) != 1 || c.Clusters[0].Auth != "none" {
+					t.Errorf("clusters: got %+v, want one with auth none", c.Clusters)
+				}
+			},
+		},
+		{
+			name: "JSON cluster list",
+			vars: map[string]string{"SHARDWISE_CLUSTERS": ` [` + prodJSON + `,{"name":"search","urls":["https://s.example"],"auth":"sigv4","service":"aoss","region":"eu-west-1"}]`},
+			check: func(t *testing.T, c Config) {
+				want := []Cluster{
+					{Name: "prod", URLs: []string{"https://a.example:9200"}, Auth: "none"},
+					{Name: "search", URLs: []string{"https://s.example"}, Auth: "sigv4", Service: "aoss", Region: "eu-west-1"},
+				}
+				if !reflect.DeepEqual(c.Clusters, want) {
+					t.Errorf("clusters: got %+v want %+v", c.Clusters, want)
+				}
+			},
+		},
+		{
+			name: "SHARDWISE_CONFIG overlays the defaults",
+			vars: map[string]string{"SHARDWISE_CONFIG": `{"clusters":[` + prodJSON + `],"table":"from-doc","move_strategy":"auto",
+				"allocation":{"queue_latency_threshold":"5s","sustained_samples":3},"safety":{"max_moves_per_cycle":2}}`},
+			check: func(t *testing.T, c Config) {
+				if c.Table != "from-doc" || c.MoveStrategy != "auto" {
+					t.Errorf("table %q strategy %q, want from-doc and auto", c.Table, c.MoveStrategy)
+				}
+				if c.Allocation.QueueLatencyThreshold.Std() != 5*time.Second || c.Allocation.SustainedSamples != 3 {
+					t.Errorf("allocation: got %v and %d, want 5s and 3", c.Allocation.QueueLatencyThreshold, c.Allocation.SustainedSamples)
+				}
+				if c.Safety.MaxMovesPerCycle != 2 {
+					t.Errorf("safety.max_moves_per_cycle: got %d want 2", c.Safety.MaxMovesPerCycle)
+				}
+				d := Default()
+				// Fields the document does not name keep their defaults, nested ones included.
+				if c.Bus != d.Bus || c.Allocation.HotUtilization != d.Allocation.HotUtilization || c.Safety.MaxMovesPerNode != d.Safety.MaxMovesPerNode || !c.Safety.DryRun {
+					t.Errorf("unnamed fields lost their defaults: bus %q hot_utilization %v max_moves_per_node %d dry_run %v",
+						c.Bus, c.Allocation.HotUtilization, c.Safety.MaxMovesPerNode, c.Safety.DryRun)
+				}
+			},
+		},
+		{
+			name: "single variables win over SHARDWISE_CONFIG",
+			vars: map[string]string{
+				"SHARDWISE_CONFIG":    `{"clusters":[` + prodJSON + `],"table":"from-doc","bus":"doc-bus","log_level":"debug","safety":{"dry_run":true}}`,
+				"SHARDWISE_CLUSTERS":  "other=https://o.example",
+				"SHARDWISE_TABLE":     "from-env",
+				"SHARDWISE_BUS":       "env-bus",
+				"SHARDWISE_DRY_RUN":   "false",
+				"SHARDWISE_LOG_LEVEL": "warn",
+			},
+			check: func(t *testing.T, c Config) {
+				if c.Table != "from-env" || c.Bus != "env-bus" || c.LogLevel != "warn" || c.Safety.DryRun {
+					t.Errorf("got table %q bus %q log %q dry_run %v, want the variables' values", c.Table, c.Bus, c.LogLevel, c.Safety.DryRun)
+				}
+				if len(c.Clusters) != 1 || c.Clusters[0].Name != "other" {
+					t.Errorf("clusters: got %+v, want SHARDWISE_CLUSTERS's", c.Clusters)
+				}
+			},
+		},
+		{
+			name: "durations as seconds",
+			vars: map[string]string{"SHARDWISE_CONFIG": `{"clusters":[` + prodJSON + `],"refresh_period":45,"snapshot_ttl":"3h"}`},
+			check: func(t *testing.T, c Config) {
+				if c.RefreshPeriod.Std() != 45*time.Second || c.SnapshotTTL.Std() != 3*time.Hour {
+					t.Errorf("got refresh %v ttl %v, want 45s and 3h", c.RefreshPeriod, c.SnapshotTTL)
+				}
+			},
+		},
+		{name: "no cluster at all", vars: map[string]string{}, wantErr: "clusters"},
+		{name: "bad dry run", vars: map[string]string{"SHARDWISE_CLUSTERS": "p=https://p", "SHARDWISE_DRY_RUN": "maybe"}, wantErr: "SHARDWISE_DRY_RUN"},
+		{name: "name=url without a url", vars: map[string]string{"SHARDWISE_CLUSTERS": "prod"}, wantErr: "SHARDWISE_CLUSTERS"},
+		{name: "name=url with an empty name", vars: map[string]string{"SHARDWISE_CLUSTERS": "=https://p"}, wantErr: "SHARDWISE_CLUSTERS"},
+		{name: "JSON cluster list with an unknown field", vars: map[string]string{"SHARDWISE_CLUSTERS": `[{"name":"p","url":"https://p"}]`}, wantErr: `SHARDWISE_CLUSTERS: json: unknown field "url"`},
+		{name: "SHARDWISE_CONFIG not JSON", vars: map[string]string{"SHARDWISE_CONFIG": `{"table":`}, wantErr: "SHARDWISE_CONFIG"},
+		{name: "SHARDWISE_CONFIG with an unknown field", vars: map[string]string{"SHARDWISE_CONFIG": `{"tabel":"x"}`}, wantErr: `unknown field "tabel"`},
+		{name: "SHARDWISE_CONFIG with an unknown nested field", vars: map[string]string{"SHARDWISE_CONFIG": `{"safety":{"dryrun":false}}`}, wantErr: `unknown field "dryrun"`},
+		{name: "SHARDWISE_CONFIG with an unknown replicas field", vars: map[string]string{"SHARDWISE_CONFIG": `{"replicas":{"ScaleDownAfterr":"1m"}}`}, wantErr: `unknown field "ScaleDownAfterr"`},
+		{name: "SHARDWISE_CONFIG with a bad replicas duration", vars: map[string]string{"SHARDWISE_CONFIG": `{"replicas":{"ScaleDownAfter":"later"}}`}, wantErr: `duration "later"`},
+		{name: "SHARDWISE_CONFIG with a bad duration", vars: map[string]string{"SHARDWISE_CONFIG": `{"refresh_period":"soon"}`}, wantErr: `duration "soon"`},
+		{name: "bad value in the document names the field", vars: map[string]string{"SHARDWISE_CLUSTERS": "p=https://p", "SHARDWISE_CONFIG": `{"allocation":{"heap_limit":1.5}}`}, wantErr: "allocation.heap_limit"},
+		{name: "bad log level variable names the field", vars: map[string]string{"SHARDWISE_CLUSTERS": "p=https://p", "SHARDWISE_LOG_LEVEL": "chatty"}, wantErr: "log_level"},
+		{name: "bad auth variable names the cluster", vars: map[string]string{"SHARDWISE_CLUSTERS": "p=https://p", "SHARDWISE_AUTH": "magic"}, wantErr: "clusters[0] (p)"},
+		{name: "cluster url without a scheme", vars: map[string]string{"SHARDWISE_CLUSTERS": "p=search.example:9200"}, wantErr: "clusters[0] (p)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := FromEnv(env(tc.vars))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("FromEnv: got %v, want an error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("FromEnv: %v", err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+func TestDurationsRoundTrip(t *testing.T) {
+	c := withCluster(Default())
+	c.Allocation.QueueLatencyThreshold = duration.Duration(3 * time.Second)
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"queue_latency_threshold":"3s"`, `"refresh_period":"30s"`, `"snapshot_ttl":"2h0m0s"`,
+		`"max_search_latency":"200ms"`, `"max_stats_age":"1m0s"`, `"colocation_every":"10m0s"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("marshalled config lacks %s:\n%s", want, b)
+		}
+	}
+	back, err := Parse(Config{}, b)
+	if err != nil {
+		t.Fatalf("Parse of the marshalled config: %v", err)
+	}
+	if !reflect.DeepEqual(back, c) {
+		t.Errorf("round trip changed the config:\n got %+v\nwant %+v", back, c)
+	}
+}
+
+// The README documents replicas.ScaleDownAfter as "30m", like every other duration.
+func TestReplicasScaleDownAfterReadable(t *testing.T) {
+	cases := []struct {
+		name string
+		doc  string
+		want time.Duration
+	}{
+		{"duration string", `{"replicas":{"ScaleDownAfter":"45m"}}`, 45 * time.Minute},
+		{"seconds", `{"replicas":{"ScaleDownAfter":90}}`, 90 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse(Default(), []byte(tc.doc))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if c.Replicas.ScaleDownAfter != tc.want {
+				t.Errorf("ScaleDownAfter: got %v want %v", c.Replicas.ScaleDownAfter, tc.want)
+			}
+			if !c.Replicas.Enabled || c.Replicas.MinSearchUtilization != Default().Replicas.MinSearchUtilization || c.Replicas.X != Default().Replicas.X {
+				t.Errorf("replicas fields the document does not name lost their defaults: %+v", c.Replicas)
+			}
+		})
+	}
+	b, err := json.Marshal(Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"ScaleDownAfter":"30m0s"`) {
+		t.Errorf("marshalled default: want ScaleDownAfter written as 30m0s, got %s", b)
+	}
+}
+
+func TestPasswordEnv(t *testing.T) {
+	const variable = "SHARDWISE_TEST_PASSWORD"
+	cl := Cluster{Name: "prod", URLs: []string{"https://p.example"}, Auth: "basic", Username: "shardwise", PasswordEnv: variable}
+	t.Run("missing variable is named", func(t *testing.T) {
+		c := Default()
+		c.Clusters = []Cluster{cl}
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), "password_env: "+variable+" is not set") {
+			t.Fatalf("Validate: got %v, want password_env naming %s", err, variable)
+		}
+	})
+	t.Run("set variable becomes the password", func(t *testing.T) {
+		t.Setenv(variable, "s3cret")
+		oc, err := cl.OpenSearch()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if oc.Password != "s3cret" || oc.Username != "shardwise" || oc.Auth != opensearch.AuthBasic {
+			t.Errorf("got %v, want basic auth with the variable's password", oc)
+		}
+		c := Default()
+		c.Clusters = []Cluster{cl}
+		if err := c.Validate(); err != nil {
+			t.Errorf("Validate: %v", err)
+		}
+	})
+}
+
+func TestLoadFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	if err := os.WriteFile(good, []byte(`{"clusters":[{"name":"p","urls":["http://127.0.0.1:9200"],"auth":"none"}],"safety":{"dry_run":false}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Safety.DryRun || c.Table != "shardwise" || len(c.Clusters) != 1 {
+		t.Errorf("LoadFile: got dry_run %v table %q clusters %d, want false, the default table and one cluster", c.Safety.DryRun, c.Table, len(c.Clusters))
+	}
+	if _, err := LoadFile(filepath.Join(dir, "absent.json")); err == nil || !strings.Contains(err.Error(), "absent.json") {
+		t.Errorf("LoadFile of a missing file: got %v, want an error naming it", err)
+	}
+}

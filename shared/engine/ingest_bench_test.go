@@ -1,0 +1,309 @@
+package engine_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/collect"
+	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/engine"
+	"github.com/shardwise/shardwise/shared/opensearch"
+	"github.com/shardwise/shardwise/shared/sim"
+	"github.com/shardwise/shardwise/shared/state"
+)
+
+// The issue's performance target (issue 3, "Performance"): one ingest of a 30,000-shard, 37-node
+// cluster in under 2 s and 128 MiB, the smallest Lambda's memory.
+const (
+	benchNodes      = 37
+	benchIndices    = 5000
+	benchPrimaries  = 3 // × benchIndices = 15,000 primaries
+	benchReplicas   = 1 // 30,000 shard copies in all
+	benchShardBytes = 1 << 30
+)
+
+// bigScenario is the benchmark cluster, built in code: 37 nodes in three zones and one index group
+// of 5,000 indices × 3 primaries × (1 + 1 replica) = 30,000 shard copies, with zipf-skewed loads so
+// counters differ from copy to copy as they do in a real cluster.
+func bigScenario() *sim.Scenario {
+	nodes := make([]sim.NodeSpec, benchNodes)
+	for i := range nodes {
+		nodes[i] = sim.NodeSpec{Name: fmt.Sprintf("node-%02d", i), Zone: fmt.Sprintf("z%d", i%3)}
+	}
+	write, search := sim.Constant(150), sim.Constant(200)
+	return &sim.Scenario{
+		Name: "ingest-30k", Seed: 42, TickSeconds: 30, DurationSeconds: 86400,
+		// OpenSearch's defaults for what the scenario leaves zero (SCENARIOS.md).
+		NodeDefaults: sim.NodeSpec{WriteThreads: 8, SearchThreads: 13, HeapBytes: 8 << 30, DiskBytes: 4 << 40},
+		Nodes:        nodes,
+		IndexGroups: []sim.IndexGroupSpec{{
+			NamePrefix: "logs-", Count: benchIndices, Primaries: benchPrimaries, Replicas: benchReplicas,
+			ShardBytes: benchShardBytes, WriteLoad: &write, SearchLoad: &search,
+			Skew: &sim.Skew{Kind: "zipf", S: 1.1},
+		}},
+	}
+}
+
+// heapPeak samples the live heap while an operation runs. runtime/metrics reads without stopping
+// the world, so sampling every millisecond barely disturbs what it measures.
+type heapPeak struct {
+	stop chan struct{}
+	done sync.WaitGroup
+	peak uint64
+}
+
+const heapMetric = "/memory/classes/heap/objects:bytes"
+
+func readHeap(s []metrics.Sample) uint64 {
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+func startHeapPeak() *heapPeak {
+	h := &heapPeak{stop: make(chan struct{})}
+	s := []metrics.Sample{{Name: heapMetric}}
+	h.peak = readHeap(s)
+	h.done.Add(1)
+	go func() {
+		defer h.done.Done()
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-h.stop:
+				h.peak = max(h.peak, readHeap(s))
+				return
+			case <-t.C:
+				h.peak = max(h.peak, readHeap(s))
+			}
+		}
+	}()
+	return h
+}
+
+func (h *heapPeak) Stop() uint64 {
+	close(h.stop)
+	h.done.Wait()
+	return h.peak
+}
+
+// simServeEnv makes this test binary the simulator's process (see TestSimServerProcess).
+const simServeEnv = "SHARDWISE_BENCH_SIMULATOR"
+
+// TestSimServerProcess is BenchmarkIngest30k's simulator process, not a test: the benchmark runs
+// this test binary again with simServeEnv set, so the simulator's model and the memory it spends
+// answering are not counted as the ingest's, as they would not be in Lambda. It prints the URL and
+// the virtual time, then advances one tick and prints the new virtual time for each line read
+// from stdin, until stdin closes.
+func TestSimServerProcess(t *testing.T) {
+	if os.Getenv(simServeEnv) != "1" {
+		t.Skip("the simulator process of BenchmarkIngest30k; runs only when the benchmark starts it")
+	}
+	s, err := sim.New(bigScenario(), sim.Options{})
+	if err != nil {
+		t.Fatalf("simulator: %v", err)
+	}
+	s.Step()
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Close() }()
+	fmt.Printf("http://%s %s\n", ln.Addr(), s.Now().Format(time.RFC3339Nano))
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		s.Step()
+		fmt.Println(s.Now().Format(time.RFC3339Nano))
+	}
+}
+
+// simProcess is the benchmark's handle on the simulator process.
+type simProcess struct {
+	url   string
+	now   atomic.Pointer[time.Time]
+	stdin io.WriteCloser
+	out   *bufio.Scanner
+}
+
+func startSimProcess(b *testing.B) *simProcess {
+	b.Helper()
+	// b.Context is cancelled before cleanups run, which would kill the process before the cleanup
+	// lets it end by closing its stdin.
+	cmd := exec.CommandContext(context.WithoutCancel(b.Context()), os.Args[0], "-test.run=^TestSimServerProcess$")
+	cmd.WaitDelay = 10 * time.Second
+	cmd.Env = append(os.Environ(), simServeEnv+"=1")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatalf("simulator stdin: %v", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatalf("simulator stdout: %v", err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("start simulator: %v", err)
+	}
+	b.Cleanup(func() {
+		_ = stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			b.Errorf("simulator process: %v", err)
+		}
+	})
+	p := &simProcess{stdin: stdin, out: bufio.NewScanner(stdout)}
+	if !p.out.Scan() {
+		b.Fatalf("simulator printed no address: %v", p.out.Err())
+	}
+	url, at, ok := strings.Cut(p.out.Text(), " ")
+	if !ok {
+		b.Fatalf("simulator said %q, want URL and time", p.out.Text())
+	}
+	p.url = url
+	p.setNow(b, at)
+	return p
+}
+
+func (p *simProcess) setNow(b *testing.B, s string) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		b.Fatalf("simulator time %q: %v", s, err)
+	}
+	p.now.Store(&t)
+}
+
+// Now is the simulator's virtual time as of its last tick.
+func (p *simProcess) Now() time.Time { return *p.now.Load() }
+
+// Step advances the simulator one tick.
+func (p *simProcess) Step(b *testing.B) {
+	if _, err := io.WriteString(p.stdin, "step\n"); err != nil {
+		b.Fatalf("simulator step: %v", err)
+	}
+	if !p.out.Scan() {
+		b.Fatalf("simulator step: no answer: %v", p.out.Err())
+	}
+	p.setNow(b, p.out.Text())
+}
+
+// countingDialer counts the bytes read from every connection it dials: what the client receives
+// over HTTP, headers included.
+type countingDialer struct {
+	net.Dialer
+	read atomic.Int64
+}
+
+func (d *countingDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := d.Dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{Conn: c, read: &d.read}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	read *atomic.Int64
+}
+
+func (c countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.read.Add(int64(n))
+	return n, err
+}
+
+// BenchmarkIngest30k measures one ingest of the 30,000-copy cluster, served over HTTP on 127.0.0.1
+// by the simulator in its own process, through the production client, collector, rate derivation
+// and snapshot storage (the embedded store; in Lambda it is DynamoDB). Each op follows a simulator
+// tick, so every counter moved and rates are derived from the previous op's counters, as in a warm
+// Lambda.
+//
+// Reported per op: wall time (ns/op); rx-bytes/op, the bytes read from the client's connections;
+// peak-heap-MiB, the highest heap (live and not yet collected objects, runtime/metrics
+// /memory/classes/heap/objects:bytes) sampled every millisecond during any op; above-baseline-MiB,
+// the largest rise of that figure over its value after a GC just before the op, which leaves out
+// the snapshots the embedded store holds (in Lambda they are in DynamoDB). B/op and allocs/op are
+// everything allocated, garbage included.
+func BenchmarkIngest30k(b *testing.B) {
+	ctx := b.Context()
+	p := startSimProcess(b)
+
+	dialer := &countingDialer{}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.DialContext = dialer.DialContext
+	client, err := opensearch.New(ctx, opensearch.Config{URLs: []string{p.url}, Auth: opensearch.AuthNone, Transport: transport})
+	if err != nil {
+		b.Fatalf("client: %v", err)
+	}
+	api := collect.New(client, p.Now)
+	cfg := config.Default()
+	cfg.Clusters = []config.Cluster{{Name: "big", URLs: []string{p.url}, Auth: string(opensearch.AuthNone)}}
+	if err := cfg.Validate(); err != nil {
+		b.Fatalf("config: %v", err)
+	}
+	e := &engine.Engine{
+		Store:   state.NewMemory(p.Now),
+		Bus:     &bus.Memory{},
+		Cluster: func(string) (engine.ClusterAPI, error) { return api, nil },
+		Clock:   p.Now,
+		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Config:  cfg,
+	}
+	const copies = benchIndices * benchPrimaries * (1 + benchReplicas)
+	ingest := func() engine.IngestResult {
+		res, err := e.Ingest(ctx, []string{"big"})
+		if err != nil {
+			b.Fatalf("ingest: %v", err)
+		}
+		if n := len(res[0].Snapshot.Copies); n != copies {
+			b.Fatalf("snapshot holds %d copies, want %d", n, copies)
+		}
+		return res[0]
+	}
+	// The first ingest has no previous counters and reads _nodes once: a cold start, not measured.
+	ingest()
+
+	var rx int64
+	var peak, above uint64
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		p.Step(b)
+		runtime.GC()
+		base := readHeap([]metrics.Sample{{Name: heapMetric}})
+		before := dialer.read.Load()
+		h := startHeapPeak()
+		b.StartTimer()
+
+		r := ingest()
+
+		b.StopTimer()
+		hp := h.Stop()
+		rx += dialer.read.Load() - before
+		peak = max(peak, hp)
+		above = max(above, hp-min(hp, base))
+		if r.Snapshot.IntervalSeconds <= 0 {
+			b.Fatalf("no interval between samples: rates were not derived")
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(rx)/float64(b.N), "rx-bytes/op")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(above)/(1<<20), "above-baseline-MiB")
+}

@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/state"
+	"github.com/shardwise/shardwise/shared/telemetry"
+)
+
+// Ledger statuses after a move was issued.
+const (
+	statusIssued  = "issued"
+	statusArrived = "arrived"
+	statusLost    = "not-arrived"
+)
+
+// Outcomes of the verification a later cycle makes.
+const (
+	OutcomeArrived    = "arrived"
+	OutcomeNotArrived = "not-arrived"
+)
+
+// verifyMoves checks, on a new snapshot, every move the ledger says was issued: the copy is STARTED
+// on its target (arrived), still relocating (check again next cycle), or neither (it did not
+// arrive: cancelled, refused after acceptance, or undone). Each verdict is stored and published.
+func (e *Engine) verifyMoves(ctx context.Context, name string, snap *cluster.Snapshot) error {
+	items, err := e.Store.Query(ctx, pk(name), "ledger#")
+	if err != nil {
+		return fmt.Errorf("verify moves: %w", err)
+	}
+	var events []bus.Event
+	for _, it := range items {
+		entry, err := state.DecodeJSON[ledgerEntry](it.Value)
+		if err != nil {
+			return fmt.Errorf("verify moves %s: %w", it.Key.SK, err)
+		}
+		if entry.Status != statusIssued || entry.Move.Phase == "" {
+			continue
+		}
+		m := entry.Move
+		// With an allocation filter OpenSearch picks the target: the copy has arrived once it has
+		// left the source and another copy is STARTED.
+		byFilter := entry.Strategy == strategyFilter
+		var onTarget, moving, onSource bool
+		for _, c := range snap.Copies {
+			if c.Index != m.Index || c.Shard != m.Shard {
+				continue
+			}
+			if c.State == cluster.StateStarted && (c.Node == m.To || (byFilter && c.Node != m.From)) {
+				onTarget = true
+			}
+			if c.Node == m.From {
+				onSource = true
+			}
+			if c.Node == m.From && c.State == cluster.StateRelocating && (byFilter || c.RelocatingNode == m.To) {
+				moving = true
+			}
+		}
+		if byFilter && onSource && !moving {
+			// OpenSearch has not started moving it yet.
+			continue
+		}
+		if moving {
+			continue
+		}
+		outcome, status := OutcomeArrived, statusArrived
+		reason := fmt.Sprintf("%s[%d] is STARTED on %s", m.Index, m.Shard, m.ToName)
+		if !onTarget {
+			outcome, status = OutcomeNotArrived, statusLost
+			reason = fmt.Sprintf("%s[%d] is neither relocating to nor started on %s", m.Index, m.Shard, m.ToName)
+		}
+		entry.Status, entry.Reason = status, reason
+		if _, err := state.PutJSON(ctx, e.Store, it.Key, entry, state.Condition{IfVersion: it.Version}, e.ttl(), e.now()); err != nil {
+			// Another invocation verified it first.
+			continue
+		}
+		e.log().Info("move verified", "cluster", name, "index", m.Index, "shard", m.Shard, "from", m.FromName, "to", m.ToName,
+			"outcome", outcome, "reason", reason)
+		e.metric(name, "Moves"+map[bool]string{true: "Arrived", false: "NotArrived"}[onTarget], telemetry.UnitCount, 1)
+		events = append(events, bus.Event{DetailType: bus.TypeShardMoveExecuted, Time: e.now(), Detail: bus.ShardMoveExecuted{
+			Cluster: name, PlanKey: entry.PlanKey, Move: m, Strategy: "verify", DryRun: false, Outcome: outcome, Reason: reason}})
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	if err := e.Bus.Publish(ctx, events...); err != nil {
+		return fmt.Errorf("verify moves: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,234 @@
+package safety
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/duration"
+)
+
+// healthy is a reading every check passes with the default limits.
+func healthy() Inputs {
+	return Inputs{Health: "green", SearchLatencyMs: 40, LatencyKnown: true, StatsAge: 20 * time.Second}
+}
+
+func TestEvaluate(t *testing.T) {
+	yellowOK := DefaultConfig()
+	yellowOK.RequiredHealth = "yellow"
+	twoInFlight := DefaultConfig()
+	twoInFlight.MaxRelocating, twoInFlight.MaxInitializing = 2, 2
+
+	cases := []struct {
+		name   string
+		edit   func(*Inputs)
+		cfg    Config
+		failed []string
+		// values and limits the failing (or named) checks must report, check name → value, limit.
+		values map[string][2]string
+	}{
+		{
+			name:   "every check passes",
+			edit:   func(*Inputs) {},
+			values: map[string][2]string{"health": {"green", "green"}, "relocating": {"0", "0"}, "search_latency": {"40.0ms", "200ms"}, "stats_fresh": {"20s", "1m0s"}},
+		},
+		{
+			name:   "unreachable fails reachability and every check that needs an answer",
+			edit:   func(in *Inputs) { in.Reachable = errors.New("dial tcp: connection refused") },
+			failed: []string{"reachable", "health", "relocating", "initializing"},
+			values: map[string][2]string{"reachable": {"unreachable", "reachable"}},
+		},
+		{
+			name:   "yellow health under a green requirement",
+			edit:   func(in *Inputs) { in.Health = "yellow" },
+			failed: []string{"health"},
+			values: map[string][2]string{"health": {"yellow", "green"}},
+		},
+		{
+			name: "yellow health allowed when yellow is required",
+			edit: func(in *Inputs) { in.Health = "yellow" },
+			cfg:  yellowOK,
+		},
+		{
+			name:   "red health under a yellow requirement",
+			edit:   func(in *Inputs) { in.Health = "red" },
+			cfg:    yellowOK,
+			failed: []string{"health"},
+			values: map[string][2]string{"health": {"red", "yellow"}},
+		},
+		{
+			name:   "unknown health string is not green",
+			edit:   func(in *Inputs) { in.Health = "unavailable" },
+			failed: []string{"health"},
+			values: map[string][2]string{"health": {"unavailable", "green"}},
+		},
+		{
+			name:   "a shard relocating",
+			edit:   func(in *Inputs) { in.Relocating = 1 },
+			failed: []string{"relocating"},
+			values: map[string][2]string{"relocating": {"1", "0"}},
+		},
+		{
+			name:   "a shard initializing",
+			edit:   func(in *Inputs) { in.Initializing = 3 },
+			failed: []string{"initializing"},
+			values: map[string][2]string{"initializing": {"3", "0"}},
+		},
+		{
+			name: "copies in flight within a raised limit",
+			edit: func(in *Inputs) { in.Relocating, in.Initializing = 2, 2 },
+			cfg:  twoInFlight,
+		},
+		{
+			name:   "search latency at the limit",
+			edit:   func(in *Inputs) { in.SearchLatencyMs = 200 },
+			failed: []string{"search_latency"},
+			values: map[string][2]string{"search_latency": {"200.0ms", "200ms"}},
+		},
+		{
+			name:   "search latency unknown passes",
+			edit:   func(in *Inputs) { in.SearchLatencyMs, in.LatencyKnown = 900, false },
+			values: map[string][2]string{"search_latency": {"unknown", "200ms"}},
+		},
+		{
+			name:   "stats older than the limit",
+			edit:   func(in *Inputs) { in.StatsAge = 2 * time.Minute },
+			failed: []string{"stats_fresh"},
+			values: map[string][2]string{"stats_fresh": {"2m0s", "1m0s"}},
+		},
+		{
+			name:   "stats from the future (clock skew) are not fresh",
+			edit:   func(in *Inputs) { in.StatsAge = -5 * time.Second },
+			failed: []string{"stats_fresh"},
+		},
+		{
+			name: "every answerable check failing together",
+			edit: func(in *Inputs) {
+				in.Health, in.Relocating, in.Initializing, in.SearchLatencyMs, in.StatsAge = "red", 4, 2, 950, time.Hour
+			},
+			failed: []string{"health", "relocating", "initializing", "search_latency", "stats_fresh"},
+		},
+		{
+			name: "unreachable with slow searches and stale stats",
+			edit: func(in *Inputs) {
+				in.Reachable, in.SearchLatencyMs, in.StatsAge = errors.New("timeout"), 300, 5*time.Minute
+			},
+			failed: []string{"reachable", "health", "relocating", "initializing", "search_latency", "stats_fresh"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			if cfg == (Config{}) {
+				cfg = DefaultConfig()
+			}
+			in := healthy()
+			tc.edit(&in)
+			v := Evaluate(in, cfg)
+
+			var names []string
+			for _, c := range v.Checks {
+				names = append(names, c.Name)
+			}
+			wantNames := []string{"reachable", "health", "relocating", "initializing", "search_latency", "stats_fresh"}
+			if !slices.Equal(names, wantNames) {
+				t.Fatalf("checks: got %v want %v (every check runs, never short-circuits)", names, wantNames)
+			}
+			var failed []string
+			for _, c := range v.Failed() {
+				failed = append(failed, c.Name)
+			}
+			if !slices.Equal(failed, tc.failed) {
+				t.Errorf("failed checks: got %v want %v", failed, tc.failed)
+			}
+			if v.Closed != (len(tc.failed) == 0) {
+				t.Errorf("closed: got %v want %v", v.Closed, len(tc.failed) == 0)
+			}
+			for _, c := range v.Checks {
+				if c.Value == "" || c.Limit == "" || c.Reason == "" {
+					t.Errorf("check %s: value %q, limit %q, reason %q: every check logs its value, limit and reason", c.Name, c.Value, c.Limit, c.Reason)
+				}
+				if want, ok := tc.values[c.Name]; ok && (c.Value != want[0] || c.Limit != want[1]) {
+					t.Errorf("check %s: got value %q limit %q, want %q and %q", c.Name, c.Value, c.Limit, want[0], want[1])
+				}
+			}
+
+			reason := v.Reason()
+			if len(tc.failed) == 0 {
+				if reason != "circuit breaker closed: every check passed" {
+					t.Errorf("reason: got %q, want the closed sentence", reason)
+				}
+				return
+			}
+			if !strings.HasPrefix(reason, "circuit breaker open:") {
+				t.Errorf("reason: got %q, want it to start with %q", reason, "circuit breaker open:")
+			}
+			for _, c := range v.Failed() {
+				if !strings.Contains(reason, c.Reason) {
+					t.Errorf("reason %q does not name failing check %s (%q)", reason, c.Name, c.Reason)
+				}
+			}
+			for _, c := range v.Checks {
+				if c.OK && strings.Contains(reason, c.Reason) {
+					t.Errorf("reason %q names passing check %s", reason, c.Name)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	cases := []struct {
+		name   string
+		edit   func(*Config)
+		fields []string
+	}{
+		{name: "defaults are valid", edit: func(*Config) {}},
+		{name: "yellow is an allowed requirement", edit: func(c *Config) { c.RequiredHealth = "yellow" }},
+		{name: "red is not a requirement", edit: func(c *Config) { c.RequiredHealth = "red" }, fields: []string{"safety.required_health"}},
+		{name: "unknown health", edit: func(c *Config) { c.RequiredHealth = "blue" }, fields: []string{"safety.required_health"}},
+		{name: "negative relocating", edit: func(c *Config) { c.MaxRelocating = -1 }, fields: []string{"safety.max_relocating"}},
+		{name: "negative initializing", edit: func(c *Config) { c.MaxInitializing = -1 }, fields: []string{"max_initializing"}},
+		{name: "zero search latency", edit: func(c *Config) { c.MaxSearchLatency = 0 }, fields: []string{"safety.max_search_latency"}},
+		{name: "zero stats age", edit: func(c *Config) { c.MaxStatsAge = 0 }, fields: []string{"safety.max_stats_age"}},
+		{name: "zero moves per node", edit: func(c *Config) { c.MaxMovesPerNode = 0 }, fields: []string{"safety.max_moves_per_node"}},
+		{name: "zero moves per cycle", edit: func(c *Config) { c.MaxMovesPerCycle = 0 }, fields: []string{"max_moves_per_cycle"}},
+		{name: "zero bytes per cycle", edit: func(c *Config) { c.MaxBytesPerCycle = 0 }, fields: []string{"safety.max_bytes_per_cycle"}},
+		{
+			name: "several bad fields are all named",
+			edit: func(c *Config) {
+				c.RequiredHealth, c.MaxStatsAge, c.MaxBytesPerCycle = "red", duration.Duration(-time.Second), -1
+			},
+			fields: []string{"safety.required_health", "safety.max_stats_age", "safety.max_bytes_per_cycle"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tc.edit(&c)
+			err := c.Validate()
+			if len(tc.fields) == 0 {
+				if err != nil {
+					t.Fatalf("Validate: got %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate: got nil, want an error naming %v", tc.fields)
+			}
+			for _, f := range tc.fields {
+				if !strings.Contains(err.Error(), f) {
+					t.Errorf("Validate: got %q, want it to name %s", err, f)
+				}
+			}
+		})
+	}
+}
+
+func TestDefaultConfigIsDryRun(t *testing.T) {
+	if !DefaultConfig().DryRun {
+		t.Fatal("DefaultConfig().DryRun: got false, want true (dry-run unless explicitly turned off)")
+	}
+}
