@@ -194,8 +194,8 @@ type fakeAPI struct {
 	readErr   error
 	health    Health
 	healthErr error
-	// rerouteErr answers a reroute (dry run or not) with an error; nil accepts it.
-	rerouteErr func(dryRun bool) error
+	// rerouteErr answers a reroute call with an error; nil accepts it.
+	rerouteErr func(moves []allocation.Move, dryRun bool) error
 	settings   map[string]map[string]string
 	reads      int
 	reroutes   []rerouteCall
@@ -234,7 +234,7 @@ func (f *fakeAPI) Reroute(_ context.Context, moves []allocation.Move, dryRun boo
 	}
 	f.reroutes = append(f.reroutes, call)
 	if f.rerouteErr != nil {
-		if err := f.rerouteErr(dryRun); err != nil {
+		if err := f.rerouteErr(moves, dryRun); err != nil {
 			return RerouteResult{}, err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/engine"
+	"github.com/shardwise/shardwise/shared/replicas"
 	"github.com/shardwise/shardwise/shared/sim"
 	"github.com/shardwise/shardwise/shared/state"
 	"github.com/shardwise/shardwise/shared/state/dynamotest"
@@ -110,5 +111,57 @@ func TestConcurrentMovesOnDynamoDB(t *testing.T) {
 	res := s.Result()
 	if res.Moves != len(plan.Plan.Moves) || res.SafetyViolations != 0 {
 		t.Errorf("simulator: got %d moves, %d violations (%+v); want %d moves, 0 violations", res.Moves, res.SafetyViolations, res.Violations, len(plan.Plan.Moves))
+	}
+}
+
+// Replica cooldowns live in DynamoDB: a fresh engine (a new Lambda container) picking up half-way
+// through search-spike keeps the 30-minute scale-down wait the first engine started.
+func TestReplicaCooldownsSurviveInDynamoDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs moto")
+	}
+	ctx := context.Background()
+	client := dynamotest.Client(t, dynamotest.Endpoint(t))
+	table := dynamotest.NewTable(t, client)
+	s, err := sim.New(scenario(t, "search-spike"), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Safety.DryRun = false
+	var downAt float64
+	for half := range 2 {
+		store := state.NewDynamo(client, table, s.Now)
+		eng, events, stop, err := Attach(ctx, s, cfg, store, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &run{eng: eng, events: events}
+		// The first engine stops at 50 min: the spike ended at 41 min, a scale-down is pending.
+		for !s.Done() && (half == 1 || s.Elapsed() < 50*time.Minute) {
+			s.Step()
+			var tk Tick
+			if err := r.cycle(ctx, &tk); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range tk.Replicas {
+				if strings.HasPrefix(c, "products ") && half == 1 {
+					downAt = s.Elapsed().Seconds()
+				}
+			}
+		}
+		if half == 0 {
+			mem, _, err := state.GetJSON[map[string]replicas.Memory](ctx, store, state.Key{PK: "cluster#" + ClusterName, SK: "replicas#memory"})
+			if err != nil {
+				t.Fatalf("cooldowns in DynamoDB: %v", err)
+			}
+			if mem["products"].LowerSince.IsZero() {
+				t.Fatalf("products cooldown after the spike: got %+v, want a pending scale-down", mem["products"])
+			}
+		}
+		stop()
+	}
+	if downAt < 2460+1800 || downAt > 2460+1800+90 {
+		t.Errorf("second engine scaled products down at %vs, want 30 minutes after the spike ended (4260-4350 s)", downAt)
 	}
 }

@@ -49,6 +49,7 @@ type Options struct {
 type Tick struct {
 	N, Of      int
 	At         time.Duration
+	Nodes      []string // nodes in the cluster this tick
 	Hot        []string // nodes at or over 3 s true queue latency
 	Moves      []string // moves executed (or dry-run) this tick, with reasons
 	Replicas   []string
@@ -139,6 +140,7 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 		n++
 		t := Tick{N: n, Of: total, At: s.Elapsed(), Relocating: rep.Relocating}
 		for _, nt := range rep.Nodes {
+			t.Nodes = append(t.Nodes, nt.Name)
 			if nt.Hot {
 				t.Hot = append(t.Hot, fmt.Sprintf("%s %.1fs", nt.Name, nt.QueueLatencySeconds))
 			}

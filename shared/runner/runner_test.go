@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,4 +155,66 @@ func TestManagedDomainFallsBackToFilters(t *testing.T) {
 	if len(left) != 0 {
 		t.Errorf("filter records left in the store: %d", len(left))
 	}
+}
+
+// changes returns, per index, the ticks at which its replicas changed ("index a→b" entries).
+func replicaChanges(ticks []Tick, index string) []Tick {
+	var out []Tick
+	for _, tk := range ticks {
+		for _, r := range tk.Replicas {
+			if strings.HasPrefix(r, index+" ") {
+				out = append(out, tk)
+			}
+		}
+	}
+	return out
+}
+
+func TestReplicaScaling(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs whole scenarios")
+	}
+	t.Run("search-spike: up within one cycle of the spike, down only after 30 quiet minutes", func(t *testing.T) {
+		_, ticks := simulate(t, "search-spike", BalancerShardwise, false)
+		ch := replicaChanges(ticks, "products")
+		if len(ch) != 2 {
+			t.Fatalf("products changes: got %d (%+v), want 2 (up, then down)", len(ch), ch)
+		}
+		// The spike ramps from 600 s to 660 s; one 30 s cycle after it is reached.
+		if up := ch[0].At.Seconds(); up < 600 || up > 690 {
+			t.Errorf("scale-up at %vs, want within one cycle of the spike at 600-660 s", up)
+		}
+		// The spike ends at 2460 s; the lower target must hold 30 minutes.
+		if down := ch[1].At.Seconds(); down < 2460+1800 || down > 2460+1800+90 {
+			t.Errorf("scale-down at %vs, want 30 minutes after the spike ends (4260-4350 s)", down)
+		}
+	})
+	t.Run("search load oscillating every 20 minutes does not flap", func(t *testing.T) {
+		_, ticks := simulate(t, "search-oscillation", BalancerShardwise, false)
+		if ch := replicaChanges(ticks, "products"); len(ch) != 1 {
+			t.Errorf("products changes over two hours: got %d (%v), want 1 (the first scale-up only)", len(ch), ch)
+		}
+	})
+	t.Run("a node leaving caps replicas in the same cycle", func(t *testing.T) {
+		_, ticks := simulate(t, "search-spike-node-loss", BalancerShardwise, false)
+		gone := -1
+		for i, tk := range ticks {
+			if !slices.Contains(tk.Nodes, "node-3") {
+				gone = i
+				break
+			}
+		}
+		if gone < 0 {
+			t.Fatal("node-3 never left")
+		}
+		found := false
+		for _, r := range ticks[gone].Replicas {
+			if r == "products 3→2" {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("tick %d (node-3 gone): replica changes %v, want products 3→2", ticks[gone].N, ticks[gone].Replicas)
+		}
+	})
 }

@@ -362,7 +362,11 @@ func (s *Sim) handleGetClusterSettings(rq *request) (reply, *apiError) {
 			}
 			d[k] = v
 		}
-		o = append(o, field{"defaults", renderSettings(d, flat)})
+		defaults := renderSettings(d, flat)
+		for _, k := range listSettings {
+			asList(defaults, k, flat)
+		}
+		o = append(o, field{"defaults", defaults})
 	}
 	return jsonReply(o), nil
 }

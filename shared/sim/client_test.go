@@ -116,7 +116,9 @@ func TestOpenSearchGoClient(t *testing.T) {
 		if err != nil {
 			t.Fatalf("GetSettings: %v", err)
 		}
-		var transient, defaults map[string]string
+		// Defaults hold list settings as JSON arrays, as OpenSearch sends them: not all are strings.
+		var transient map[string]string
+		var defaults map[string]any
 		if err := json.Unmarshal(got.Transient, &transient); err != nil {
 			t.Fatalf("transient settings: %v", err)
 		}
@@ -127,7 +129,10 @@ func TestOpenSearchGoClient(t *testing.T) {
 			t.Errorf("transient setting: got %q, want \"3\"", v)
 		}
 		if v := defaults["cluster.routing.allocation.disk.watermark.high"]; v != "90%" {
-			t.Errorf("default high watermark: got %q, want \"90%%\"", v)
+			t.Errorf("default high watermark: got %v, want \"90%%\"", v)
+		}
+		if v, ok := defaults["cluster.routing.allocation.awareness.attributes"].([]any); !ok || len(v) != 0 {
+			t.Errorf("default awareness attributes: got %#v, want [] (OpenSearch prints list defaults as arrays)", defaults["cluster.routing.allocation.awareness.attributes"])
 		}
 	})
 	t.Run("reroute", func(t *testing.T) {

@@ -180,6 +180,39 @@ func renderSettings(flat map[string]string, asFlat bool) object {
 	return out
 }
 
+// listSettings are the list settings among the defaults. OpenSearch prints a list setting's default
+// as a JSON array ([] when empty), not as the comma-separated string the simulator stores.
+var listSettings = []string{"cluster.routing.allocation.awareness.attributes"}
+
+// asList replaces the string value of setting key in o, rendered flat or nested, with its list.
+func asList(o object, key string, flat bool) {
+	parts := []string{key}
+	if !flat {
+		parts = strings.Split(key, ".")
+	}
+	for len(parts) > 0 {
+		i := slices.IndexFunc(o, func(f field) bool { return f.Key == parts[0] })
+		if i < 0 {
+			return
+		}
+		if len(parts) == 1 {
+			if v, ok := o[i].Val.(string); ok {
+				list := []string{}
+				if v != "" {
+					list = strings.Split(v, ",")
+				}
+				o[i].Val = list
+			}
+			return
+		}
+		sub, ok := o[i].Val.(object)
+		if !ok {
+			return
+		}
+		o, parts = sub, parts[1:]
+	}
+}
+
 // nestSetting inserts value at the dotted path parts. A key that is both a value and a prefix of other
 // keys keeps its remaining parts joined, so nothing is lost.
 func nestSetting(o object, parts []string, value string) object {

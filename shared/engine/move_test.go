@@ -1,0 +1,494 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/opensearch"
+	"github.com/shardwise/shardwise/shared/state"
+)
+
+func liveConfig(strategy string) config.Config {
+	c := testConfig("prod")
+	c.Safety.DryRun = false
+	c.MoveStrategy = strategy
+	return c
+}
+
+func outcomeLabels(res MoveResult) []string {
+	var out []string
+	for _, o := range res.Outcomes {
+		out = append(out, moveLabel(o.Move)+" "+o.Outcome)
+	}
+	return out
+}
+
+func TestMoveBreakerOpenSkipsEveryMove(t *testing.T) {
+	cases := []struct {
+		name string
+		// open sets the fault up after the plan is made.
+		open    func(w *world, api *fakeAPI)
+		failing string
+		reason  string
+	}{
+		{"health yellow", func(_ *world, api *fakeAPI) { api.health.Status = "yellow" }, "health", `cluster health "yellow", required "green" or better`},
+		{"a shard relocating", func(_ *world, api *fakeAPI) { api.health.Relocating = 1 }, "relocating", "1 shards relocating, limit 0"},
+		{"a shard initializing", func(_ *world, api *fakeAPI) { api.health.Initializing = 2 }, "initializing", "2 shards initializing, limit 0"},
+		{"stale stats", func(w *world, _ *fakeAPI) { w.wait(2 * time.Minute) }, "stats_fresh", "stats are 2m0s old, limit 1m0s"},
+		{"unreachable", func(_ *world, api *fakeAPI) { api.healthErr = errors.New("dial tcp 10.0.0.1:443: i/o timeout") }, "reachable", "OpenSearch unreachable: dial tcp"},
+	}
+	for _, mode := range []string{"dry-run", "live"} {
+		for _, tc := range cases {
+			t.Run(mode+"/"+tc.name, func(t *testing.T) {
+				w := hotWorld()
+				cfg := liveConfig("reroute")
+				cfg.Safety.DryRun = mode == "dry-run"
+				r := newRig(t, cfg, map[string]*world{"prod": w})
+				planKey := r.planned(t, w)
+				api := r.apis["prod"]
+				_, _, readsBefore := api.calls()
+				tc.open(w, api)
+
+				res, err := r.e.Move(t.Context(), "prod", planKey)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Breaker.Closed {
+					t.Fatalf("breaker closed, want open on %s", tc.failing)
+				}
+				var failed []string
+				for _, c := range res.Breaker.Failed() {
+					failed = append(failed, c.Name)
+				}
+				if !slices.Contains(failed, tc.failing) {
+					t.Errorf("failing checks: got %v, want %s among them", failed, tc.failing)
+				}
+				reason := res.Breaker.Reason()
+				if !strings.Contains(reason, tc.reason) {
+					t.Errorf("breaker reason %q lacks %q", reason, tc.reason)
+				}
+				if got := outcomeLabels(res); !slices.Equal(got, []string{wantMove + " skipped"}) {
+					t.Errorf("outcomes: got %v want every move skipped", got)
+				}
+				for _, o := range res.Outcomes {
+					if o.Reason != reason {
+						t.Errorf("outcome reason: got %q, want the breaker's %q", o.Reason, reason)
+					}
+				}
+				reroutes, puts, reads := api.calls()
+				if len(reroutes) != 0 || len(puts) != 0 {
+					t.Errorf("cluster touched with the breaker open: reroutes %+v puts %+v", reroutes, puts)
+				}
+				if reads != readsBefore {
+					t.Errorf("fresh read made with the breaker open: %d reads, want %d", reads, readsBefore)
+				}
+				ev := events[bus.ShardMoveExecuted](t, r.bus.Drain(), bus.TypeShardMoveExecuted)
+				if len(ev) != 1 || ev[0].Outcome != OutcomeSkipped || ev[0].Breaker.Closed || ev[0].Reason != reason || ev[0].DryRun != cfg.Safety.DryRun {
+					t.Errorf("Shard Move Executed: got %+v, want one skipped event with the open breaker", ev)
+				}
+			})
+		}
+	}
+}
+
+func TestMoveDryRunOnlyAsksOpenSearch(t *testing.T) {
+	w := hotWorld()
+	r := newRig(t, testConfig("prod"), map[string]*world{"prod": w}) // dry-run by default
+	planKey := r.planned(t, w)
+	for range 2 {
+		res, err := r.e.Move(t.Context(), "prod", planKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Breaker.Closed {
+			t.Fatalf("breaker open: %s", res.Breaker.Reason())
+		}
+		if got := outcomeLabels(res); !slices.Equal(got, []string{wantMove + " dry-run"}) {
+			t.Errorf("outcomes: got %v", got)
+		}
+		if !strings.Contains(res.Outcomes[0].Reason, "OpenSearch accepts it") {
+			t.Errorf("reason: got %q", res.Outcomes[0].Reason)
+		}
+	}
+	reroutes, puts, _ := r.apis["prod"].calls()
+	want := []rerouteCall{{Moves: []string{wantMove}, DryRun: true}, {Moves: []string{wantMove}, DryRun: true}}
+	if !slices.EqualFunc(reroutes, want, eqCall) || len(puts) != 0 {
+		t.Errorf("calls: reroutes %+v puts %+v, want only dry-run reroutes", reroutes, puts)
+	}
+	if items, _ := r.store.Query(t.Context(), pk("prod"), "ledger#"); len(items) != 0 {
+		t.Errorf("dry-run claimed %d ledger entries, want none", len(items))
+	}
+	for _, ev := range events[bus.ShardMoveExecuted](t, r.bus.Drain(), bus.TypeShardMoveExecuted) {
+		if !ev.DryRun || ev.Outcome != OutcomeDryRun {
+			t.Errorf("event: dry_run %v outcome %s", ev.DryRun, ev.Outcome)
+		}
+	}
+}
+
+func eqCall(a, b rerouteCall) bool { return a.DryRun == b.DryRun && slices.Equal(a.Moves, b.Moves) }
+
+func TestMoveLiveDryRunsThenActsOnce(t *testing.T) {
+	w := hotWorld()
+	r := newRig(t, liveConfig("reroute"), map[string]*world{"prod": w})
+	planKey := r.planned(t, w)
+
+	first, err := r.e.Move(t.Context(), "prod", planKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := outcomeLabels(first); !slices.Equal(got, []string{wantMove + " executed"}) {
+		t.Fatalf("first Move: got %v", got)
+	}
+	// The same plan delivered again (EventBridge delivers at least once).
+	second, err := r.e.Move(t.Context(), "prod", planKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := outcomeLabels(second); !slices.Equal(got, []string{wantMove + " skipped"}) || !strings.Contains(second.Outcomes[0].Reason, "ledger: already claimed") {
+		t.Errorf("second Move: got %v (%q), want skipped by the ledger", got, second.Outcomes[0].Reason)
+	}
+	reroutes, _, _ := r.apis["prod"].calls()
+	want := []rerouteCall{{Moves: []string{wantMove}, DryRun: true}, {Moves: []string{wantMove}, DryRun: false}}
+	if !slices.EqualFunc(reroutes, want, eqCall) {
+		t.Errorf("reroutes: got %+v want the dry run then the one real call", reroutes)
+	}
+	items, err := r.store.Query(t.Context(), pk("prod"), "ledger#")
+	if err != nil || len(items) != 1 {
+		t.Fatalf("ledger: got %d entries (%v) want 1", len(items), err)
+	}
+	entry, err := state.DecodeJSON[ledgerEntry](items[0].Value)
+	if err != nil || entry.Status != "issued" || entry.PlanKey != planKey {
+		t.Errorf("ledger entry: got %+v (%v), want issued for %s", entry, err, planKey)
+	}
+}
+
+func TestMoveConcurrentInvocationsIssueOnce(t *testing.T) {
+	const racers = 8
+	w := hotWorld()
+	r := newRig(t, liveConfig("reroute"), map[string]*world{"prod": w})
+	planKey := r.planned(t, w)
+	results := make([]MoveResult, racers)
+	errs := make([]error, racers)
+	var wg sync.WaitGroup
+	for i := range racers {
+		wg.Go(func() { results[i], errs[i] = r.e.Move(t.Context(), "prod", planKey) })
+	}
+	wg.Wait()
+	executed, skipped := 0, 0
+	for i := range racers {
+		if errs[i] != nil {
+			t.Fatalf("racer %d: %v", i, errs[i])
+		}
+		for _, o := range results[i].Outcomes {
+			switch o.Outcome {
+			case OutcomeExecuted:
+				executed++
+			case OutcomeSkipped:
+				skipped++
+			default:
+				t.Errorf("racer %d: outcome %s (%s)", i, o.Outcome, o.Reason)
+			}
+		}
+	}
+	if executed != 1 || skipped != racers-1 {
+		t.Errorf("outcomes: %d executed %d skipped, want 1 and %d", executed, skipped, racers-1)
+	}
+	reroutes, _, _ := r.apis["prod"].calls()
+	real := 0
+	for _, c := range reroutes {
+		if !c.DryRun {
+			real++
+		}
+	}
+	if real != 1 {
+		t.Errorf("real reroute calls: got %d want exactly 1 (%+v)", real, reroutes)
+	}
+}
+
+func TestMoveRecheckSkipsAMoveWhoseCopyIsGone(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(w *world)
+		reason string
+	}{
+		{"the copy moved elsewhere", func(w *world) { w.relocate("h1", "a", "b") }, "h1[0] is no longer STARTED on a"},
+		{"the target now holds a copy of the shard", func(w *world) {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.copies = append(w.copies, w.copies[1])
+			w.copies[len(w.copies)-1].Node, w.copies[len(w.copies)-1].Primary = "id-c", false
+		}, "same_shard says NO"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := hotWorld()
+			r := newRig(t, liveConfig("reroute"), map[string]*world{"prod": w})
+			planKey := r.planned(t, w)
+			tc.change(w)
+			res, err := r.e.Move(t.Context(), "prod", planKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := outcomeLabels(res); !slices.Equal(got, []string{wantMove + " skipped"}) {
+				t.Fatalf("outcomes: got %v", got)
+			}
+			if why := res.Outcomes[0].Reason; !strings.HasPrefix(why, "re-check on fresh state: ") || !strings.Contains(why, tc.reason) {
+				t.Errorf("reason: got %q, want a re-check naming %q", why, tc.reason)
+			}
+			if reroutes, _, _ := r.apis["prod"].calls(); len(reroutes) != 0 {
+				t.Errorf("reroutes: got %+v, want none", reroutes)
+			}
+			if items, _ := r.store.Query(t.Context(), pk("prod"), "ledger#"); len(items) != 0 {
+				t.Errorf("ledger: a skipped move claimed %d entries", len(items))
+			}
+		})
+	}
+}
+
+// twoHotWorld has a and b hot alike and c, d cool: the plan moves h1 a->d and g1 b->c.
+func twoHotWorld() *world {
+	w := newWorld("a", "b", "c", "d")
+	for _, n := range []struct{ prefix, node string }{{"h", "a"}, {"g", "b"}} {
+		for i, load := range []float64{4, 2.5, 1.5, 0.02} {
+			w.index(fmt.Sprintf("%s%d", n.prefix, i), 0, []float64{load}, nil, []string{n.node})
+		}
+		w.queueing(n.node, 500)
+	}
+	return w.index("other", 0, []float64{1, 0.5}, nil, []string{"c"}, []string{"d"})
+}
+
+func TestMoveRerouteRefusals(t *testing.T) {
+	refuse := func(index string, dryRun bool) func([]allocation.Move, bool) error {
+		return func(moves []allocation.Move, dry bool) error {
+			if dry == dryRun && slices.ContainsFunc(moves, func(m allocation.Move) bool { return m.Index == index }) {
+				return &opensearch.APIError{Status: 400, Type: "illegal_argument_exception", Reason: "[move_allocation] can't move " + index}
+			}
+			return nil
+		}
+	}
+	cases := []struct {
+		name     string
+		refuse   func([]allocation.Move, bool) error
+		outcomes []string
+		calls    []rerouteCall
+		ledger   map[string]string
+	}{
+		{
+			name:     "every move accepted: one dry run, one call",
+			outcomes: []string{"h1[0] a->d executed", "g1[0] b->c executed"},
+			calls: []rerouteCall{{Moves: []string{"h1[0] a->d", "g1[0] b->c"}, DryRun: true},
+				{Moves: []string{"h1[0] a->d", "g1[0] b->c"}}},
+			ledger: map[string]string{"h1": "issued", "g1": "issued"},
+		},
+		{
+			name:     "one move refused in the dry run: the other still goes",
+			refuse:   refuse("g1", true),
+			outcomes: []string{"g1[0] b->c refused", "h1[0] a->d executed"},
+			calls: []rerouteCall{{Moves: []string{"h1[0] a->d", "g1[0] b->c"}, DryRun: true},
+				{Moves: []string{"h1[0] a->d"}, DryRun: true}, {Moves: []string{"g1[0] b->c"}, DryRun: true},
+				{Moves: []string{"h1[0] a->d"}}},
+			ledger: map[string]string{"h1": "issued", "g1": "refused"},
+		},
+		{
+			name:     "the real call refused: every move refused",
+			refuse:   refuse("h1", false),
+			outcomes: []string{"h1[0] a->d refused", "g1[0] b->c refused"},
+			calls: []rerouteCall{{Moves: []string{"h1[0] a->d", "g1[0] b->c"}, DryRun: true},
+				{Moves: []string{"h1[0] a->d", "g1[0] b->c"}}},
+			ledger: map[string]string{"h1": "refused", "g1": "refused"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := twoHotWorld()
+			cfg := liveConfig("reroute")
+			r := newRig(t, cfg, map[string]*world{"prod": w})
+			var planKey string
+			for i := range 3 {
+				if i > 0 {
+					w.tick(30 * time.Second)
+				}
+				res, err := r.e.Detect(t.Context(), "prod", r.ingest(t, "prod"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				planKey = res.PlanKey
+			}
+			api := r.apis["prod"]
+			api.rerouteErr = tc.refuse
+			res, err := r.e.Move(t.Context(), "prod", planKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := outcomeLabels(res); !slices.Equal(got, tc.outcomes) {
+				t.Errorf("outcomes: got %v want %v", got, tc.outcomes)
+			}
+			for _, o := range res.Outcomes {
+				if o.Outcome == OutcomeRefused && !strings.Contains(o.Reason, "can't move") {
+					t.Errorf("%s refused without OpenSearch's reason: %q", moveLabel(o.Move), o.Reason)
+				}
+			}
+			if reroutes, _, _ := api.calls(); !slices.EqualFunc(reroutes, tc.calls, eqCall) {
+				t.Errorf("reroute calls:\n got %+v\nwant %+v", reroutes, tc.calls)
+			}
+			items, err := r.store.Query(t.Context(), pk("prod"), "ledger#")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, it := range items {
+				e, err := state.DecodeJSON[ledgerEntry](it.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[e.Move.Index] = e.Status
+			}
+			if !maps.Equal(got, tc.ledger) {
+				t.Errorf("ledger: got %v want %v", got, tc.ledger)
+			}
+		})
+	}
+}
+
+func TestMoveAutoFallsBackToAllocationFilter(t *testing.T) {
+	const excl = "index.routing.allocation.exclude._name"
+	cases := []struct {
+		name     string
+		original string
+		added    string
+		restored any
+	}{
+		{"no exclusion before: the setting is removed again", "", "a", nil},
+		{"an operator's exclusion is kept", "old-node", "old-node,a", "old-node"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := hotWorld()
+			r := newRig(t, liveConfig("auto"), map[string]*world{"prod": w})
+			planKey := r.planned(t, w)
+			api := r.apis["prod"]
+			if tc.original != "" {
+				api.settings["h1"] = map[string]string{excl: tc.original}
+			}
+			api.rerouteErr = func([]allocation.Move, bool) error {
+				return &opensearch.APIError{Status: 403, Type: "security_exception", Reason: "no permissions for [cluster:admin/reroute]"}
+			}
+
+			res, err := r.e.Move(t.Context(), "prod", planKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := outcomeLabels(res); !slices.Equal(got, []string{wantMove + " executed"}) || res.Outcomes[0].Strategy != "allocation-filter" {
+				t.Fatalf("outcomes: got %v strategy %q, want executed by allocation filter", got, res.Outcomes[0].Strategy)
+			}
+			if why := res.Outcomes[0].Reason; !strings.Contains(why, "reroute forbidden") || !strings.Contains(why, excl) {
+				t.Errorf("reason: got %q", why)
+			}
+			reroutes, puts, _ := api.calls()
+			if len(reroutes) != 1 || !reroutes[0].DryRun {
+				t.Errorf("reroutes: got %+v, want only the forbidden dry run", reroutes)
+			}
+			if len(puts) != 1 || puts[0].Index != "h1" || puts[0].Settings[excl] != tc.added {
+				t.Fatalf("settings: got %+v, want %s=%q on h1", puts, excl, tc.added)
+			}
+
+			// Nothing is cleaned up while the copy is still on a.
+			if _, err := r.e.Move(t.Context(), "prod", planKey); err != nil {
+				t.Fatal(err)
+			}
+			if _, puts, _ := api.calls(); len(puts) != 1 {
+				t.Errorf("settings changed while the copy is still on a: %+v", puts)
+			}
+
+			// OpenSearch moves the copy off a; the next Move call restores the original value.
+			w.relocate("h1", "a", "c")
+			if _, err := r.e.Move(t.Context(), "prod", planKey); err != nil {
+				t.Fatal(err)
+			}
+			_, puts, _ = api.calls()
+			if len(puts) != 2 || puts[1].Index != "h1" || puts[1].Settings[excl] != tc.restored {
+				t.Fatalf("cleanup: got %+v, want %s=%v on h1", puts, excl, tc.restored)
+			}
+			if items, _ := r.store.Query(t.Context(), pk("prod"), "filter#"); len(items) != 0 {
+				t.Errorf("filter records left after cleanup: %d", len(items))
+			}
+		})
+	}
+}
+
+// A filter that cured the hotspot leaves no moves to plan, so no Move runs again: ingest, which
+// runs every cycle with fresh topology, removes it once the copies have left.
+func TestIngestRemovesFilterOnceCopiesLeft(t *testing.T) {
+	const excl = "index.routing.allocation.exclude._name"
+	w := hotWorld()
+	r := newRig(t, liveConfig("allocation-filter"), map[string]*world{"prod": w})
+	planKey := r.planned(t, w)
+	api := r.apis["prod"]
+	if _, err := r.e.Move(t.Context(), "prod", planKey); err != nil {
+		t.Fatal(err)
+	}
+	if _, puts, _ := api.calls(); len(puts) != 1 || puts[0].Settings[excl] != "a" {
+		t.Fatalf("settings: got %+v, want the exclusion of a", puts)
+	}
+	w.tick(30 * time.Second)
+	r.ingest(t, "prod")
+	if _, puts, _ := api.calls(); len(puts) != 1 {
+		t.Fatalf("exclusion removed while the copy is still on a: %+v", puts)
+	}
+	w.relocate("h1", "a", "c")
+	w.tick(30 * time.Second)
+	r.ingest(t, "prod")
+	_, puts, _ := api.calls()
+	if len(puts) != 2 || puts[1].Settings[excl] != nil {
+		t.Fatalf("after the copy left: settings %+v, want the exclusion removed (null)", puts)
+	}
+	if _, ok := api.settings["h1"][excl]; ok {
+		t.Errorf("h1 still excludes: %v", api.settings["h1"])
+	}
+	if items, _ := r.store.Query(t.Context(), pk("prod"), "filter#"); len(items) != 0 {
+		t.Errorf("filter records left: %d", len(items))
+	}
+}
+
+func TestMoveErrors(t *testing.T) {
+	w := hotWorld()
+	r := newRig(t, testConfig("prod"), map[string]*world{"prod": w})
+	cases := []struct {
+		name    string
+		cluster string
+		plan    string
+		is      error
+	}{
+		{"unknown cluster", "nope", "plan#x", ErrUnknownCluster},
+		{"unknown plan", "prod", "plan#snap#20261129T100000.000000000Z", state.ErrNotFound},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := r.e.Move(t.Context(), tc.cluster, tc.plan); !errors.Is(err, tc.is) {
+				t.Errorf("Move: got %v, want %v", err, tc.is)
+			}
+		})
+	}
+}
+
+func TestMoveFreshReadFailing(t *testing.T) {
+	w := hotWorld()
+	r := newRig(t, liveConfig("reroute"), map[string]*world{"prod": w})
+	planKey := r.planned(t, w)
+	r.apis["prod"].readErr = errors.New("connection reset")
+	if _, err := r.e.Move(t.Context(), "prod", planKey); err == nil || !strings.Contains(err.Error(), "fresh read: connection reset") {
+		t.Errorf("Move: got %v, want the fresh read's error", err)
+	}
+	if reroutes, _, _ := r.apis["prod"].calls(); len(reroutes) != 0 {
+		t.Errorf("reroutes without fresh state: %+v", reroutes)
+	}
+}
