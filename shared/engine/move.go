@@ -184,7 +184,7 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 	for _, c := range ok {
 		lk := state.Key{PK: pk(name), SK: ledgerKey(planKey, c.group[0])}
 		entry := ledgerEntry{Move: c.group[0], Status: "claimed", PlanKey: planKey}
-		if _, err := state.PutJSON(ctx, e.Store, lk, entry, state.Condition{}, e.ttl(), e.now()); err != nil {
+		if _, err := state.PutJSON(ctx, e.Store, lk, entry, state.Condition{IfAbsent: true}, e.ttl(), e.now()); err != nil {
 			reason := fmt.Sprintf("ledger: %v", err)
 			if errors.Is(err, state.ErrConflict) {
 				reason = "ledger: already claimed by another invocation; a move is issued once"
