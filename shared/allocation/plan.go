@@ -298,30 +298,43 @@ func (p *planner) relieve(h Hotspot, node *cluster.Node, order []Candidate) bool
 
 func (p *planner) colocation() bool {
 	v := p.v
+	if v.Snap.IntervalSeconds <= 0 {
+		// Without rates it cannot tell a cold copy from the hottest one; wait for the next sample.
+		return false
+	}
+	var cands []*cluster.Copy
 	for i := range v.Snap.Copies {
 		c := &v.Snap.Copies[i]
-		if !p.movable(c) {
+		if !p.movable(c) || !c.LoadKnown {
 			continue
 		}
 		ix := v.Index(c.Index)
 		if ix == nil || ix.System() {
 			continue
 		}
-		limit := v.IndexBalanceLimit(c.Index)
-		have := v.IndexCopies(c.Index, c.Node)
-		if have <= limit {
-			continue
+		if v.IndexCopies(c.Index, c.Node) > v.IndexBalanceLimit(c.Index) {
+			cands = append(cands, c)
 		}
+	}
+	// The coolest, smallest copies first: spreading an index is worth little disruption.
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].WriteLoad != cands[j].WriteLoad {
+			return cands[i].WriteLoad < cands[j].WriteLoad
+		}
+		return cands[i].SizeBytes < cands[j].SizeBytes
+	})
+	for _, c := range cands {
 		target, verdicts, ok := p.bestTarget(c, Yes)
 		if !ok {
 			continue
 		}
 		from := v.Node(c.Node)
+		have, limit := v.IndexCopies(c.Index, c.Node), v.IndexBalanceLimit(c.Index)
 		m := Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: from.ID, FromName: from.Name,
 			To: target.ID, ToName: target.Name, SizeBytes: c.SizeBytes, WriteLoad: v.ShardLoad(c.ID()),
 			Phase: PhaseIndexBalance, Verdicts: verdicts,
-			Reason: fmt.Sprintf("%s holds %d copies of %s, over the index-balance limit %d; %s holds %d",
-				from.Name, have, c.Index, limit, target.Name, v.IndexCopies(c.Index, target.ID))}
+			Reason: fmt.Sprintf("%s holds %d copies of %s, over the index-balance limit %d; %s holds %d; the coolest such copy (%.2f WRITE threads) moves",
+				from.Name, have, c.Index, limit, target.Name, v.IndexCopies(c.Index, target.ID), c.WriteLoad)}
 		if p.addBalanced(m) {
 			return true
 		}

@@ -76,6 +76,27 @@ func TestPlanCycle(t *testing.T) {
 			cfg: noBuiltin,
 		},
 		{
+			name: "index colocation: the coolest over-limit copy spreads out when nothing is hot",
+			snap: func() *fixtureResult {
+				f := newFixture("a", "b", "c").
+					index("crowd", 1<<30, []float64{3, 2, 1, 0.5}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"})
+				return &fixtureResult{f.snap(), nil}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"crowd[3] a->b index-balance"},
+		},
+		{
+			name: "index colocation waits for rates: no blind move on the first sample",
+			snap: func() *fixtureResult {
+				f := newFixture("a", "b", "c").
+					index("crowd", 1<<30, []float64{3, 2, 1, 0.5}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"})
+				s := f.snap()
+				s.IntervalSeconds = 0
+				return &fixtureResult{s, nil}
+			},
+			cfg: noBuiltin,
+		},
+		{
 			name: "move that unbalances counts is swapped with a cold copy",
 			snap: func() *fixtureResult {
 				f := newFixture("a", "b", "c").
@@ -104,7 +125,7 @@ func TestPlanCycle(t *testing.T) {
 				t.Errorf("notes: got %+v, want one of kind %s", plan.Notes, tc.wantNote)
 			}
 			for _, m := range plan.Moves {
-				if m.Reason == "" || (m.Phase != PhaseSwapReturn && !strings.Contains(m.Reason, "WRITE")) {
+				if m.Reason == "" || (m.Phase == PhaseWriteHotspot && !strings.Contains(m.Reason, "WRITE")) {
 					t.Errorf("move %s[%d] has no reason with evidence: %q", m.Index, m.Shard, m.Reason)
 				}
 			}

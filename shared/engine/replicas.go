@@ -99,7 +99,7 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config) []replicas.Ind
 // Replicas scales each index's replicas with its share of search load: up at once, down only after
 // the lower target held for the cooldown, capped at once when nodes leave. Changes go through the
 // breaker; caps (which only drop copies no node can hold) are applied even when it is open.
-func (e *Engine) Replicas(ctx context.Context, name, snapshotKey string) (ReplicasResult, error) {
+func (e *Engine) Replicas(ctx context.Context, name, snapshotKey string) (_ ReplicasResult, err error) {
 	res := ReplicasResult{Cluster: name}
 	if !e.Config.Replicas.Enabled {
 		return res, nil
@@ -122,6 +122,15 @@ func (e *Engine) Replicas(ctx context.Context, name, snapshotKey string) (Replic
 		}
 		return res, fmt.Errorf("replicas %s: %w", name, err)
 	}
+	defer func() {
+		// A cycle that failed before applying everything gives its claim back, so a redelivery of
+		// the event (EventBridge retries failed invocations) decides this snapshot again.
+		if err != nil {
+			if derr := e.Store.Delete(ctx, claim, state.Condition{}); derr != nil {
+				e.log().Error("replicas claim release failed", "cluster", name, "key", claim.SK, "error", derr)
+			}
+		}
+	}()
 	snap, _, err := snapshots.Load(ctx, e.Store, name, snapshotKey)
 	if err != nil {
 		return res, fmt.Errorf("replicas %s: %w", name, err)

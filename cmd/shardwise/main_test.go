@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shardwise/shardwise/shared/sim"
+)
+
+func execute(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	root := newRoot()
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), errOut.String(), err
+}
+
+func scenarioPath(name string) string { return filepath.Join("..", "..", "scenarios", name+".json") }
+
+func TestSimulateJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a whole scenario")
+	}
+	out, _, err := execute(t, "simulate", "--scenario", scenarioPath("steady"), "--json", "--dry-run=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	// Every field of the run result in SCENARIOS.md.
+	for _, k := range []string{"scenario", "balancer", "ticks", "moves", "bytes_moved", "moves_undone_by_builtin",
+		"hot_node_seconds", "max_queue_latency_seconds", "p99_queue_latency_seconds", "rejected_writes",
+		"time_to_correct_seconds", "replica_changes", "replica_node_hours", "p99_search_latency_ms",
+		"plan_ms_p50", "plan_ms_max", "safety_violations", "scale_up_signals"} {
+		if _, ok := res[k]; !ok {
+			t.Errorf("run result lacks %q", k)
+		}
+	}
+	if res["moves"] != float64(0) {
+		t.Errorf("steady: got moves %v, want 0", res["moves"])
+	}
+}
+
+func TestSimulateRejectsBadInput(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing scenario file", []string{"simulate", "--scenario", "nope.json"}, "nope.json"},
+		{"unknown balancer", []string{"simulate", "--scenario", scenarioPath("steady"), "--balancer", "magic"}, "balancer"},
+		{"no scenario flag", []string{"simulate"}, "scenario"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := execute(t, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// plan and explain against the simulator served over HTTP, as against any OpenSearch cluster.
+func TestPlanAndExplainAgainstServedSimulator(t *testing.T) {
+	sc, err := sim.LoadScenario(scenarioPath("write-hotspot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.New(sc, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 23 { // past the write spike at 600 s
+		s.Step()
+	}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	// The simulator's clock stands still between requests, so samples are taken on real time
+	// while the counters do not move: rates come out as zero, and plan must say so honestly.
+	out, _, err := execute(t, "plan", "--url", srv.URL, "--samples", "2", "--interval", "10ms", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan struct {
+		Plan struct {
+			Moves []any `json:"moves"`
+		} `json:"plan"`
+		Replicas []struct {
+			Index string  `json:"index"`
+			L     float64 `json:"l"`
+			N     int     `json:"n"`
+			S     int     `json:"s"`
+		} `json:"replicas"`
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatalf("plan --json: %v\n%s", err, out)
+	}
+	if len(plan.Replicas) == 0 || plan.Replicas[0].N == 0 || plan.Replicas[0].S == 0 {
+		t.Errorf("replica decisions without N and S: %+v", plan.Replicas)
+	}
+	table, _, err := execute(t, "plan", "--url", srv.URL, "--samples", "2", "--interval", "10ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"WRITE hotspots", "Planned moves", "Replicas"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, table)
+		}
+	}
+	ex, _, err := execute(t, "explain", "clicks", "0", "--primary", "--url", srv.URL, "--samples", "2", "--interval", "10ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"same_shard", "disk_watermark", "write_load", "index_balance", "node-0 (current"} {
+		if !strings.Contains(ex, want) {
+			t.Errorf("explain output lacks %q:\n%s", want, ex)
+		}
+	}
+}
