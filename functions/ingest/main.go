@@ -4,6 +4,7 @@ package main
 import (
 	"context"
 	"log"
+	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
@@ -11,10 +12,15 @@ import (
 )
 
 func main() {
-	e, metrics, err := handler.Env(context.Background(), "ingest")
+	ctx := context.Background()
+	e, metrics, err := handler.Env(ctx, "ingest")
 	if err != nil {
 		log.Fatal(err)
 	}
-	f := &handler.Function{Name: "ingest", Engine: e, Metrics: metrics}
+	secret, err := handler.WebhookSecret(ctx, os.Getenv)
+	if err != nil {
+		log.Fatal(err)
+	}
+	f := &handler.Function{Name: "ingest", Engine: e, Metrics: metrics, WebhookSecret: secret}
 	lambda.Start(f.Ingest)
 }

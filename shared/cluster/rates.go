@@ -1,7 +1,7 @@
 package cluster
 
 import (
-	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -34,7 +34,7 @@ type CopyCounters struct {
 // CopyKey identifies a copy across samples: a copy is the shard on a node. A copy that moved is a new
 // copy whose counters start again, so its rate is unknown for one sample.
 func CopyKey(index string, shard int, node string) string {
-	return fmt.Sprintf("%s/%d/%s", index, shard, node)
+	return index + "/" + strconv.Itoa(shard) + "/" + node
 }
 
 // Sample is what one read of a cluster returns: the topology with raw pool figures, and counters.

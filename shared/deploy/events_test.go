@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -191,13 +192,16 @@ func TestSampleWebhooks(t *testing.T) {
 		} `json:"alerts"`
 	}
 	tests := []struct {
-		name  string
-		file  string
-		check func(t *testing.T, body []byte)
+		name string
+		file string
+		// cluster is the x-shardwise-cluster header; the alarm names its cluster by dimension.
+		cluster string
+		check   func(t *testing.T, body []byte)
 	}{
 		{
-			name: "nodes stats",
-			file: "webhook-nodes-stats.json",
+			name:    "nodes stats",
+			file:    "webhook-nodes-stats.json",
+			cluster: "prod",
 			check: func(t *testing.T, body []byte) {
 				var stats nodesStats
 				if err := json.Unmarshal(body, &stats); err != nil {
@@ -220,8 +224,9 @@ func TestSampleWebhooks(t *testing.T) {
 			},
 		},
 		{
-			name: "alertmanager",
-			file: "webhook-alertmanager.json",
+			name:    "alertmanager",
+			file:    "webhook-alertmanager.json",
+			cluster: "prod",
 			check: func(t *testing.T, body []byte) {
 				var am alertmanager
 				if err := json.Unmarshal(body, &am); err != nil {
@@ -238,6 +243,23 @@ func TestSampleWebhooks(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "alarm",
+			file: "webhook-alarm.json",
+			check: func(t *testing.T, body []byte) {
+				// A forwarder relays the very event EventBridge delivers to detect.
+				var relayed, delivered any
+				if err := json.Unmarshal(body, &relayed); err != nil {
+					t.Fatalf("body is not JSON: %v", err)
+				}
+				if err := json.Unmarshal(readEvent(t, "alarm.json"), &delivered); err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(relayed, delivered) {
+					t.Error("body differs from events/alarm.json")
+				}
+			},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -248,8 +270,17 @@ func TestSampleWebhooks(t *testing.T) {
 			if req.Version != "2.0" || req.RequestContext.HTTP.Method != "POST" {
 				t.Errorf("version, method: got %q, %q, want 2.0, POST", req.Version, req.RequestContext.HTTP.Method)
 			}
-			if got := req.Headers["x-shardwise-cluster"]; got != "prod" {
-				t.Errorf("x-shardwise-cluster: got %q, want prod", got)
+			if got := req.Headers["x-shardwise-cluster"]; got != tc.cluster {
+				t.Errorf("x-shardwise-cluster: got %q, want %q", got, tc.cluster)
+			}
+			// Temporary credentials (ASIA…) sign with their session token, which SigV4 then
+			// covers: a sample without it could not have passed Lambda's check.
+			auth := req.Headers["authorization"]
+			if req.Headers["x-amz-security-token"] == "" || !strings.Contains(auth, ";x-amz-security-token") {
+				t.Errorf("SigV4 with temporary credentials must send and sign x-amz-security-token: %q", auth)
+			}
+			if p := req.RequestContext.HTTP.Path; p != req.RawPath {
+				t.Errorf("path: requestContext says %q, rawPath %q", p, req.RawPath)
 			}
 			// The template's Function URL is AWS_IAM: every request arrives SigV4-authenticated.
 			if req.RequestContext.Authorizer == nil || req.RequestContext.Authorizer.IAM == nil {

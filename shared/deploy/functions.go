@@ -36,6 +36,9 @@ type function struct {
 	triggers []trigger
 	// functionURL exposes the function as an IAM-authenticated HTTPS endpoint (the metrics webhook).
 	functionURL bool
+	// publicWebhook adds the "webhook" alias with a public URL for HMAC-signed requests, when the
+	// stack names the secret's parameter (webhook.go).
+	publicWebhook bool
 }
 
 // trigger is one EventBridge rule targeting a function.
@@ -82,11 +85,12 @@ func alarmTrigger() trigger {
 func functions() []function {
 	return []function{
 		{
-			name:        "ingest",
-			description: "Reads _nodes/stats, _stats and _cluster/state, stores a snapshot, publishes Stats Ingested.",
-			memoryMB:    256,
-			openSearch:  []string{esGet, esHead},
-			functionURL: true,
+			name:          "ingest",
+			description:   "Reads _nodes/stats, _stats and _cluster/state, stores a snapshot, publishes Stats Ingested.",
+			memoryMB:      256,
+			openSearch:    []string{esGet, esHead},
+			functionURL:   true,
+			publicWebhook: true,
 		},
 		{
 			name:        "detect",

@@ -58,6 +58,11 @@ func Template(opts Options) (*cloudformation.Template, error) {
 	}
 	for _, fn := range functions() {
 		t.Resources[logicalID(fn.name)] = lambda(fn, opts)
+		if fn.publicWebhook {
+			for id, r := range webhookResources(logicalID(fn.name)) {
+				t.Resources[id] = r
+			}
+		}
 	}
 	t.Resources[cadenceID] = ingestCadence()
 
@@ -74,6 +79,11 @@ func Template(opts Options) (*cloudformation.Template, error) {
 			// SAM names the AWS::Lambda::Url it creates for FunctionUrlConfig <function>Url.
 			Value:       cloudformation.GetAtt(logicalID("ingest")+"Url", "FunctionUrl"),
 			Description: cloudformation.String("Metrics webhook (SigV4-signed requests only)"),
+		},
+		"WebhookUrl": {
+			Value:       cloudformation.GetAtt(webhookURLID, "FunctionUrl"),
+			Description: cloudformation.String("Public metrics webhook (HMAC-signed requests only)"),
+			Condition:   cloudformation.String(condPublicWebhook),
 		},
 		"DeadLetterQueueUrl": {
 			Value:       cloudformation.Ref(dlqID),
@@ -122,6 +132,7 @@ func parameters() cloudformation.Parameters {
 			AllowedValues: []any{"sigv4", "basic", "none"},
 			Description:   cloudformation.String("How the functions authenticate to OpenSearch"),
 		},
+		paramWebhookSecret: webhookParameter(),
 		paramDomain: {
 			Type: "String",
 			// Empty for clusters outside Amazon OpenSearch Service (basic or no auth): then no
@@ -136,7 +147,8 @@ func parameters() cloudformation.Parameters {
 
 func conditions() map[string]any {
 	return map[string]any{
-		condHasDomain: cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramDomain), "")}),
+		condHasDomain:     cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramDomain), "")}),
+		condPublicWebhook: cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramWebhookSecret), "")}),
 		// The service is the ARN's third field (arn:aws:aoss:...). The ":::" suffix keeps
 		// Fn::Select in range when the parameter is empty, where the condition is then false.
 		condServerless: cloudformation.Equals(
@@ -210,6 +222,10 @@ func lambda(fn function, opts Options) withProperties {
 	if len(sources) > 0 {
 		f.Events = sources
 	}
+	if fn.publicWebhook {
+		name, value := webhookEnv()
+		f.Environment.Variables[name] = value
+	}
 	if fn.functionURL {
 		// AWS_IAM: callers sign with SigV4, so the webhook needs no secret of its own.
 		f.FunctionUrlConfig = &serverless.Function_FunctionUrlConfig{AuthType: "AWS_IAM"}
@@ -245,13 +261,17 @@ func iamPolicies(fn function) []any {
 		"Action":   fn.openSearch,
 		"Resource": []string{cloudformation.Ref(paramDomain), cloudformation.Sub("${" + paramDomain + "}/*")},
 	}
-	return []any{
+	policies := []any{
 		map[string]any{"DynamoDBCrudPolicy": map[string]any{"TableName": cloudformation.Ref(tableID)}},
 		map[string]any{"EventBridgePutEventsPolicy": map[string]any{"EventBusName": cloudformation.Ref(busID)}},
 		cloudformation.If(condHasDomain,
 			map[string]any{"Statement": []any{cloudformation.If(condServerless, aoss, es)}},
 			cloudformation.Ref("AWS::NoValue")),
 	}
+	if fn.publicWebhook {
+		policies = append(policies, webhookSecretPolicy())
+	}
+	return policies
 }
 
 // ingestCadence runs ingest every 30 s although EventBridge schedules fire at most once a minute:

@@ -91,6 +91,11 @@ func TestTemplateResources(t *testing.T) {
 		"MoveFunction":     "AWS::Serverless::Function",
 		"ReplicasFunction": "AWS::Serverless::Function",
 		"SandboxFunction":  "AWS::Serverless::Function",
+		// The public metrics webhook, created when the stack names its secret (webhook.go).
+		"WebhookAlias":           "AWS::Lambda::Alias",
+		"WebhookUrl":             "AWS::Lambda::Url",
+		"WebhookUrlPublicAccess": "AWS::Lambda::Permission",
+		"WebhookInvokeViaUrl":    "AWS::Lambda::Permission",
 	}
 	resources := get(t, doc, "Resources").(map[string]any)
 	if got, want := sortedKeys(resources), sortedKeys(toAny(wantTypes)); !slices.Equal(got, want) {
@@ -120,6 +125,8 @@ func TestTemplateResources(t *testing.T) {
 		{"output table", []any{"Outputs", "StateTableName", "Value"}, ref("StateTable")},
 		{"output bus", []any{"Outputs", "EventBusName", "Value"}, ref("EventBus")},
 		{"output function URL", []any{"Outputs", "IngestFunctionUrl", "Value"}, getAtt("IngestFunctionUrl", "FunctionUrl")},
+		{"output public webhook URL", []any{"Outputs", "WebhookUrl", "Value"}, getAtt("WebhookUrl", "FunctionUrl")},
+		{"public webhook URL only with a secret", []any{"Outputs", "WebhookUrl", "Condition"}, "HasPublicWebhook"},
 		{"output dead letters", []any{"Outputs", "DeadLetterQueueUrl", "Value"}, ref("DeadLetterQueue")},
 	}
 	for _, tc := range tests {
@@ -160,13 +167,16 @@ func TestFunctions(t *testing.T) {
 		rules       map[string]rule
 		openSearch  []string
 		functionURL bool
+		// publicWebhook: the function reads the webhook secret's SSM parameter.
+		publicWebhook bool
 	}{
 		{
-			name:        "ingest",
-			id:          "IngestFunction",
-			memory:      256,
-			openSearch:  []string{"es:ESHttpGet", "es:ESHttpHead"},
-			functionURL: true,
+			name:          "ingest",
+			id:            "IngestFunction",
+			memory:        256,
+			openSearch:    []string{"es:ESHttpGet", "es:ESHttpHead"},
+			functionURL:   true,
+			publicWebhook: true,
 		},
 		{
 			name:       "detect",
@@ -238,12 +248,15 @@ func TestFunctions(t *testing.T) {
 				"SHARDWISE_CLUSTERS": map[string]any{"Fn::Join": []any{",", ref("ClusterEndpoints")}},
 				"SHARDWISE_AUTH":     ref("AuthMode"),
 			}
+			if tc.publicWebhook {
+				wantEnv["SHARDWISE_WEBHOOK_SECRET_PARAM"] = ref("WebhookSecretParameter")
+			}
 			if got := get(t, props, "Environment", "Variables"); !reflect.DeepEqual(got, wantEnv) {
 				t.Errorf("environment: got %#v, want %#v", got, wantEnv)
 			}
 
 			checkRules(t, props.(map[string]any), tc.rules)
-			checkPolicies(t, props, tc.openSearch)
+			checkPolicies(t, props, tc.openSearch, tc.publicWebhook)
 
 			_, hasURL := props.(map[string]any)["FunctionUrlConfig"]
 			if hasURL != tc.functionURL {
@@ -307,15 +320,20 @@ func checkRules(t *testing.T, props map[string]any, want map[string]rule) {
 	}
 }
 
-func checkPolicies(t *testing.T, props any, openSearch []string) {
+func checkPolicies(t *testing.T, props any, openSearch []string, publicWebhook bool) {
 	t.Helper()
 	wantTemplates := []any{
 		map[string]any{"DynamoDBCrudPolicy": map[string]any{"TableName": ref("StateTable")}},
 		map[string]any{"EventBridgePutEventsPolicy": map[string]any{"EventBusName": ref("EventBus")}},
 	}
 	policyList := get(t, props, "Policies").([]any)
-	if len(policyList) != 3 {
-		t.Fatalf("policies: got %d, want 3", len(policyList))
+	want := 3
+	if publicWebhook {
+		// The fourth, the webhook secret's parameter, is checked in TestPublicWebhook.
+		want = 4
+	}
+	if len(policyList) != want {
+		t.Fatalf("policies: got %d, want %d", len(policyList), want)
 	}
 	if got := policyList[:2]; !reflect.DeepEqual(got, wantTemplates) {
 		t.Errorf("policy templates: got %#v, want %#v", got, wantTemplates)

@@ -159,9 +159,14 @@ func TestDetectSameSnapshotTwice(t *testing.T) {
 	if n := len(r.bus.Drain()); n != 0 {
 		t.Errorf("second Detect published %d events, want 0", n)
 	}
-	// The duplicate did not count the sample twice: the streak is still 2.
-	if got := again.Plan.Hotspots[0].Streak; got != 2 {
-		t.Errorf("streak after a duplicate: got %d want 2", got)
+	// The duplicate did not count its sample again: the next sample is the third.
+	w.tick(30 * time.Second)
+	next, err := r.e.Detect(t.Context(), "prod", r.ingest(t, "prod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(next.Plan.Hotspots) != 1 || next.Plan.Hotspots[0].Streak != 3 {
+		t.Errorf("next sample's hotspots: got %+v, want a with streak 3", next.Plan.Hotspots)
 	}
 }
 

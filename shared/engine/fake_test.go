@@ -100,13 +100,13 @@ func (w *world) queueing(name string, queue int) *world {
 
 // relocate moves every copy of index on node from to node to, as a finished relocation does: the
 // copy is new on its target and its counters start again.
-func (w *world) relocate(index, from, to string, shards ...int) {
+func (w *world) relocate(index, from, to string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	f, tn := w.node(from), w.node(to)
 	for i := range w.copies {
 		c := &w.copies[i]
-		if c.Index != index || c.Node != f.ID || (len(shards) > 0 && !slices.Contains(shards, c.Shard)) {
+		if c.Index != index || c.Node != f.ID {
 			continue
 		}
 		old, k := cluster.CopyKey(c.Index, c.Shard, f.ID), cluster.CopyKey(c.Index, c.Shard, tn.ID)

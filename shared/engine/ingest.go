@@ -31,26 +31,40 @@ func (e *Engine) Ingest(ctx context.Context, names []string) ([]IngestResult, er
 	out := make([]IngestResult, 0, len(names))
 	var errs []error
 	for _, name := range names {
-		r, err := e.ingestOne(ctx, name)
+		r, err := e.ingestOne(ctx, name, pull)
 		if err != nil {
-			r.Error = err.Error()
 			errs = append(errs, err)
-			e.log().Error("ingest failed", "cluster", name, "error", err)
-			e.metric(name, "IngestFailures", telemetry.UnitCount, 1)
 		}
 		out = append(out, r)
 	}
 	return out, errors.Join(errs...)
 }
 
-func (e *Engine) ingestOne(ctx context.Context, name string) (IngestResult, error) {
+// readSample reads one sample of a cluster through its API.
+type readSample func(ctx context.Context, api ClusterAPI) (cluster.Sample, error)
+
+// pull reads everything from the cluster: the scheduled and direct ingest.
+func pull(ctx context.Context, api ClusterAPI) (cluster.Sample, error) { return api.Read(ctx) }
+
+// ingestOne ingests one cluster with read; a failure is logged, counted and put in the result.
+func (e *Engine) ingestOne(ctx context.Context, name string, read readSample) (IngestResult, error) {
+	r, err := e.ingest(ctx, name, read)
+	if err != nil {
+		r.Error = err.Error()
+		e.log().Error("ingest failed", "cluster", name, "error", err)
+		e.metric(name, "IngestFailures", telemetry.UnitCount, 1)
+	}
+	return r, err
+}
+
+func (e *Engine) ingest(ctx context.Context, name string, read readSample) (IngestResult, error) {
 	res := IngestResult{Cluster: name}
 	api, err := e.api(name)
 	if err != nil {
 		return res, err
 	}
 	start := e.now()
-	sample, err := api.Read(ctx)
+	sample, err := read(ctx, api)
 	if err != nil {
 		return res, fmt.Errorf("ingest %s: %w", name, err)
 	}

@@ -37,10 +37,10 @@ const (
 	benchShardBytes = 1 << 30
 )
 
-// bigScenario is the benchmark cluster, built in code: 37 nodes in three zones and one index group
-// of 5,000 indices × 3 primaries × (1 + 1 replica) = 30,000 shard copies, with zipf-skewed loads so
-// counters differ from copy to copy as they do in a real cluster.
-func bigScenario() *sim.Scenario {
+// ingestBenchScenario is the benchmark cluster, built in code: 37 nodes in three zones and one
+// index group of 5,000 indices × 3 primaries × (1 + 1 replica) = 30,000 shard copies, with
+// zipf-skewed loads so counters differ from copy to copy as they do in a real cluster.
+func ingestBenchScenario() *sim.Scenario {
 	nodes := make([]sim.NodeSpec, benchNodes)
 	for i := range nodes {
 		nodes[i] = sim.NodeSpec{Name: fmt.Sprintf("node-%02d", i), Zone: fmt.Sprintf("z%d", i%3)}
@@ -48,7 +48,8 @@ func bigScenario() *sim.Scenario {
 	write, search := sim.Constant(150), sim.Constant(200)
 	return &sim.Scenario{
 		Name: "ingest-30k", Seed: 42, TickSeconds: 30, DurationSeconds: 86400,
-		// OpenSearch's defaults for what the scenario leaves zero (SCENARIOS.md).
+		// Threads and heap as SCENARIOS.md's node_defaults; 4 TiB disks keep the 811 GiB of
+		// copies a node holds far under the disk watermark.
 		NodeDefaults: sim.NodeSpec{WriteThreads: 8, SearchThreads: 13, HeapBytes: 8 << 30, DiskBytes: 4 << 40},
 		Nodes:        nodes,
 		IndexGroups: []sim.IndexGroupSpec{{
@@ -59,25 +60,25 @@ func bigScenario() *sim.Scenario {
 	}
 }
 
-// heapPeak samples the live heap while an operation runs. runtime/metrics reads without stopping
+// benchHeapPeak samples the live heap while an operation runs. runtime/metrics reads without stopping
 // the world, so sampling every millisecond barely disturbs what it measures.
-type heapPeak struct {
+type benchHeapPeak struct {
 	stop chan struct{}
 	done sync.WaitGroup
 	peak uint64
 }
 
-const heapMetric = "/memory/classes/heap/objects:bytes"
+const benchHeapMetric = "/memory/classes/heap/objects:bytes"
 
-func readHeap(s []metrics.Sample) uint64 {
+func readBenchHeap(s []metrics.Sample) uint64 {
 	metrics.Read(s)
 	return s[0].Value.Uint64()
 }
 
-func startHeapPeak() *heapPeak {
-	h := &heapPeak{stop: make(chan struct{})}
-	s := []metrics.Sample{{Name: heapMetric}}
-	h.peak = readHeap(s)
+func startBenchHeapPeak() *benchHeapPeak {
+	h := &benchHeapPeak{stop: make(chan struct{})}
+	s := []metrics.Sample{{Name: benchHeapMetric}}
+	h.peak = readBenchHeap(s)
 	h.done.Add(1)
 	go func() {
 		defer h.done.Done()
@@ -86,35 +87,35 @@ func startHeapPeak() *heapPeak {
 		for {
 			select {
 			case <-h.stop:
-				h.peak = max(h.peak, readHeap(s))
+				h.peak = max(h.peak, readBenchHeap(s))
 				return
 			case <-t.C:
-				h.peak = max(h.peak, readHeap(s))
+				h.peak = max(h.peak, readBenchHeap(s))
 			}
 		}
 	}()
 	return h
 }
 
-func (h *heapPeak) Stop() uint64 {
+func (h *benchHeapPeak) Stop() uint64 {
 	close(h.stop)
 	h.done.Wait()
 	return h.peak
 }
 
-// simServeEnv makes this test binary the simulator's process (see TestSimServerProcess).
-const simServeEnv = "SHARDWISE_BENCH_SIMULATOR"
+// benchSimEnv makes this test binary the simulator's process (see TestSimServerProcess).
+const benchSimEnv = "SHARDWISE_BENCH_SIMULATOR"
 
 // TestSimServerProcess is BenchmarkIngest30k's simulator process, not a test: the benchmark runs
-// this test binary again with simServeEnv set, so the simulator's model and the memory it spends
+// this test binary again with benchSimEnv set, so the simulator's model and the memory it spends
 // answering are not counted as the ingest's, as they would not be in Lambda. It prints the URL and
 // the virtual time, then advances one tick and prints the new virtual time for each line read
 // from stdin, until stdin closes.
 func TestSimServerProcess(t *testing.T) {
-	if os.Getenv(simServeEnv) != "1" {
+	if os.Getenv(benchSimEnv) != "1" {
 		t.Skip("the simulator process of BenchmarkIngest30k; runs only when the benchmark starts it")
 	}
-	s, err := sim.New(bigScenario(), sim.Options{})
+	s, err := sim.New(ingestBenchScenario(), sim.Options{})
 	if err != nil {
 		t.Fatalf("simulator: %v", err)
 	}
@@ -134,21 +135,21 @@ func TestSimServerProcess(t *testing.T) {
 	}
 }
 
-// simProcess is the benchmark's handle on the simulator process.
-type simProcess struct {
+// benchSimProcess is the benchmark's handle on the simulator process.
+type benchSimProcess struct {
 	url   string
 	now   atomic.Pointer[time.Time]
 	stdin io.WriteCloser
 	out   *bufio.Scanner
 }
 
-func startSimProcess(b *testing.B) *simProcess {
+func startBenchSimProcess(b *testing.B) *benchSimProcess {
 	b.Helper()
 	// b.Context is cancelled before cleanups run, which would kill the process before the cleanup
 	// lets it end by closing its stdin.
 	cmd := exec.CommandContext(context.WithoutCancel(b.Context()), os.Args[0], "-test.run=^TestSimServerProcess$")
 	cmd.WaitDelay = 10 * time.Second
-	cmd.Env = append(os.Environ(), simServeEnv+"=1")
+	cmd.Env = append(os.Environ(), benchSimEnv+"=1")
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -167,7 +168,7 @@ func startSimProcess(b *testing.B) *simProcess {
 			b.Errorf("simulator process: %v", err)
 		}
 	})
-	p := &simProcess{stdin: stdin, out: bufio.NewScanner(stdout)}
+	p := &benchSimProcess{stdin: stdin, out: bufio.NewScanner(stdout)}
 	if !p.out.Scan() {
 		b.Fatalf("simulator printed no address: %v", p.out.Err())
 	}
@@ -180,7 +181,7 @@ func startSimProcess(b *testing.B) *simProcess {
 	return p
 }
 
-func (p *simProcess) setNow(b *testing.B, s string) {
+func (p *benchSimProcess) setNow(b *testing.B, s string) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		b.Fatalf("simulator time %q: %v", s, err)
@@ -189,10 +190,10 @@ func (p *simProcess) setNow(b *testing.B, s string) {
 }
 
 // Now is the simulator's virtual time as of its last tick.
-func (p *simProcess) Now() time.Time { return *p.now.Load() }
+func (p *benchSimProcess) Now() time.Time { return *p.now.Load() }
 
 // Step advances the simulator one tick.
-func (p *simProcess) Step(b *testing.B) {
+func (p *benchSimProcess) Step(b *testing.B) {
 	if _, err := io.WriteString(p.stdin, "step\n"); err != nil {
 		b.Fatalf("simulator step: %v", err)
 	}
@@ -202,27 +203,27 @@ func (p *simProcess) Step(b *testing.B) {
 	p.setNow(b, p.out.Text())
 }
 
-// countingDialer counts the bytes read from every connection it dials: what the client receives
+// benchCountingDialer counts the bytes read from every connection it dials: what the client receives
 // over HTTP, headers included.
-type countingDialer struct {
+type benchCountingDialer struct {
 	net.Dialer
 	read atomic.Int64
 }
 
-func (d *countingDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+func (d *benchCountingDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	c, err := d.Dialer.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
-	return countingConn{Conn: c, read: &d.read}, nil
+	return benchCountingConn{Conn: c, read: &d.read}, nil
 }
 
-type countingConn struct {
+type benchCountingConn struct {
 	net.Conn
 	read *atomic.Int64
 }
 
-func (c countingConn) Read(p []byte) (int, error) {
+func (c benchCountingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.read.Add(int64(n))
 	return n, err
@@ -242,9 +243,9 @@ func (c countingConn) Read(p []byte) (int, error) {
 // everything allocated, garbage included.
 func BenchmarkIngest30k(b *testing.B) {
 	ctx := b.Context()
-	p := startSimProcess(b)
+	p := startBenchSimProcess(b)
 
-	dialer := &countingDialer{}
+	dialer := &benchCountingDialer{}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.DialContext = dialer.DialContext
 	client, err := opensearch.New(ctx, opensearch.Config{URLs: []string{p.url}, Auth: opensearch.AuthNone, Transport: transport})
@@ -286,9 +287,9 @@ func BenchmarkIngest30k(b *testing.B) {
 		b.StopTimer()
 		p.Step(b)
 		runtime.GC()
-		base := readHeap([]metrics.Sample{{Name: heapMetric}})
+		base := readBenchHeap([]metrics.Sample{{Name: benchHeapMetric}})
 		before := dialer.read.Load()
-		h := startHeapPeak()
+		h := startBenchHeapPeak()
 		b.StartTimer()
 
 		r := ingest()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/opensearch"
 	"github.com/shardwise/shardwise/shared/state"
@@ -203,14 +204,14 @@ func TestMoveConcurrentInvocationsIssueOnce(t *testing.T) {
 		t.Errorf("outcomes: %d executed %d skipped, want 1 and %d", executed, skipped, racers-1)
 	}
 	reroutes, _, _ := r.apis["prod"].calls()
-	real := 0
+	issued := 0
 	for _, c := range reroutes {
 		if !c.DryRun {
-			real++
+			issued++
 		}
 	}
-	if real != 1 {
-		t.Errorf("real reroute calls: got %d want exactly 1 (%+v)", real, reroutes)
+	if issued != 1 {
+		t.Errorf("real reroute calls: got %d want exactly 1 (%+v)", issued, reroutes)
 	}
 }
 
@@ -490,5 +491,61 @@ func TestMoveFreshReadFailing(t *testing.T) {
 	}
 	if reroutes, _, _ := r.apis["prod"].calls(); len(reroutes) != 0 {
 		t.Errorf("reroutes without fresh state: %+v", reroutes)
+	}
+}
+
+// The next Detect checks every issued move on its snapshot: arrived when the copy is STARTED on
+// the target, not arrived when it is neither there nor on its way, and nothing while it relocates.
+func TestDetectVerifiesIssuedMoves(t *testing.T) {
+	cases := []struct {
+		name    string
+		after   func(w *world)
+		outcome string
+		status  string
+	}{
+		{"the copy is started on its target", func(w *world) { w.relocate("h1", "a", "c") }, OutcomeArrived, statusArrived},
+		{"the copy never left", func(*world) {}, OutcomeNotArrived, statusLost},
+		{"the copy went elsewhere", func(w *world) { w.relocate("h1", "a", "b") }, OutcomeNotArrived, statusLost},
+		{"the copy is still relocating", func(w *world) {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.copies[1].State, w.copies[1].RelocatingNode = cluster.StateRelocating, "id-c"
+		}, "", statusIssued},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := hotWorld()
+			r := newRig(t, liveConfig("reroute"), map[string]*world{"prod": w})
+			planKey := r.planned(t, w)
+			if _, err := r.e.Move(t.Context(), "prod", planKey); err != nil {
+				t.Fatal(err)
+			}
+			r.bus.Drain()
+			tc.after(w)
+			w.tick(30 * time.Second)
+			if _, err := r.e.Detect(t.Context(), "prod", r.ingest(t, "prod")); err != nil {
+				t.Fatal(err)
+			}
+			var verdicts []string
+			for _, ev := range events[bus.ShardMoveExecuted](t, r.bus.Drain(), bus.TypeShardMoveExecuted) {
+				if ev.Strategy == "verify" {
+					verdicts = append(verdicts, moveLabel(ev.Move)+" "+ev.Outcome)
+				}
+			}
+			var want []string
+			if tc.outcome != "" {
+				want = []string{wantMove + " " + tc.outcome}
+			}
+			if !slices.Equal(verdicts, want) {
+				t.Errorf("verification events: got %v want %v", verdicts, want)
+			}
+			items, err := r.store.Query(t.Context(), pk("prod"), "ledger#")
+			if err != nil || len(items) != 1 {
+				t.Fatalf("ledger: %d entries, %v", len(items), err)
+			}
+			if e, err := state.DecodeJSON[ledgerEntry](items[0].Value); err != nil || e.Status != tc.status {
+				t.Errorf("ledger status: got %+v (%v), want %s", e, err, tc.status)
+			}
+		})
 	}
 }

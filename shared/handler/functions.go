@@ -4,14 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
-	"sort"
-	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/engine"
 	"github.com/shardwise/shardwise/shared/telemetry"
+	"github.com/shardwise/shardwise/shared/webhook"
 )
 
 // Function is one Lambda's handler: the engine it drives and its metrics.
@@ -19,13 +21,18 @@ type Function struct {
 	Name    string
 	Engine  *engine.Engine
 	Metrics *telemetry.Metrics
+	// WebhookSecret is the metrics webhook's HMAC secret (ingest only); nil accepts SigV4-signed
+	// requests only.
+	WebhookSecret webhook.SecretSource
 }
 
 func (f *Function) done() { Flush(f.Metrics, os.Stdout, f.Engine.Log) }
 
-// Ingest handles the schedule (every cluster), a direct invoke ({"clusters": [...]}) and shardwise's
-// own cadence events.
-func (f *Function) Ingest(ctx context.Context, raw json.RawMessage) ([]engine.IngestResult, error) {
+// Ingest handles the schedule (every cluster), a direct invoke ({"clusters": [...]}), shardwise's
+// own cadence events, and the metrics webhook's Function URL requests. It returns
+// []engine.IngestResult for the first three, and an events.LambdaFunctionURLResponse for a
+// Function URL request, whose failures are HTTP answers (see Webhook), never a Lambda error.
+func (f *Function) Ingest(ctx context.Context, raw json.RawMessage) (any, error) {
 	defer f.done()
 	kind, err := Classify(raw)
 	if err != nil {
@@ -33,6 +40,12 @@ func (f *Function) Ingest(ctx context.Context, raw json.RawMessage) ([]engine.In
 	}
 	var names []string
 	switch kind {
+	case KindFunctionURL:
+		var req events.LambdaFunctionURLRequest
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return webhook.ErrorResponse(http.StatusBadRequest, "malformed_request", fmt.Errorf("function URL request: %w", err)), nil
+		}
+		return f.Webhook(ctx, req), nil
 	case KindEventBridge:
 		ev, err := EventBridgeEvent(raw)
 		if err != nil {
@@ -48,7 +61,7 @@ func (f *Function) Ingest(ctx context.Context, raw json.RawMessage) ([]engine.In
 		}
 		names = d.Clusters
 	default:
-		return nil, fmt.Errorf("ingest: %w: Function URL requests are not accepted by this build", ErrUnsupported)
+		return nil, fmt.Errorf("ingest: %w payload", ErrUnsupported)
 	}
 	return f.Engine.Ingest(ctx, names)
 }
@@ -69,7 +82,7 @@ func (f *Function) Detect(ctx context.Context, raw json.RawMessage) (*engine.Det
 		r, err := f.Engine.Detect(ctx, d.Cluster, d.SnapshotKey)
 		return &r, err
 	case "CloudWatch Alarm State Change":
-		name, ok, err := alarmCluster(ev.Detail, f.Engine.Config.Clusters)
+		name, ok, err := alarmCluster(raw, f.Engine.Config.Clusters)
 		if err != nil || !ok {
 			return nil, err
 		}
@@ -115,52 +128,25 @@ func (f *Function) Replicas(ctx context.Context, raw json.RawMessage) (*engine.R
 	return &r, err
 }
 
-// alarmCluster finds the cluster an alarm is about: an ALARM state, and either a metric dimension
-// DomainName (Amazon OpenSearch Service metrics) equal to a cluster's name or an alarm name
-// "shardwise-<cluster>-…". Alarms leaving ALARM are ignored (ok=false).
-func alarmCluster(detail json.RawMessage, clusters []config.Cluster) (string, bool, error) {
-	var d struct {
-		AlarmName string `json:"alarmName"`
-		State     struct {
-			Value string `json:"value"`
-		} `json:"state"`
-		Configuration struct {
-			Metrics []struct {
-				MetricStat struct {
-					Metric struct {
-						Dimensions map[string]string `json:"dimensions"`
-					} `json:"metric"`
-				} `json:"metricStat"`
-			} `json:"metrics"`
-		} `json:"configuration"`
+// alarmCluster finds the cluster a CloudWatch alarm state-change event is about, with the same
+// rules as the metrics webhook (webhook.Alarm.Cluster). Alarms leaving ALARM are ignored (ok=false).
+func alarmCluster(event json.RawMessage, clusters []config.Cluster) (string, bool, error) {
+	a, err := webhook.ParseAlarm(event)
+	if err != nil {
+		return "", false, err
 	}
-	if err := json.Unmarshal(detail, &d); err != nil {
-		return "", false, fmt.Errorf("alarm detail: %w", err)
-	}
-	if d.State.Value != "ALARM" {
+	if !a.InAlarm {
 		return "", false, nil
 	}
 	names := make([]string, 0, len(clusters))
 	for _, c := range clusters {
 		names = append(names, c.Name)
 	}
-	for _, m := range d.Configuration.Metrics {
-		if dn := m.MetricStat.Metric.Dimensions["DomainName"]; dn != "" {
-			for _, n := range names {
-				if n == dn {
-					return n, true, nil
-				}
-			}
-		}
+	name, err := a.Cluster(names)
+	if err != nil {
+		return "", false, err
 	}
-	// Longest name first, so "prod-eu" wins over "prod" for "shardwise-prod-eu-node-3".
-	sort.Slice(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
-	for _, n := range names {
-		if strings.HasPrefix(d.AlarmName, "shardwise-"+n+"-") || d.AlarmName == "shardwise-"+n {
-			return n, true, nil
-		}
-	}
-	return "", false, fmt.Errorf("alarm %q names no configured cluster (want DomainName dimension or shardwise-<cluster>-…)", d.AlarmName)
+	return name, true, nil
 }
 
 // Sandbox handles "Stats Ingested".

@@ -29,6 +29,7 @@ func TestClassifySampleEvents(t *testing.T) {
 		"alarm.json":                KindEventBridge,
 		"webhook-alertmanager.json": KindFunctionURL,
 		"webhook-nodes-stats.json":  KindFunctionURL,
+		"webhook-alarm.json":        KindFunctionURL,
 	}
 	files, err := filepath.Glob(filepath.Join("..", "..", "events", "*.json"))
 	if err != nil {
@@ -178,14 +179,15 @@ func TestAlarmCluster(t *testing.T) {
 		{"bare shardwise-<cluster>", alarmDetail("shardwise-prod", "ALARM", nil), clusters("prod"), "prod", true, ""},
 		{"OK state is ignored", alarmDetail("shardwise-prod-node-3", "OK", nil), clusters("prod"), "", false, ""},
 		{"INSUFFICIENT_DATA is ignored", alarmDetail("shardwise-prod-node-3", "INSUFFICIENT_DATA", nil), clusters("prod"), "", false, ""},
-		{"unknown cluster", alarmDetail("shardwise-qa-node-1", "ALARM", nil), clusters("prod"), "", false, `alarm "shardwise-qa-node-1" names no configured cluster`},
+		{"unknown cluster", alarmDetail("shardwise-qa-node-1", "ALARM", nil), clusters("prod"), "", false, `alarm shardwise-qa-node-1 names no configured cluster`},
 		{"unknown DomainName and no name match", alarmDetail("disk", "ALARM", map[string]string{"DomainName": "other"}), clusters("prod"), "", false, "names no configured cluster"},
 		{"a prefix without the dash does not match", alarmDetail("shardwise-production-node-1", "ALARM", nil), clusters("prod"), "", false, "names no configured cluster"},
-		{"not JSON", json.RawMessage(`[`), clusters("prod"), "", false, "alarm detail"},
+		{"not JSON", json.RawMessage(`[`), clusters("prod"), "", false, "alarm event"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok, err := alarmCluster(tc.detail, tc.clusters)
+			event := json.RawMessage(`{"detail-type":"CloudWatch Alarm State Change","source":"aws.cloudwatch","detail":` + string(tc.detail) + `}`)
+			got, ok, err := alarmCluster(event, tc.clusters)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("alarmCluster: got %v, want an error containing %q", err, tc.wantErr)
@@ -212,15 +214,15 @@ func TestHandlersRefuseUnsupportedEvents(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"ingest: a Function URL request", func() error {
-			_, err := f.Ingest(t.Context(), readEvent(t, "webhook-nodes-stats.json"))
-			return err
-		}},
 		{"ingest: an event that is not the schedule", func() error { _, err := f.Ingest(t.Context(), statsIngested); return err }},
 		{"detect: Moves Planned", func() error { _, err := f.Detect(t.Context(), movesPlanned); return err }},
 		{"move: Stats Ingested", func() error { _, err := f.Move(t.Context(), statsIngested); return err }},
 		{"replicas: the schedule", func() error { _, err := f.Replicas(t.Context(), readEvent(t, "schedule.json")); return err }},
 		{"sandbox: an alarm", func() error { _, err := f.Sandbox(t.Context(), readEvent(t, "alarm.json")); return err }},
+		{"detect: a Function URL request", func() error {
+			_, err := f.Detect(t.Context(), readEvent(t, "webhook-alertmanager.json"))
+			return err
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

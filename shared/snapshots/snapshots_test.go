@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -110,7 +111,7 @@ func TestLatest(t *testing.T) {
 	if got != keys[2] {
 		t.Errorf("Latest: got %q want %q", got, keys[2])
 	}
-	if !(keys[0] < keys[1] && keys[1] < keys[2]) {
+	if !slices.IsSorted(keys) {
 		t.Errorf("keys do not sort in time order: %v", keys)
 	}
 	if _, err := Latest(t.Context(), st, "other"); !errors.Is(err, ErrNone) {

@@ -5,6 +5,13 @@
 // change) and says what to do as an Action. It stores and publishes nothing: the handler carries an
 // Action out with the engine, and a request refused here has touched nothing. Its only I/O is
 // reading the HMAC secret through a SecretSource.
+//
+// The HMAC scheme: HeaderTimestamp carries the Unix time in seconds, HeaderSignature "sha256="
+// and the hex HMAC-SHA256, keyed with the secret, of the timestamp, ".", and the body as sent.
+// A request more than MaxClockSkew away from the receiver's clock is refused, so a captured
+// request can be replayed only within that window; the cluster header is not signed. Senders
+// that can do neither SigV4 nor HMAC (Alertmanager's webhook_config sends static headers only)
+// reach the AWS_IAM URL through a SigV4 signing proxy such as aws-sigv4-proxy.
 package webhook
 
 import (
@@ -82,7 +89,7 @@ type Receiver struct {
 // configured). Nothing about the request is interpreted before it is authenticated. Errors wrap
 // the package's sentinel errors; Status maps them to HTTP.
 func (r *Receiver) Receive(ctx context.Context, req events.LambdaFunctionURLRequest) (Action, error) {
-	body, err := Body(req)
+	body, err := requestBody(req)
 	if err != nil {
 		return Action{}, err
 	}
@@ -157,17 +164,17 @@ func (r *Receiver) Receive(ctx context.Context, req events.LambdaFunctionURLRequ
 	return act, nil
 }
 
-// Body returns req's body, decoded from base64 when Lambda encoded it, refusing one over
+// requestBody returns req's body, decoded from base64 when Lambda encoded it, refusing one over
 // MaxBodyBytes before decoding it.
-func Body(req events.LambdaFunctionURLRequest) ([]byte, error) {
+func requestBody(req events.LambdaFunctionURLRequest) ([]byte, error) {
 	if !req.IsBase64Encoded {
 		if len(req.Body) > MaxBodyBytes {
 			return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(req.Body), MaxBodyBytes)
 		}
 		return []byte(req.Body), nil
 	}
-	if n := base64.StdEncoding.DecodedLen(len(req.Body)); n > base64.StdEncoding.DecodedLen(base64.StdEncoding.EncodedLen(MaxBodyBytes)) {
-		return nil, fmt.Errorf("%w: about %d bytes, limit %d", ErrTooLarge, n, MaxBodyBytes)
+	if len(req.Body) > base64.StdEncoding.EncodedLen(MaxBodyBytes) {
+		return nil, fmt.Errorf("%w: about %d bytes, limit %d", ErrTooLarge, base64.StdEncoding.DecodedLen(len(req.Body)), MaxBodyBytes)
 	}
 	body, err := base64.StdEncoding.DecodeString(req.Body)
 	if err != nil {

@@ -1,0 +1,106 @@
+package deploy
+
+import (
+	"github.com/awslabs/goformation/v7/cloudformation"
+	awslambda "github.com/awslabs/goformation/v7/cloudformation/lambda"
+
+	"github.com/shardwise/shardwise/shared/webhook"
+)
+
+// The public metrics webhook. The ingest function's own Function URL is AWS_IAM: Lambda lets
+// through only SigV4-signed requests of principals IAM allows, so a sender that cannot sign SigV4
+// never reaches the code that would check its HMAC signature. Such senders get a second URL, on
+// the alias "webhook", with AuthType NONE; the function refuses every request on it that lacks a
+// valid, fresh HMAC signature (shared/webhook). The URL exists only when the stack names the SSM
+// parameter holding the secret: without a secret it could only refuse.
+const (
+	paramWebhookSecret = "WebhookSecretParameter"
+	condPublicWebhook  = "HasPublicWebhook"
+
+	webhookAliasID            = "WebhookAlias"
+	webhookURLID              = "WebhookUrl"
+	webhookURLPermissionID    = "WebhookUrlPublicAccess"
+	webhookInvokePermissionID = "WebhookInvokeViaUrl"
+
+	// webhookAlias points at $LATEST, so it runs whatever code the stack deployed without
+	// publishing versions (a published version would have to be re-published on every deploy).
+	webhookAlias  = "webhook"
+	latestVersion = "$LATEST"
+	urlAuthNone   = "NONE"
+)
+
+func webhookParameter() cloudformation.Parameter {
+	return cloudformation.Parameter{
+		Type:    "String",
+		Default: "",
+		// SSM's rule for parameter names (a-zA-Z0-9_.- and / for hierarchies, at most 1011
+		// characters), fully qualified with the leading / so the IAM resource ARN is
+		// arn:...:parameter/<name without the slash>.
+		AllowedPattern: cloudformation.String(`^$|^/[a-zA-Z0-9_.\-/]+$`),
+		MaxLength:      cloudformation.Int(1011),
+		Description: cloudformation.String("SSM SecureString parameter (/path/name) holding the HMAC secret of the public metrics " +
+			"webhook, for senders that cannot sign SigV4; empty: no public webhook"),
+	}
+}
+
+// webhookResources are the alias, its public URL and the two permissions a NONE URL needs:
+// lambda:InvokeFunctionUrl for anyone, and lambda:InvokeFunction restricted to calls through a
+// function URL (required of new function URLs since October 2025; SAM adds the same pair for
+// FunctionUrlConfig AuthType NONE).
+func webhookResources(fnID string) map[string]cloudformation.Resource {
+	alias := &awslambda.Alias{
+		Description:                cloudformation.String("Public metrics webhook (HMAC-signed requests only); always $LATEST"),
+		FunctionName:               cloudformation.Ref(fnID),
+		FunctionVersion:            latestVersion,
+		Name:                       webhookAlias,
+		AWSCloudFormationCondition: condPublicWebhook,
+	}
+	url := &awslambda.Url{
+		AuthType:                   urlAuthNone,
+		TargetFunctionArn:          cloudformation.GetAtt(fnID, "Arn"),
+		Qualifier:                  cloudformation.String(webhookAlias),
+		AWSCloudFormationDependsOn: []string{webhookAliasID},
+		AWSCloudFormationCondition: condPublicWebhook,
+	}
+	urlAccess := &awslambda.Permission{
+		Action:                     "lambda:InvokeFunctionUrl",
+		FunctionName:               cloudformation.Ref(webhookAliasID),
+		Principal:                  "*",
+		FunctionUrlAuthType:        cloudformation.String(urlAuthNone),
+		AWSCloudFormationCondition: condPublicWebhook,
+	}
+	invoke := withProperties{
+		Resource: &awslambda.Permission{
+			Action:                     "lambda:InvokeFunction",
+			FunctionName:               cloudformation.Ref(webhookAliasID),
+			Principal:                  "*",
+			AWSCloudFormationCondition: condPublicWebhook,
+		},
+		// goformation v7 predates InvokedViaFunctionUrl.
+		extra: map[string]any{"InvokedViaFunctionUrl": true},
+	}
+	return map[string]cloudformation.Resource{
+		webhookAliasID:            alias,
+		webhookURLID:              url,
+		webhookURLPermissionID:    urlAccess,
+		webhookInvokePermissionID: invoke,
+	}
+}
+
+// webhookEnv tells the function where its HMAC secret is; empty when the stack names none.
+func webhookEnv() (string, string) {
+	return webhook.EnvSecretParam, cloudformation.Ref(paramWebhookSecret)
+}
+
+// webhookSecretPolicy lets the function read the secret's parameter. A SecureString under the
+// AWS managed key aws/ssm needs no kms:Decrypt grant: that key's policy allows its use through SSM
+// to every principal of the account.
+func webhookSecretPolicy() any {
+	return cloudformation.If(condPublicWebhook,
+		map[string]any{"Statement": []any{map[string]any{
+			"Effect":   "Allow",
+			"Action":   []string{"ssm:GetParameter"},
+			"Resource": cloudformation.Sub("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${" + paramWebhookSecret + "}"),
+		}}},
+		cloudformation.Ref("AWS::NoValue"))
+}

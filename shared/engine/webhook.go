@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/opensearch"
+)
+
+// PushReader is a ClusterAPI that builds a sample around node stats a collector pushed to the
+// metrics webhook, reading the rest (shard stats, cluster state, health, settings) itself.
+type PushReader interface {
+	// ReadPushed returns a sample whose node stats are ns. It fails, wrapping ErrPushRejected,
+	// when ns does not describe the cluster the API reads.
+	ReadPushed(ctx context.Context, ns opensearch.NodesStats) (cluster.Sample, error)
+}
+
+var (
+	// ErrPushRejected is returned when pushed node stats do not fit the cluster they were sent for
+	// (a node it does not have, nodes missing): nothing is stored.
+	ErrPushRejected = errors.New("pushed node stats rejected")
+	// ErrPushUnsupported is returned when a cluster's API cannot take pushed node stats.
+	ErrPushUnsupported = errors.New("cluster API cannot take pushed node stats")
+)
+
+// IngestPushed ingests one cluster as Ingest does, with the node stats a collector pushed in place
+// of reading _nodes/stats: rates, the snapshot and "Stats Ingested" are derived from them the same
+// way. Node stats carry their own timestamps, so a push that arrives late yields correct rates
+// over the interval it covers, and the staleness check reports its age.
+func (e *Engine) IngestPushed(ctx context.Context, name string, ns opensearch.NodesStats) (IngestResult, error) {
+	return e.ingestOne(ctx, name, func(ctx context.Context, api ClusterAPI) (cluster.Sample, error) {
+		pr, ok := api.(PushReader)
+		if !ok {
+			return cluster.Sample{}, fmt.Errorf("%w: %T", ErrPushUnsupported, api)
+		}
+		return pr.ReadPushed(ctx, ns)
+	})
+}
+
+// IngestAndDetect ingests one cluster now and plans on that snapshot at once: what an alert about
+// a cluster's nodes asks for, rather than waiting up to a minute for the schedule. Detect is
+// idempotent per snapshot, so the detect function, invoked for the same snapshot by the
+// "Stats Ingested" event, finds this plan stored and publishes nothing twice.
+func (e *Engine) IngestAndDetect(ctx context.Context, name string) (IngestResult, DetectResult, error) {
+	ir, err := e.ingestOne(ctx, name, pull)
+	if err != nil {
+		return ir, DetectResult{Cluster: name}, err
+	}
+	dr, err := e.Detect(ctx, name, ir.SnapshotKey)
+	if err != nil {
+		return ir, dr, err
+	}
+	return ir, dr, nil
+}

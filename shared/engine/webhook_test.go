@@ -1,0 +1,81 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/engine"
+	"github.com/shardwise/shardwise/shared/opensearch"
+	"github.com/shardwise/shardwise/shared/state"
+)
+
+// pullOnlyAPI is a cluster API that cannot take pushed node stats; reaching any method but Read
+// is a test failure.
+type pullOnlyAPI struct{ t *testing.T }
+
+func (a pullOnlyAPI) Read(context.Context) (cluster.Sample, error) {
+	a.t.Error("Read called: a push must not fall back to pulling")
+	return cluster.Sample{}, errors.New("unexpected")
+}
+
+func (a pullOnlyAPI) Health(context.Context) (engine.Health, error) {
+	a.t.Error("Health called")
+	return engine.Health{}, nil
+}
+
+func (a pullOnlyAPI) Reroute(context.Context, []allocation.Move, bool) (engine.RerouteResult, error) {
+	a.t.Error("Reroute called")
+	return engine.RerouteResult{}, nil
+}
+
+func (a pullOnlyAPI) IndexSettings(context.Context, string) (map[string]string, error) {
+	a.t.Error("IndexSettings called")
+	return nil, nil
+}
+
+func (a pullOnlyAPI) PutIndexSettings(context.Context, string, map[string]any) error {
+	a.t.Error("PutIndexSettings called")
+	return nil
+}
+
+func TestIngestPushedNeedsAPushReader(t *testing.T) {
+	st := state.NewMemory(nil)
+	events := &bus.Memory{}
+	e := &engine.Engine{
+		Store:   st,
+		Bus:     events,
+		Cluster: func(string) (engine.ClusterAPI, error) { return pullOnlyAPI{t}, nil },
+		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Config:  config.Config{Clusters: []config.Cluster{{Name: "prod"}}},
+	}
+	ns := opensearch.NodesStats{Nodes: []opensearch.NodeStats{{ID: "a", Name: "node-a"}}}
+	tests := []struct {
+		name    string
+		cluster string
+		want    error
+	}{
+		{name: "API without push support", cluster: "prod", want: engine.ErrPushUnsupported},
+		{name: "unknown cluster", cluster: "dev", want: engine.ErrUnknownCluster},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := e.IngestPushed(t.Context(), tc.cluster, ns)
+			if !errors.Is(err, tc.want) || r.Error == "" || r.SnapshotKey != "" {
+				t.Errorf("got %+v, %v, want %v reported in the result and no snapshot", r, err, tc.want)
+			}
+			if items, err := st.Query(t.Context(), "cluster#"+tc.cluster, ""); err != nil || len(items) != 0 {
+				t.Errorf("stored %d items (%v), want none", len(items), err)
+			}
+			if n := len(events.Events()); n != 0 {
+				t.Errorf("published %d events, want none", n)
+			}
+		})
+	}
+}

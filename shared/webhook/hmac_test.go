@@ -1,0 +1,103 @@
+package webhook
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+var (
+	testSecret = []byte("0123456789abcdef0123456789abcdef")
+	testNow    = time.Date(2026, 11, 29, 10, 15, 30, 0, time.UTC)
+)
+
+func TestSignMatchesTheDocumentedScheme(t *testing.T) {
+	// Computed independently: printf '1795947330.{"a":1}' | openssl dgst -sha256 -hmac 0123456789abcdef0123456789abcdef
+	const want = "sha256=3dbc761c78ffa4869fb86dd20b41115f90324d32f437f93c77a97a8ca1018ced"
+	ts, sig := Sign(testSecret, []byte(`{"a":1}`), testNow)
+	if ts != "1795947330" {
+		t.Errorf("timestamp: got %q, want 1795947330", ts)
+	}
+	if sig != want {
+		t.Errorf("signature: got %q, want %q", sig, want)
+	}
+}
+
+func TestVerify(t *testing.T) {
+	body := []byte(`{"version":"4","status":"firing"}`)
+	ts, sig := Sign(testSecret, body, testNow)
+	tests := []struct {
+		name      string
+		secret    []byte
+		timestamp string
+		signature string
+		body      []byte
+		now       time.Time
+		wantErr   string // "" accepts
+	}{
+		{name: "valid", secret: testSecret, timestamp: ts, signature: sig, body: body, now: testNow},
+		{name: "upper-case hex", secret: testSecret, timestamp: ts, signature: "sha256=" + strings.ToUpper(strings.TrimPrefix(sig, "sha256=")), body: body, now: testNow},
+		{name: "exactly 5 minutes old", secret: testSecret, timestamp: ts, signature: sig, body: body, now: testNow.Add(MaxClockSkew)},
+		{name: "exactly 5 minutes ahead", secret: testSecret, timestamp: ts, signature: sig, body: body, now: testNow.Add(-MaxClockSkew)},
+		{name: "older than 5 minutes", secret: testSecret, timestamp: ts, signature: sig, body: body, now: testNow.Add(MaxClockSkew + time.Second), wantErr: "a replay or a wrong clock"},
+		{name: "more than 5 minutes ahead", secret: testSecret, timestamp: ts, signature: sig, body: body, now: testNow.Add(-MaxClockSkew - time.Second), wantErr: "a replay or a wrong clock"},
+		{name: "wrong secret", secret: []byte("another secret of thirty-two bytes"), timestamp: ts, signature: sig, body: body, now: testNow, wantErr: "does not match"},
+		{name: "body changed", secret: testSecret, timestamp: ts, signature: sig, body: []byte(`{"version":"4","status":"resolved"}`), now: testNow, wantErr: "does not match"},
+		{name: "timestamp moved to replay", secret: testSecret, timestamp: "1795947630", signature: sig, body: body, now: testNow.Add(5 * time.Minute), wantErr: "does not match"},
+		{name: "timestamp with a sign", secret: testSecret, timestamp: "+" + ts, signature: sig, body: body, now: testNow, wantErr: "not Unix seconds"},
+		{name: "timestamp in milliseconds", secret: testSecret, timestamp: ts + "000", signature: sig, body: body, now: testNow, wantErr: "not Unix seconds"},
+		{name: "no timestamp", secret: testSecret, signature: sig, body: body, now: testNow, wantErr: "not signed"},
+		{name: "no signature", secret: testSecret, timestamp: ts, body: body, now: testNow, wantErr: "not signed"},
+		{name: "signature without algorithm", secret: testSecret, timestamp: ts, signature: strings.TrimPrefix(sig, "sha256="), body: body, now: testNow, wantErr: "want sha256="},
+		{name: "truncated signature", secret: testSecret, timestamp: ts, signature: sig[:len(sig)-2], body: body, now: testNow, wantErr: "62 hex digits"},
+		{name: "signature not hex", secret: testSecret, timestamp: ts, signature: "sha256=" + strings.Repeat("zz", 32), body: body, now: testNow, wantErr: "not hex"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Verify(tc.secret, tc.timestamp, tc.signature, tc.body, tc.now)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("got %v, want accepted", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrUnauthenticated) {
+				t.Fatalf("got %v, want ErrUnauthenticated", err)
+			}
+			if !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %q does not say %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestParseTimestamp(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    time.Time
+		wantErr bool
+	}{
+		{name: "seconds", in: "1795947330", want: testNow},
+		{name: "zero", in: "0", want: time.Unix(0, 0).UTC()},
+		{name: "leading zeros", in: "01795947330", want: testNow},
+		{name: "empty", in: "", wantErr: true},
+		{name: "negative", in: "-1", wantErr: true},
+		{name: "fraction", in: "1795947330.5", wantErr: true},
+		{name: "spaces", in: " 1795947330", wantErr: true},
+		{name: "12 digits", in: "100000000000", wantErr: true},
+		{name: "RFC 3339", in: "2026-11-29T10:15:30Z", wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseTimestamp(tc.in)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("error: got %v, want error %v", err, tc.wantErr)
+			}
+			if !got.Equal(tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
