@@ -94,9 +94,13 @@ func printReplicas(w io.Writer, ds []replicas.Decision) {
 		return
 	}
 	t := tablewriter.NewWriter(w)
-	t.Header("index", "L", "N", "S", "replicas", "desired", "decision", "reason")
+	t.Header("index", "L", "N", "S", "replicas", "desired", "decision", "cooldown", "reason")
 	for _, d := range ds {
-		_ = t.Append(d.Index, fmt.Sprintf("%.2f", d.L), d.N, d.S, d.From, d.Desired, d.Kind, strings.TrimSpace(d.Reason))
+		cooldown := "-"
+		if !d.PendingSince.IsZero() {
+			cooldown = fmt.Sprintf("lower since %s, down at %s", d.PendingSince.Format("15:04:05"), d.ScaleDownAt.Format("15:04:05"))
+		}
+		_ = t.Append(d.Index, fmt.Sprintf("%.2f", d.L), d.N, d.S, d.From, d.Desired, d.Kind, cooldown, strings.TrimSpace(d.Reason))
 	}
 	_ = t.Render()
 }

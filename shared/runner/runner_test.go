@@ -67,14 +67,14 @@ func TestScenarios(t *testing.T) {
 	})
 	t.Run("steady makes no moves", func(t *testing.T) {
 		res, _ := simulate(t, "steady", BalancerShardwise, false)
-		if res.Moves != 0 || res.SafetyViolations != 0 {
-			t.Errorf("got moves %d violations %d, want 0 and 0", res.Moves, res.SafetyViolations)
+		if res.Moves != 0 || res.SafetyViolations != 0 || res.MovesUndoneByBuiltin != 0 {
+			t.Errorf("got moves %d violations %d undone %d, want 0, 0, 0", res.Moves, res.SafetyViolations, res.MovesUndoneByBuiltin)
 		}
 	})
 	t.Run("a shard outweighing its node: no move, scale-up signalled", func(t *testing.T) {
 		res, _ := simulate(t, "shard-outweighs-node", BalancerShardwise, false)
-		if res.Moves != 0 {
-			t.Errorf("moves: got %d want 0", res.Moves)
+		if res.Moves != 0 || res.MovesUndoneByBuiltin != 0 || res.SafetyViolations != 0 {
+			t.Errorf("got moves %d undone %d violations %d, want 0, 0, 0", res.Moves, res.MovesUndoneByBuiltin, res.SafetyViolations)
 		}
 		if res.ScaleUpSignals == 0 {
 			t.Error("scale-up signals: got 0, want at least one")
