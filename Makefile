@@ -64,9 +64,22 @@ unit: ## go test every package (race detector on; see RACE).
 faults: ## Randomized fault test: FAULT_SEEDS scenarios with API errors, latency, reroute refusals, node loss.
 	SHARDWISE_FAULT_SEEDS=$(FAULT_SEEDS) go test -count=1 -run '^TestFaults$$' -v ./shared/runner | grep -E '^(fault test:|---|ok|FAIL|PASS)' | grep -v -- '--- PASS: TestFaults/seeds/'
 
+.PHONY: rie
+rie: ## Invoke the five Lambda binaries through the Runtime Interface Emulator with events/*.json (moto, simulator); `unit` runs it too.
+	go test -count=1 -run '^TestLambdaRIE$$' -v ./functions
+
 .PHONY: fuzz
 fuzz: ## Run every Fuzz* target in the repo for FUZZTIME each.
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+
+.PHONY: it
+it: ## Integration tests on a real three-node OpenSearch 2.19, fetched, started and stopped by scripts/opensearch.sh.
+	@trap 'scripts/opensearch.sh stop' EXIT; \
+	exports="$$(scripts/opensearch.sh start)"; \
+	eval "$$exports"; \
+	started=$$SECONDS; \
+	go test -tags integration -count=1 -v -timeout 20m ./it/...; \
+	echo "it: tests took $$((SECONDS - started))s after a $${SHARDWISE_OPENSEARCH_STARTUP_SECONDS}s start-up"
 
 .PHONY: bench
 bench: ## Run every benchmark once, with allocations.
