@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +47,11 @@ func newAdmin(t *testing.T) *admin {
 	if err != nil {
 		t.Fatalf("admin client: %v", err)
 	}
+	t.Cleanup(func() {
+		if err := api.Client.Close(); err != nil {
+			t.Errorf("close admin client: %v", err)
+		}
+	})
 	a := &admin{api: api, ids: map[string]string{}}
 	info, err := api.Nodes.Info(t.Context(), nil)
 	if err != nil {
@@ -60,16 +64,6 @@ func newAdmin(t *testing.T) *admin {
 		t.Fatalf("nodes: got %d (%v), want %d", len(a.ids), a.ids, len(clusterURLs))
 	}
 	return a
-}
-
-// name returns the node name of id.
-func (a *admin) name(id string) string {
-	for n, i := range a.ids {
-		if i == id {
-			return n
-		}
-	}
-	return id
 }
 
 func jsonBody(t *testing.T, v any) io.Reader {
@@ -90,8 +84,16 @@ type indexSpec struct {
 	Node      string
 }
 
+// testMapping indexes the text field several ways (prefixes, phrases, two more analyzers), as
+// search-heavy mappings do. It makes each document cost more WRITE time for the same request bytes,
+// so the hot node's queue holds seconds of work while the requests in flight stay small next to
+// OpenSearch's indexing-pressure limit.
 var testMapping = map[string]any{"properties": map[string]any{
-	"msg": map[string]any{"type": "text"},
+	"msg": map[string]any{"type": "text", "index_prefixes": map[string]any{"min_chars": 1, "max_chars": 10}, "index_phrases": true,
+		"fields": map[string]any{
+			"simple":     map[string]any{"type": "text", "analyzer": "simple"},
+			"whitespace": map[string]any{"type": "text", "analyzer": "whitespace"},
+		}},
 	"n":   map[string]any{"type": "long"},
 	"tag": map[string]any{"type": "keyword"},
 }}
@@ -105,8 +107,6 @@ func (a *admin) createIndices(t *testing.T, specs ...indexSpec) {
 		settings := map[string]any{
 			"index.number_of_shards":   s.Primaries,
 			"index.number_of_replicas": s.Replicas,
-			// 1 s is OpenSearch's default; set so the searches see new documents at a known pace.
-			"index.refresh_interval": "1s",
 		}
 		if s.Node != "" {
 			settings["index.routing.allocation.require._name"] = s.Node
@@ -173,16 +173,6 @@ func (a *admin) copyNodes(t *testing.T, indices ...string) map[string][]string {
 	return out
 }
 
-func (a *admin) putClusterSettings(t *testing.T, transient map[string]any) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	body := jsonBody(t, map[string]any{"transient": transient})
-	if _, err := a.api.Cluster.PutSettings(ctx, opensearchapi.ClusterPutSettingsReq{Body: body}); err != nil {
-		t.Fatalf("cluster settings %v: %v", transient, err)
-	}
-}
-
 func (a *admin) replicas(t *testing.T, index string) int {
 	t.Helper()
 	resp, err := a.api.Indices.Settings.Get(t.Context(), &opensearchapi.SettingsGetReq{Indices: []string{index},
@@ -247,5 +237,3 @@ func eventsOf[T any](t *testing.T, events *bus.Memory, detailType string) []T {
 	}
 	return out
 }
-
-func joinNames(names []string) string { return strings.Join(names, ",") }

@@ -97,6 +97,13 @@ const contractScenario = `{
 // errNoTasks is a tasks answer with no task in it: nothing to compare yet.
 var errNoTasks = errors.New("no tasks running")
 
+// rerouteSpecDrift is why the simulator's move explanations carry two fields OpenSearch 2.19 leaves
+// out: the OpenSearch API specification marks allow_primary and node required in every reroute
+// explanation, and the simulator, validated against the specification, follows it. shardwise reads
+// neither for a move.
+const rerouteSpecDrift = "the API specification requires them in every explanation; OpenSearch sends a move's " +
+	"index, shard, from_node and to_node only; the client reads neither for a move"
+
 // searchActions is the action filter the sandbox function lists tasks with (shared/collect).
 const searchActions = "indices:data/read/search*"
 
@@ -169,7 +176,10 @@ func TestContract(t *testing.T) {
 		// task (a shard-level search has a parent, a coordinating one does not), and the tasks
 		// running at one instant are a sample.
 		polls int
-		call  func(ctx context.Context, s *side) error
+		// accepted are known differences that are not simulator bugs, each with the reason. One
+		// that stops appearing fails the test too, so the list cannot go stale.
+		accepted map[string]string
+		call     func(ctx context.Context, s *side) error
 	}{
 		{name: "nodes stats", rules: shapeRules{dynamic: []string{"nodes", "nodes.*.attributes"}},
 			call: func(ctx context.Context, s *side) error { _, err := s.client.NodesStats(ctx); return err }},
@@ -186,11 +196,22 @@ func TestContract(t *testing.T) {
 		{name: "cluster health",
 			call: func(ctx context.Context, s *side) error { _, err := s.client.Health(ctx); return err }},
 		{name: "cluster settings", rules: shapeRules{settings: []string{"persistent", "transient", "defaults"}, read: settingsRead},
+			accepted: map[string]string{
+				"missing in the simulator: defaults.cluster.routing.allocation.same_shard.host (string)": "a static node " +
+					"setting; the simulator lists only the defaults its model uses, and shardwise reads an absent value " +
+					"as its default, false",
+			},
 			call: func(ctx context.Context, s *side) error { _, err := s.client.ClusterSettings(ctx); return err }},
 		{name: "index settings", rules: shapeRules{dynamic: []string{""}, settings: []string{"*.settings"},
 			read: []string{"index.number_of_shards", "index.number_of_replicas", "index.routing.allocation.exclude._name"}},
-			call: func(ctx context.Context, s *side) error { _, err := s.client.IndexSettings(ctx, "contract-a"); return err }},
-		{name: "reroute dry-run", call: func(ctx context.Context, s *side) error {
+			call: func(ctx context.Context, s *side) error {
+				_, err := s.client.IndexSettings(ctx, "contract-a")
+				return err
+			}},
+		{name: "reroute dry-run", accepted: map[string]string{
+			"only in the simulator: explanations.[].parameters.allow_primary (boolean)": rerouteSpecDrift,
+			"only in the simulator: explanations.[].parameters.node (string)":           rerouteSpecDrift,
+		}, call: func(ctx context.Context, s *side) error {
 			from, to, err := routedTo(ctx, s, "contract-b")
 			if err != nil {
 				return err
@@ -234,8 +255,23 @@ func TestContract(t *testing.T) {
 					t.Fatalf("%s: no answer with a task in %d polls: the search load is not running", s.name, tc.polls)
 				}
 			}
-			if d := drift(shapes[0], shapes[1]); len(d) > 0 {
-				t.Errorf("%d differences between OpenSearch and the simulator:\n  %s", len(d), strings.Join(d, "\n  "))
+			var unexpected []string
+			seen := map[string]bool{}
+			for _, d := range drift(shapes[0], shapes[1]) {
+				if why, ok := tc.accepted[d]; ok {
+					seen[d] = true
+					t.Logf("known difference: %s: %s", d, why)
+					continue
+				}
+				unexpected = append(unexpected, d)
+			}
+			for d := range tc.accepted {
+				if !seen[d] {
+					t.Errorf("a known difference no longer appears; take it off the list: %s", d)
+				}
+			}
+			if len(unexpected) > 0 {
+				t.Errorf("%d differences between OpenSearch and the simulator:\n  %s", len(unexpected), strings.Join(unexpected, "\n  "))
 				return
 			}
 			t.Logf("same shape: %d key paths", len(shapes[0]))

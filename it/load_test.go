@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,9 +28,14 @@ func bulkBody(docs int) []byte {
 	return b.Bytes()
 }
 
+// bulkFilter keeps only what says whether a bulk request failed: a 1,000-item answer would cost
+// both OpenSearch and the load generator CPU the cluster's WRITE threads need.
+var bulkFilter = []string{"errors", "items.*.error"}
+
 // sendBulk sends one _bulk request and returns an error for a failed request or any failed item.
 func (a *admin) sendBulk(ctx context.Context, index string, body []byte) error {
-	resp, err := a.api.Bulk(ctx, opensearchapi.BulkReq{Index: index, Body: bytes.NewReader(body)})
+	resp, err := a.api.Bulk(ctx, opensearchapi.BulkReq{Index: index, Body: bytes.NewReader(body),
+		Params: opensearchapi.BulkParams{FilterPath: bulkFilter}})
 	if err != nil {
 		return fmt.Errorf("bulk %s: %w", index, err)
 	}
@@ -60,23 +66,30 @@ func (a *admin) fill(t *testing.T, index string, requests, docs int) {
 	}
 }
 
-// bulkLoad drives _bulk requests at one index. With PerSecond > 0 it is open-loop, like real
-// producers: requests leave at that rate whether or not the cluster keeps up, so an overloaded node
-// builds a WRITE queue and a relieved one drains it. InFlight caps the requests outstanding; a
-// request that would pass the cap is dropped and counted, which bounds the queue (and the test's
-// memory) if the node stalls. With PerSecond 0 it is closed-loop: InFlight workers send back to back,
-// which measures what the node can take.
+// bulkLoad drives _bulk requests at one index. By default it is open-loop, like real producers:
+// requests leave at the set rate whether or not the cluster keeps up, so an overloaded node builds
+// a WRITE queue and a relieved one drains it. inFlight caps the requests outstanding; a request
+// that would pass the cap is dropped and counted, which bounds the queue (and the test's memory)
+// if the node stalls. With closedLoop, inFlight workers send back to back instead, which measures
+// what the node can take.
 type bulkLoad struct {
-	admin     *admin
-	index     string
-	docs      int
-	perSecond float64
-	inFlight  int
+	admin      *admin
+	index      string
+	docs       int
+	inFlight   int
+	closedLoop bool
 
+	// rate is the open loop's requests per second as float64 bits, so it can change while the
+	// load runs.
+	rate                  atomic.Uint64
 	done, failed, dropped atomic.Int64
 	mu                    sync.Mutex
 	firstErr              error
 }
+
+func (l *bulkLoad) setRate(perSecond float64) { l.rate.Store(math.Float64bits(perSecond)) }
+
+func (l *bulkLoad) perSecond() float64 { return math.Float64frombits(l.rate.Load()) }
 
 func (l *bulkLoad) send(ctx context.Context, body []byte) {
 	err := l.admin.sendBulk(ctx, l.index, body)
@@ -95,14 +108,18 @@ func (l *bulkLoad) send(ctx context.Context, body []byte) {
 	}
 }
 
-// start runs the load until the returned stop is called; stop waits for the senders and fails
-// the test if any request failed.
+// pacing is how often the open loop releases the requests that are due: fine enough that a
+// rate of tens per second leaves evenly.
+const pacing = 10 * time.Millisecond
+
+// start runs the load until the returned stop is first called; stop waits for the senders and
+// fails the test if any request failed.
 func (l *bulkLoad) start(t *testing.T) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	body := bulkBody(l.docs)
 	var wg sync.WaitGroup
-	if l.perSecond <= 0 {
+	if l.closedLoop {
 		for range l.inFlight {
 			wg.Go(func() {
 				for ctx.Err() == nil {
@@ -113,27 +130,32 @@ func (l *bulkLoad) start(t *testing.T) (stop func()) {
 	} else {
 		slots := make(chan struct{}, l.inFlight)
 		wg.Go(func() {
-			tick := time.NewTicker(time.Duration(float64(time.Second) / l.perSecond))
+			tick := time.NewTicker(pacing)
 			defer tick.Stop()
+			due, last := 0.0, time.Now()
 			for {
 				select {
 				case <-ctx.Done():
 					return
-				case <-tick.C:
+				case now := <-tick.C:
+					due += l.perSecond() * now.Sub(last).Seconds()
+					last = now
 				}
-				select {
-				case slots <- struct{}{}:
-					wg.Go(func() {
-						defer func() { <-slots }()
-						l.send(ctx, body)
-					})
-				default:
-					l.dropped.Add(1)
+				for ; due >= 1; due-- {
+					select {
+					case slots <- struct{}{}:
+						wg.Go(func() {
+							defer func() { <-slots }()
+							l.send(ctx, body)
+						})
+					default:
+						l.dropped.Add(1)
+					}
 				}
 			}
 		})
 	}
-	return func() {
+	return sync.OnceFunc(func() {
 		cancel()
 		wg.Wait()
 		t.Logf("bulk load on %s: %d requests of %d documents done, %d failed, %d dropped at the in-flight cap of %d",
@@ -141,25 +163,47 @@ func (l *bulkLoad) start(t *testing.T) (stop func()) {
 		if l.firstErr != nil {
 			t.Errorf("bulk load on %s: %d requests failed, the first: %v", l.index, l.failed.Load(), l.firstErr)
 		}
-	}
+	})
 }
 
-// capacity measures how many requests of docs documents per second the node holding index takes
-// from a closed loop: the rate the open-loop load is then set against. The first second warms up.
-func (a *admin) capacity(t *testing.T, index string, docs int, measure time.Duration) float64 {
+// capacity measures how many requests of docs documents per second, in all, the node holding the
+// indices takes when they are written together: the rate the open-loop load is then set against.
+// Closed loops with enough requests outstanding to keep the node's WRITE pool busy run for
+// capacityWarmUp (the JIT compiles the indexing path; measured cold, the node serves a third less)
+// and are measured over capacityMeasure.
+func (a *admin) capacity(t *testing.T, docs int, indices ...string) float64 {
 	t.Helper()
-	l := &bulkLoad{admin: a, index: index, docs: docs, inFlight: 4}
-	stop := l.start(t)
-	time.Sleep(time.Second)
-	before, at := l.done.Load(), time.Now()
-	time.Sleep(measure)
-	rate := float64(l.done.Load()-before) / time.Since(at).Seconds()
-	stop()
+	loads := make([]*bulkLoad, len(indices))
+	stops := make([]func(), len(indices))
+	for i, ix := range indices {
+		loads[i] = &bulkLoad{admin: a, index: ix, docs: docs, inFlight: capacityInFlight, closedLoop: true}
+		stops[i] = loads[i].start(t)
+	}
+	done := func() int64 {
+		n := int64(0)
+		for _, l := range loads {
+			n += l.done.Load()
+		}
+		return n
+	}
+	time.Sleep(capacityWarmUp)
+	before, at := done(), time.Now()
+	time.Sleep(capacityMeasure)
+	rate := float64(done()-before) / time.Since(at).Seconds()
+	for _, stop := range stops {
+		stop()
+	}
 	if rate <= 0 {
-		t.Fatalf("capacity of the node holding %s: no bulk request completed in %s", index, measure)
+		t.Fatalf("capacity of the node holding %v: no bulk request completed in %s", indices, capacityMeasure)
 	}
 	return rate
 }
+
+const (
+	capacityInFlight = 16
+	capacityWarmUp   = 10 * time.Second
+	capacityMeasure  = 5 * time.Second
+)
 
 // searchLoad runs searches at one index from a few workers, back to back.
 type searchLoad struct {
@@ -200,12 +244,12 @@ func (l *searchLoad) start(t *testing.T) (stop func()) {
 			}
 		})
 	}
-	return func() {
+	return sync.OnceFunc(func() {
 		cancel()
 		wg.Wait()
 		t.Logf("search load on %s: %d searches done, %d failed", l.index, l.done.Load(), l.failed.Load())
 		if l.firstErr != nil {
 			t.Errorf("search load on %s: %d searches failed, the first: %v", l.index, l.failed.Load(), l.firstErr)
 		}
-	}
+	})
 }

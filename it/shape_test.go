@@ -112,20 +112,20 @@ func (s shape) merge(other shape) {
 	}
 }
 
-// drift lists every difference between the real cluster's shape and the simulator's, sorted.
-func drift(real, sim shape) []string {
+// drift lists every difference between the live cluster's shape and the simulator's, sorted.
+func drift(live, sim shape) []string {
 	var out []string
-	for _, p := range slices.Sorted(maps.Keys(real)) {
+	for _, p := range slices.Sorted(maps.Keys(live)) {
 		st, ok := sim[p]
 		switch {
 		case !ok:
-			out = append(out, fmt.Sprintf("missing in the simulator: %s (%s)", display(p), real[p]))
-		case st != real[p]:
-			out = append(out, fmt.Sprintf("type differs: %s is %s in OpenSearch, %s in the simulator", display(p), real[p], st))
+			out = append(out, fmt.Sprintf("missing in the simulator: %s (%s)", display(p), live[p]))
+		case st != live[p]:
+			out = append(out, fmt.Sprintf("type differs: %s is %s in OpenSearch, %s in the simulator", display(p), live[p], st))
 		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(sim)) {
-		if _, ok := real[p]; !ok {
+		if _, ok := live[p]; !ok {
 			out = append(out, fmt.Sprintf("only in the simulator: %s (%s)", display(p), sim[p]))
 		}
 	}
@@ -145,30 +145,30 @@ func TestShape(t *testing.T) {
 	rules := shapeRules{dynamic: []string{"nodes"}, settings: []string{"defaults"}, read: []string{"watermark.high"}}
 	tests := []struct {
 		name      string
-		real, sim string
+		live, sim string
 		want      []string
 	}{
-		{name: "node ids differ, structure equal", real: `{"nodes":{"abc":{"queue":1,"roles":["data"]}}}`,
+		{name: "node ids differ, structure equal", live: `{"nodes":{"abc":{"queue":1,"roles":["data"]}}}`,
 			sim: `{"nodes":{"xyz":{"queue":7,"roles":["data","ingest"]}}}`},
-		{name: "a field the simulator lacks", real: `{"nodes":{"a":{"queue":1,"active":0}}}`, sim: `{"nodes":{"b":{"queue":1}}}`,
+		{name: "a field the simulator lacks", live: `{"nodes":{"a":{"queue":1,"active":0}}}`, sim: `{"nodes":{"b":{"queue":1}}}`,
 			want: []string{"missing in the simulator: nodes.*.active (integer)"}},
-		{name: "a field only the simulator sends", real: `{"nodes":{"a":{}}}`, sim: `{"nodes":{"b":{"extra":"x"}}}`,
+		{name: "a field only the simulator sends", live: `{"nodes":{"a":{}}}`, sim: `{"nodes":{"b":{"extra":"x"}}}`,
 			want: []string{"only in the simulator: nodes.*.extra (string)"}},
-		{name: "float where OpenSearch sends an integer", real: `{"nodes":{"a":{"queue":1}}}`, sim: `{"nodes":{"b":{"queue":1.0}}}`,
+		{name: "float where OpenSearch sends an integer", live: `{"nodes":{"a":{"queue":1}}}`, sim: `{"nodes":{"b":{"queue":1.0}}}`,
 			want: []string{"type differs: nodes.*.queue is integer in OpenSearch, float in the simulator"}},
-		{name: "number as a string", real: `{"n":"1"}`, sim: `{"n":1}`,
+		{name: "number as a string", live: `{"n":"1"}`, sim: `{"n":1}`,
 			want: []string{"type differs: n is string in OpenSearch, integer in the simulator"}},
-		{name: "one node differs from the others", real: `{"nodes":{"a":{"q":1},"b":{"q":"x"}}}`, sim: `{"nodes":{"c":{"q":1}}}`,
+		{name: "one node differs from the others", live: `{"nodes":{"a":{"q":1},"b":{"q":"x"}}}`, sim: `{"nodes":{"c":{"q":1}}}`,
 			want: []string{"type differs: nodes.*.q is integer|string in OpenSearch, integer in the simulator"}},
-		{name: "null is absent", real: `{"r":null,"s":"x"}`, sim: `{"s":"y"}`},
-		{name: "a setting that is read must be there", real: `{"defaults":{"watermark.high":"90%","other":"1"}}`,
+		{name: "null is absent", live: `{"r":null,"s":"x"}`, sim: `{"s":"y"}`},
+		{name: "a setting that is read must be there", live: `{"defaults":{"watermark.high":"90%","other":"1"}}`,
 			sim: `{"defaults":{"another":["x"]}}`, want: []string{"missing in the simulator: defaults.watermark.high (string)"}},
-		{name: "a setting that is read as a list", real: `{"defaults":{"watermark.high":[]}}`, sim: `{"defaults":{"watermark.high":""}}`,
+		{name: "a setting that is read as a list", live: `{"defaults":{"watermark.high":[]}}`, sim: `{"defaults":{"watermark.high":""}}`,
 			want: []string{"type differs: defaults.watermark.high is array in OpenSearch, string in the simulator"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			real, err := shapeOf([]byte(tc.real), rules)
+			live, err := shapeOf([]byte(tc.live), rules)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +176,7 @@ func TestShape(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := drift(real, sim); !slices.Equal(got, tc.want) {
+			if got := drift(live, sim); !slices.Equal(got, tc.want) {
 				t.Errorf("drift:\n got %q\nwant %q", got, tc.want)
 			}
 		})

@@ -149,6 +149,22 @@ EOF
 	fi
 }
 
+# cpus prints the CPUs node $1 may run on. Nodes of a real cluster have their own machines; here
+# they share one, and a node saturating its WRITE pool would slow every other node's too, so a move
+# off it could not show relief. Each node gets its own CPU when there are enough; with fewer (CI
+# has 2), node 0, the one the tests load, gets CPU 0 to itself and the others share the rest.
+cpus() {
+	local n
+	n="$(nproc)"
+	if ((n >= nodes)); then
+		echo "$1"
+	elif (($1 == 0)); then
+		echo 0
+	else
+		seq -s, 1 $((n - 1))
+	fi
+}
+
 pidfile() { echo "$run/node-$1.pid"; }
 
 node_running() {
@@ -207,15 +223,28 @@ start() {
 		chown -R "$node_user:$node_user" "$run"
 	fi
 
-	log "starting $nodes nodes of OpenSearch $version on $(urls) (java $jhome, heap $heap, as $(((EUID == 0)) && echo "$node_user" || id -un))"
+	local placement="any CPU"
+	if (($(nproc) >= 2)); then
+		placement="CPUs"
+		for ((i = 0; i < nodes; i++)); do
+			placement+=" it-$i:$(cpus "$i")"
+		done
+	fi
+	local user="$node_user"
+	((EUID == 0)) || user="$(id -un)"
+	log "starting $nodes nodes of OpenSearch $version on $(urls) (java $jhome, heap $heap, as $user, $placement)"
 	for ((i = 0; i < nodes; i++)); do
 		local dir="$run/node-$i"
 		# Not -d: a daemonized node writes its pid file only once it is up, so a node that dies while
-		# starting would leave nothing to watch. Here the subshell execs, through setpriv, env and
-		# bin/opensearch, into the JVM itself, so $! is the node's pid from the first moment.
+		# starting would leave nothing to watch. Here the subshell execs, through taskset, setpriv,
+		# env and bin/opensearch, into the JVM itself, so $! is the node's pid from the first moment.
 		# bin/opensearch runs bin/opensearch-keystore by a relative path: start from the install.
 		# Its output goes to a file, not this script's stdout, which `eval "$(...)"` reads to the end.
-		(cd "$home" && exec "${as_node_user[@]}" env OPENSEARCH_JAVA_HOME="$jhome" OPENSEARCH_PATH_CONF="$dir/config" \
+		local pin=()
+		if (($(nproc) >= 2)); then
+			pin=(taskset --cpu-list "$(cpus "$i")")
+		fi
+		(cd "$home" && exec "${pin[@]}" "${as_node_user[@]}" env OPENSEARCH_JAVA_HOME="$jhome" OPENSEARCH_PATH_CONF="$dir/config" \
 			"$home/bin/opensearch") >"$dir/stdout.log" 2>&1 </dev/null &
 		echo $! >"$(pidfile "$i")"
 	done

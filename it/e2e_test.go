@@ -1,0 +1,332 @@
+//go:build integration
+
+package it
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/duration"
+	"github.com/shardwise/shardwise/shared/engine"
+	"github.com/shardwise/shardwise/shared/replicas"
+	"github.com/shardwise/shardwise/shared/safety"
+)
+
+// The numbers the end-to-end tests run on.
+const (
+	// cadence replaces the 30 s stats refresh: the engine samples whenever Ingest is called, and
+	// the hotspot rule needs 2 consecutive samples over threshold.
+	cadence = 5 * time.Second
+	// bulkDocs per request: one request is one WRITE task on the hot node (the queue counts
+	// tasks), and a large one lets a queue of a hundred-odd tasks hold seconds of work: 10 to 30
+	// complete per second on one thread here.
+	bulkDocs = 1000
+	// startShare is each hot index's first request rate as a share of what it-0 serves with both
+	// indices on it: together 1.1 times its capacity, so its queue grows, and each alone (0.55)
+	// leaves room on a node of its own (scripts/opensearch.sh gives it-0 a CPU to itself, the
+	// others share the second one). The measured capacity drifts (JIT, merges, other work on the machine),
+	// so while it-0 shows no sign of a hotspot and its queue grew by fewer than queueGrowth tasks
+	// since the last sample, the rate rises by rampStep, until the queue builds.
+	startShare  = 0.55
+	rampStep    = 1.1
+	queueGrowth = 5
+	// bulkInFlight caps each hot index's outstanding requests: the queue can grow to twice this,
+	// about 6 s of work at 20 tasks per second, past the 3 s latency threshold; the ~14 MB of
+	// requests in flight stay well under OpenSearch's indexing-pressure limit (10 % of the heap),
+	// past which it would reject them.
+	bulkInFlight = 64
+	// hotspotWithin bounds the wait for a planned move: the queue passes 3 s of estimated latency
+	// after about 6 s of overload, and two samples at the cadence follow.
+	hotspotWithin = 3 * time.Minute
+	// samplesAfter are the samples that measure the relieved node, after one sample that still
+	// spans the relocation.
+	samplesAfter = 3
+	// relocationWithin bounds the wait for the moved copies to settle: relocating a 40-130 MB hot
+	// primary under this load took 60-105 s here, most of it replaying the writes that arrive
+	// meanwhile on a node whose one CPU is busy with them.
+	relocationWithin = 5 * time.Minute
+)
+
+// e2eConfig is the default configuration, acting (dry-run off), at the test's cadence. Every
+// threshold stays at its default.
+func e2eConfig() config.Config {
+	cfg := config.Default()
+	cfg.Safety.DryRun = false
+	cfg.RefreshPeriod = duration.Duration(cadence)
+	// Two refresh periods, as the default's 60 s is two of 30 s.
+	cfg.Safety.MaxStatsAge = duration.Duration(2 * cadence)
+	return cfg
+}
+
+// ingest takes one sample and returns its snapshot.
+func ingest(t *testing.T, e *engine.Engine) *cluster.Snapshot {
+	t.Helper()
+	res, err := e.Ingest(t.Context(), []string{clusterName})
+	if err != nil {
+		t.Fatalf("ingest: %v", err)
+	}
+	if len(res) != 1 || res[0].Snapshot == nil {
+		t.Fatalf("ingest: got %+v, want one snapshot", res)
+	}
+	return res[0].Snapshot
+}
+
+// writeLine summarizes every node's WRITE pool in one sample.
+func writeLine(s *cluster.Snapshot) string {
+	parts := make([]string, 0, len(s.Nodes))
+	for _, n := range s.Nodes {
+		parts = append(parts, fmt.Sprintf("%s util %.2f queue %d latency≈%.1fs", n.Name, n.Write.Utilization, n.Write.Queue, n.Write.QueueLatencySeconds))
+	}
+	return strings.Join(parts, " | ")
+}
+
+func mean(xs []float64) float64 {
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
+
+// TestWriteHotspot puts two write-heavy indices on one node of the real cluster, drives bulk load
+// at them from Go until that node's WRITE pool queues, and runs ingest → detect → move with
+// dry-run off. It asserts that a real _cluster/reroute moved the planned copy off the node, that
+// the node's measured load fell (its estimated WRITE queue latency, under the hotspot threshold),
+// and that the circuit breaker refuses to act while the relocation is in flight.
+func TestWriteHotspot(t *testing.T) {
+	started := time.Now()
+	a := newAdmin(t)
+	// Shard counts are level (two per node) and every index has one shard, so OpenSearch's own
+	// balancer has nothing to do: the skew is in load, which it cannot see.
+	specs := []indexSpec{
+		{Name: "hot-0", Primaries: 1, Node: "it-0"}, {Name: "hot-1", Primaries: 1, Node: "it-0"},
+		{Name: "cold-1a", Primaries: 1, Node: "it-1"}, {Name: "cold-1b", Primaries: 1, Node: "it-1"},
+		{Name: "cold-2a", Primaries: 1, Node: "it-2"}, {Name: "cold-2b", Primaries: 1, Node: "it-2"},
+	}
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	t.Cleanup(func() { a.deleteIndices(t, names...) })
+	a.createIndices(t, specs...)
+	placed := a.copyNodes(t, names...)
+	for _, s := range specs {
+		if got := placed[s.Name]; !slices.Equal(got, []string{s.Node}) {
+			t.Fatalf("placement of %s after lifting its filter: got %v, want [%s]", s.Name, got, s.Node)
+		}
+	}
+	for _, s := range specs[2:] {
+		a.fill(t, s.Name, 1, 100)
+	}
+
+	capacity := a.capacity(t, bulkDocs, "hot-0", "hot-1")
+	rate := startShare * capacity
+	t.Logf("it-0 serves %.1f bulk requests of %d documents per second to hot-0 and hot-1 from one WRITE thread; driving %.1f per second at each",
+		capacity, bulkDocs, rate)
+	var stops []func()
+	stopLoad := func() {
+		for _, stop := range stops {
+			stop()
+		}
+		stops = nil
+	}
+	defer stopLoad()
+	var loads []*bulkLoad
+	for _, ix := range []string{"hot-0", "hot-1"} {
+		l := &bulkLoad{admin: a, index: ix, docs: bulkDocs, inFlight: bulkInFlight}
+		l.setRate(rate)
+		loads = append(loads, l)
+		stops = append(stops, l.start(t))
+	}
+
+	e, events := newEngine(t, e2eConfig())
+	hotID := a.ids["it-0"]
+	var (
+		plan engine.DetectResult
+		// it-0's WRITE signals in the samples that found it meeting the hotspot criteria.
+		beforeLatency, beforeUtil []float64
+	)
+	deadline := time.Now().Add(hotspotWithin)
+	lastQueue := 0
+	for sample := 1; ; sample++ {
+		time.Sleep(cadence)
+		snap := ingest(t, e)
+		d, err := e.Detect(t.Context(), clusterName, "")
+		if err != nil {
+			t.Fatalf("detect: %v", err)
+		}
+		t.Logf("sample %d: %s", sample, writeLine(snap))
+		building := false
+		for _, h := range d.Plan.Hotspots {
+			if h.Node == hotID {
+				beforeLatency = append(beforeLatency, h.QueueLatencySeconds)
+				beforeUtil = append(beforeUtil, h.Utilization)
+				building = true
+			}
+		}
+		if len(d.Plan.Moves) > 0 {
+			plan = d
+			break
+		}
+		queue := snap.NodeByID(hotID).Write.Queue
+		if !building && snap.IntervalSeconds > 0 && queue < lastQueue+queueGrowth {
+			rate *= rampStep
+			for _, l := range loads {
+				l.setRate(rate)
+			}
+			t.Logf("it-0 keeps up (WRITE queue %d, was %d): raising the rate to %.1f requests per second per index", queue, lastQueue, rate)
+		}
+		lastQueue = queue
+		if time.Now().After(deadline) {
+			t.Fatalf("no move planned within %s; last plan: hotspots %+v notes %+v", hotspotWithin, d.Plan.Hotspots, d.Plan.Notes)
+		}
+	}
+	i := slices.IndexFunc(plan.Plan.Moves, func(m allocation.Move) bool { return m.Phase == allocation.PhaseWriteHotspot })
+	if i < 0 {
+		t.Fatalf("plan: got moves %+v, want a write-hotspot move", plan.Plan.Moves)
+	}
+	m := plan.Plan.Moves[i]
+	if m.From != hotID || (m.Index != "hot-0" && m.Index != "hot-1") {
+		t.Fatalf("planned move %s[%d] %s→%s, want hot-0 or hot-1 off it-0", m.Index, m.Shard, m.FromName, m.ToName)
+	}
+	for _, pm := range plan.Plan.Moves {
+		t.Logf("planned: %s[%d] %s→%s (%s): %s", pm.Index, pm.Shard, pm.FromName, pm.ToName, pm.Phase, pm.Reason)
+	}
+
+	movedAt := time.Now()
+	moved, err := e.Move(t.Context(), clusterName, plan.PlanKey)
+	if err != nil {
+		t.Fatalf("move: %v", err)
+	}
+	for _, o := range moved.Outcomes {
+		t.Logf("move %s[%d] %s→%s: %s (%s): %s", o.Move.Index, o.Move.Shard, o.Move.FromName, o.Move.ToName, o.Outcome, o.Strategy, o.Reason)
+		if o.Outcome != engine.OutcomeExecuted {
+			t.Errorf("move %s[%d] %s→%s: got %s, want %s", o.Move.Index, o.Move.Shard, o.Move.FromName, o.Move.ToName, o.Outcome, engine.OutcomeExecuted)
+		}
+	}
+
+	t.Run("circuit breaker refuses while a relocation is in flight", func(t *testing.T) {
+		// The same plan delivered again, as EventBridge may: the breaker runs before anything else.
+		// It runs milliseconds after the reroute, and the relocation takes a minute.
+		again, err := e.Move(t.Context(), clusterName, plan.PlanKey)
+		if err != nil {
+			t.Fatalf("move again: %v", err)
+		}
+		if again.Breaker.Closed {
+			t.Fatalf("breaker closed while %s[%d] relocates: %+v", m.Index, m.Shard, again.Breaker.Checks)
+		}
+		reloc := slices.IndexFunc(again.Breaker.Checks, func(c safety.Check) bool { return c.Name == "relocating" })
+		if reloc < 0 || again.Breaker.Checks[reloc].OK {
+			t.Errorf("breaker checks: got %+v, want the relocating check failing", again.Breaker.Checks)
+		}
+		for _, o := range again.Outcomes {
+			if o.Outcome != engine.OutcomeSkipped {
+				t.Errorf("move %s[%d] while the breaker is open: got %s, want %s", o.Move.Index, o.Move.Shard, o.Outcome, engine.OutcomeSkipped)
+			}
+		}
+		t.Logf("breaker: %s", again.Breaker.Reason())
+	})
+	a.waitSettled(t, relocationWithin)
+	t.Logf("%s[%d] (%d bytes) relocated %s→%s in %s", m.Index, m.Shard, m.SizeBytes, m.FromName, m.ToName, time.Since(movedAt).Round(time.Second))
+
+	after := a.copyNodes(t, m.Index)
+	if got := after[m.Index]; !slices.Equal(got, []string{m.ToName}) {
+		t.Fatalf("%s after the reroute: on %v, want [%s]", m.Index, got, m.ToName)
+	}
+	executed := eventsOf[bus.ShardMoveExecuted](t, events, bus.TypeShardMoveExecuted)
+	if !slices.ContainsFunc(executed, func(ev bus.ShardMoveExecuted) bool {
+		return ev.Outcome == engine.OutcomeExecuted && !ev.DryRun && ev.Move.Key() == m.Key()
+	}) {
+		t.Errorf("no Shard Move Executed event for %s with outcome executed and dry-run off: %+v", m.Key(), executed)
+	}
+
+	// The first sample after the relocation still spans it; the next ones measure the relieved node.
+	ingest(t, e)
+	var afterLatency, afterUtil []float64
+	for sample := 1; sample <= samplesAfter; sample++ {
+		time.Sleep(cadence)
+		snap := ingest(t, e)
+		t.Logf("after the move, sample %d: %s", sample, writeLine(snap))
+		n := snap.NodeByID(hotID)
+		afterLatency = append(afterLatency, n.Write.QueueLatencySeconds)
+		afterUtil = append(afterUtil, n.Write.Utilization)
+	}
+	stopLoad()
+	// The load that made it-0 hot is its WRITE queue: with one of its two hot shards gone it keeps
+	// up, and the queue drains. Utilization is reported beside it but not held to a bound: its
+	// measure, Σ index_time, reads about 0.8 on a saturated thread here (the rest of the thread's
+	// time is parsing, translog and bulk bookkeeping), so a node relieved to just under saturation
+	// shows almost no change in it while its queue empties.
+	limit := e.Config.Allocation.QueueLatencyThreshold.Std().Seconds()
+	if got := mean(afterLatency); got >= limit || got >= mean(beforeLatency) {
+		t.Errorf("it-0 estimated WRITE queue latency: %.1fs before the move (samples %.1f), %.1fs after (samples %.1f): want it under %.1fs",
+			mean(beforeLatency), beforeLatency, got, afterLatency, min(limit, mean(beforeLatency)))
+	}
+	t.Logf("%s[%d] moved it-0→%s by a real _cluster/reroute; it-0's estimated WRITE queue latency fell from %.1fs to %.1fs "+
+		"(utilization %.2f → %.2f); end to end %s", m.Index, m.Shard, m.ToName, mean(beforeLatency), mean(afterLatency),
+		mean(beforeUtil), mean(afterUtil), time.Since(started).Round(time.Second))
+}
+
+// TestReplicaScaling drives real searches at one index and runs the replicas function with
+// dry-run off: the index's share of search load is all of it, so the formula asks for a copy on
+// every node, and number_of_replicas must change on the real cluster.
+func TestReplicaScaling(t *testing.T) {
+	started := time.Now()
+	const index = "search-me"
+	a := newAdmin(t)
+	t.Cleanup(func() { a.deleteIndices(t, index) })
+	a.createIndices(t, indexSpec{Name: index, Primaries: 1, Replicas: 1})
+	a.fill(t, index, 20, bulkDocs)
+
+	e, events := newEngine(t, e2eConfig())
+	searches := &searchLoad{admin: a, index: index, workers: 8}
+	stop := searches.start(t)
+	defer stop()
+
+	var change replicas.Decision
+	deadline := time.Now().Add(2 * time.Minute)
+	for sample := 1; change.Index == ""; sample++ {
+		time.Sleep(cadence)
+		ingest(t, e)
+		r, err := e.Replicas(t.Context(), clusterName, "")
+		if err != nil {
+			t.Fatalf("replicas: %v", err)
+		}
+		for _, d := range r.Decisions {
+			if d.Index == index {
+				t.Logf("sample %d: %s %s %d→%d: %s", sample, d.Index, d.Kind, d.From, d.Desired, d.Reason)
+			}
+		}
+		for _, d := range r.Applied {
+			if d.Index == index {
+				change = d
+			}
+		}
+		if change.Index == "" && time.Now().After(deadline) {
+			t.Fatalf("no replica change for %s within 2m; breaker: %s", index, r.Breaker.Reason())
+		}
+	}
+	stop()
+	if change.Kind != replicas.KindScaleUp || change.To <= change.From {
+		t.Fatalf("replica change: got %s %d→%d, want a scale-up", change.Kind, change.From, change.To)
+	}
+	if got := a.replicas(t, index); got != change.To {
+		t.Fatalf("%s index.number_of_replicas on the cluster: got %d, want %d", index, got, change.To)
+	}
+	a.waitSettled(t, 2*time.Minute)
+	if got := len(a.copyNodes(t, index)[index]); got != change.To+1 {
+		t.Errorf("%s copies on the cluster: got %d, want %d", index, got, change.To+1)
+	}
+	if len(eventsOf[bus.ReplicasChanged](t, events, bus.TypeReplicasChanged)) == 0 {
+		t.Errorf("no Replicas Changed event published")
+	}
+	t.Logf("%s number_of_replicas %d→%d on the real cluster (L %.2f, N %d, S %d); end to end %s",
+		index, change.From, change.To, change.L, change.N, change.S, time.Since(started).Round(time.Second))
+}
