@@ -62,9 +62,12 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 			continue
 		}
 		util := n.Write.Utilization
-		if !n.Write.LoadKnown && n.Write.Threads > 0 {
-			// Some copy's rate is unknown (it just moved): the sum is a lower bound, so also look at
-			// how many threads were busy when the stats were taken.
+		if n.Write.Threads > 0 {
+			// Σ index_time_in_millis undercounts a busy WRITE thread (a bulk request's parsing, routing
+			// and translog work is not indexing time; on real OpenSearch a saturated thread reads
+			// about 0.5-0.8), and after a move the sum lacks the new copy's unknown rate. The pool's
+			// active threads when the stats were taken cross-check it (DESIGN.md): a queue only
+			// forms while every thread is active.
 			util = max(util, float64(n.Write.Active)/float64(n.Write.Threads))
 		}
 		queueing := n.Write.QueueLatencySeconds >= limit || n.Write.Stalled || n.Write.Rejected > 0
