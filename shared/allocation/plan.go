@@ -48,6 +48,26 @@ func (m Move) Reverse() Move {
 	return r
 }
 
+// Groups splits moves into what is issued together: each swap group (a move and its count-neutral
+// return) as one, every other move alone, in plan order.
+func Groups(moves []Move) [][]Move {
+	var out [][]Move
+	idx := map[int]int{}
+	for _, m := range moves {
+		if m.SwapGroup == 0 {
+			out = append(out, []Move{m})
+			continue
+		}
+		if i, ok := idx[m.SwapGroup]; ok {
+			out[i] = append(out[i], m)
+			continue
+		}
+		idx[m.SwapGroup] = len(out)
+		out = append(out, []Move{m})
+	}
+	return out
+}
+
 // Key identifies the move for the ledger: the same move is issued at most once.
 func (m Move) Key() string { return fmt.Sprintf("%s/%d/%s/%s", m.Index, m.Shard, m.From, m.To) }
 

@@ -44,6 +44,12 @@ func New(client *opensearch.Client, clock func() time.Time) *API {
 // Read fetches node stats, shard stats, cluster state, health and settings concurrently and builds
 // one sample.
 func (a *API) Read(ctx context.Context) (cluster.Sample, error) {
+	return a.read(ctx, nil)
+}
+
+// read fetches what a sample needs concurrently; pushed node stats, when given, stand in for
+// GET _nodes/stats once they are checked against the cluster state.
+func (a *API) read(ctx context.Context, pushed *opensearch.NodesStats) (cluster.Sample, error) {
 	var (
 		ns  opensearch.NodesStats
 		ss  opensearch.ShardStats
@@ -52,13 +58,21 @@ func (a *API) Read(ctx context.Context) (cluster.Sample, error) {
 		set opensearch.ClusterSettings
 	)
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { ns, err = a.Client.NodesStats(gctx); return })
+	if pushed == nil {
+		g.Go(func() (err error) { ns, err = a.Client.NodesStats(gctx); return })
+	}
 	g.Go(func() (err error) { ss, err = a.Client.ShardStats(gctx); return })
 	g.Go(func() (err error) { cs, err = a.Client.ClusterState(gctx); return })
 	g.Go(func() (err error) { h, err = a.Client.Health(gctx); return })
 	g.Go(func() (err error) { set, err = a.Client.ClusterSettings(gctx); return })
 	if err := g.Wait(); err != nil {
 		return cluster.Sample{}, fmt.Errorf("read cluster: %w", err)
+	}
+	if pushed != nil {
+		if err := CheckPushed(*pushed, cs); err != nil {
+			return cluster.Sample{}, err
+		}
+		ns = *pushed
 	}
 	if err := a.refreshPools(ctx, ns); err != nil {
 		return cluster.Sample{}, err

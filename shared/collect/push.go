@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/engine"
 	"github.com/shardwise/shardwise/shared/opensearch"
@@ -21,33 +19,7 @@ var _ engine.PushReader = (*API)(nil)
 // (as OpenSearch's own answer does). Otherwise it fails wrapping engine.ErrPushRejected, before
 // anything is stored.
 func (a *API) ReadPushed(ctx context.Context, ns opensearch.NodesStats) (cluster.Sample, error) {
-	var (
-		ss  opensearch.ShardStats
-		cs  opensearch.ClusterState
-		h   opensearch.Health
-		set opensearch.ClusterSettings
-	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { ss, err = a.Client.ShardStats(gctx); return })
-	g.Go(func() (err error) { cs, err = a.Client.ClusterState(gctx); return })
-	g.Go(func() (err error) { h, err = a.Client.Health(gctx); return })
-	g.Go(func() (err error) { set, err = a.Client.ClusterSettings(gctx); return })
-	if err := g.Wait(); err != nil {
-		return cluster.Sample{}, fmt.Errorf("read cluster: %w", err)
-	}
-	if err := CheckPushed(ns, cs); err != nil {
-		return cluster.Sample{}, err
-	}
-	if err := a.refreshPools(ctx, ns); err != nil {
-		return cluster.Sample{}, err
-	}
-	a.mu.Lock()
-	pools := make(map[string]opensearch.NodeInfo, len(a.pools))
-	for k, v := range a.pools {
-		pools[k] = v
-	}
-	a.mu.Unlock()
-	return Build(a.Clock(), ns, ss, cs, h, set, pools)
+	return a.read(ctx, &ns)
 }
 
 // CheckPushed reports, wrapping engine.ErrPushRejected, whether pushed node stats cannot stand in

@@ -113,7 +113,7 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	for _, r := range refused {
 		res.Outcomes = append(res.Outcomes, MoveOutcome{Move: r.Move, Outcome: OutcomeSkipped, Reason: fmt.Sprintf("budget %s: %s", r.Budget, r.Reason)})
 	}
-	res.Outcomes = append(res.Outcomes, e.moveAll(ctx, api, name, planKey, view, &snap, groups(kept))...)
+	res.Outcomes = append(res.Outcomes, e.moveAll(ctx, api, name, planKey, view, &snap, allocation.Groups(kept))...)
 	return res, e.publishOutcomes(ctx, res)
 }
 
@@ -301,24 +301,6 @@ func recheck(v *allocation.View, snap *cluster.Snapshot, m allocation.Move) (str
 	}
 	v.Apply(m)
 	return "", true
-}
-
-func groups(moves []allocation.Move) [][]allocation.Move {
-	var out [][]allocation.Move
-	idx := map[int]int{}
-	for _, m := range moves {
-		if m.SwapGroup == 0 {
-			out = append(out, []allocation.Move{m})
-			continue
-		}
-		if i, ok := idx[m.SwapGroup]; ok {
-			out[i] = append(out[i], m)
-			continue
-		}
-		idx[m.SwapGroup] = len(out)
-		out = append(out, []allocation.Move{m})
-	}
-	return out
 }
 
 func meanSearchLatency(s *cluster.Snapshot) (float64, bool) {

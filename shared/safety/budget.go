@@ -21,7 +21,7 @@ func Budget(moves []allocation.Move, cfg Config) ([]allocation.Move, []Refusal) 
 	var refused []Refusal
 	perNode := map[string]int{}
 	var bytes int64
-	groups := group(moves)
+	groups := allocation.Groups(moves)
 	for _, g := range groups {
 		nodes := map[string]bool{}
 		var gb int64
@@ -59,24 +59,6 @@ func Budget(moves []allocation.Move, cfg Config) ([]allocation.Move, []Refusal) 
 		kept = append(kept, g...)
 	}
 	return kept, refused
-}
-
-func group(moves []allocation.Move) [][]allocation.Move {
-	var out [][]allocation.Move
-	idx := map[int]int{}
-	for _, m := range moves {
-		if m.SwapGroup == 0 {
-			out = append(out, []allocation.Move{m})
-			continue
-		}
-		if i, ok := idx[m.SwapGroup]; ok {
-			out[i] = append(out[i], m)
-			continue
-		}
-		idx[m.SwapGroup] = len(out)
-		out = append(out, []allocation.Move{m})
-	}
-	return out
 }
 
 func nodeName(g []allocation.Move, id string) string {
