@@ -16,6 +16,7 @@ import (
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/snapshots"
 	"github.com/shardwise/shardwise/shared/state"
 	"github.com/shardwise/shardwise/shared/telemetry"
 )
@@ -92,6 +93,7 @@ func (e *Engine) metric(clusterName, name string, unit telemetry.Unit, v float64
 	}
 }
 
-func pk(clusterName string) string { return "cluster#" + clusterName }
+// pk is the partition holding everything about one cluster, snapshots included.
+func pk(clusterName string) string { return snapshots.PK(clusterName) }
 
 func (e *Engine) ttl() time.Duration { return e.Config.SnapshotTTL.Std() }
