@@ -116,7 +116,9 @@ func Derive(prev *Counters, cur Sample) Snapshot {
 		}
 		dt := now.At.Sub(before.At).Seconds()
 		if dt <= 0 {
-			dt = s.IntervalSeconds
+			// The node's own stats timestamp did not advance: the same reading again (a cached
+			// answer, a frozen clock), which says nothing about completions or a stall.
+			continue
 		}
 		derivePool(&n.Write, now.WriteCompleted-before.WriteCompleted, now.WriteRejected-before.WriteRejected, dt)
 		derivePool(&n.Search, now.SearchCompleted-before.SearchCompleted, now.SearchRejected-before.SearchRejected, dt)

@@ -114,3 +114,19 @@ func TestDeriveResumesAfterRelocation(t *testing.T) {
 		t.Fatalf("node load: got %v want 1.5", got)
 	}
 }
+
+// A node whose stats timestamp did not advance gives no pool rates: the same reading twice is not
+// a stalled queue.
+func TestDeriveSameNodeReading(t *testing.T) {
+	prev := sample(t0, map[string][2]int64{"n1": {0, 0}}, 100, 50)
+	cur := sample(t0.Add(30*time.Second), map[string][2]int64{"n1": {0, 0}}, 100, 50)
+	for id, c := range cur.Counters.Nodes {
+		c.At = prev.Counters.Nodes[id].At
+		cur.Counters.Nodes[id] = c
+	}
+	d := Derive(&prev.Counters, cur)
+	n1 := d.NodeByID("n1")
+	if n1.Write.RateKnown || n1.Write.Stalled {
+		t.Errorf("same reading: got rate known %v, stalled %v; want neither", n1.Write.RateKnown, n1.Write.Stalled)
+	}
+}
