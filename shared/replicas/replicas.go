@@ -290,7 +290,7 @@ func decideIndex(now time.Time, ix IndexInput, m Memory, seen bool, total float6
 		basis = fmt.Sprintf("desired copies = min(ceil(L×N/(S×X)), N) = %d with L=%.3f (%.3f of %.3f busy search threads), N=%d, S=%d, X=%g",
 			copies, d.L, max(ix.SearchLoad, 0), total, ix.EligibleNodes, ix.Primaries, cfg.X)
 	case idle:
-		basis = fmt.Sprintf("the cluster is idle (%.3f busy search threads, under %g), so load says nothing", total, cfg.MinTotalSearchLoad)
+		basis = fmt.Sprintf("the cluster is idle (%.3f busy search threads, under %.3f), so load says nothing", total, cfg.MinTotalSearchLoad)
 	default:
 		basis = "its search load is not known this cycle, so load says nothing"
 	}
