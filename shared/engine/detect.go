@@ -68,6 +68,8 @@ func (e *Engine) Detect(ctx context.Context, name, snapshotKey string) (DetectRe
 	if _, err := state.PutJSON(ctx, e.Store, pkey, plan, state.Condition{IfAbsent: true}, e.ttl(), e.now()); err != nil {
 		if errors.Is(err, state.ErrConflict) {
 			// Another invocation planned this snapshot first; its plan stands.
+			e.log().Info("detect: another invocation planned this snapshot first; its plan stands",
+				"cluster", name, "snapshot", snapshotKey)
 			stored, _, gerr := state.GetJSON[allocation.Plan](ctx, e.Store, pkey)
 			if gerr != nil {
 				return res, fmt.Errorf("detect %s: %w", name, gerr)
@@ -77,12 +79,14 @@ func (e *Engine) Detect(ctx context.Context, name, snapshotKey string) (DetectRe
 		}
 		return res, fmt.Errorf("detect %s: %w", name, err)
 	}
-	cond := state.Condition{IfVersion: version}
-	if version == 0 {
-		cond = state.Condition{IfAbsent: true}
-	}
-	if _, err := state.PutJSON(ctx, e.Store, mkey, next, cond, 0, e.now()); err != nil {
-		return res, fmt.Errorf("detect %s: store streaks: %w", name, err)
+	if _, err := state.PutJSON(ctx, e.Store, mkey, next, condFor(version), 0, e.now()); err != nil {
+		if !errors.Is(err, state.ErrConflict) {
+			return res, fmt.Errorf("detect %s: store streaks: %w", name, err)
+		}
+		// Another invocation planned another snapshot meanwhile and stored its streaks. Its
+		// streaks stand; this plan, stored above under its own snapshot, still goes out.
+		e.log().Info("detect: another invocation stored hotspot streaks first; keeping theirs",
+			"cluster", name, "snapshot", snapshotKey, "error", err)
 	}
 	for _, h := range plan.Hotspots {
 		e.log().Info("hotspot", "cluster", name, "node", h.NodeName, "hot", h.Hot, "queue_latency_s", h.QueueLatencySeconds,

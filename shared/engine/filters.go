@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -11,6 +12,11 @@ import (
 )
 
 const excludeSetting = "index.routing.allocation.exclude._name"
+
+// errFilterHeld: a record of the same exclusion exists, written by an earlier cycle or by an
+// invocation racing this one. The filter is in place or being put there; adding it twice would
+// only record the exclusion as its own "original" value.
+var errFilterHeld = errors.New("an allocation filter excluding this node from the index is already recorded")
 
 // filterRecord remembers an exclusion shardwise added until the copies have left the node and the
 // filter is removed again. Original is the value it appended to, for the audit trail.
@@ -33,6 +39,9 @@ func (e *Engine) addExclusion(ctx context.Context, api ClusterAPI, name string, 
 	rec := filterRecord{Index: m.Index, Node: m.From, NodeName: m.FromName, Shard: m.Shard, Original: orig}
 	// Record first: if the settings call then fails, cleanup restores the original (a no-op).
 	if _, err := state.PutJSON(ctx, e.Store, state.Key{PK: pk(name), SK: filterKey(m.Index, m.FromName)}, rec, state.Condition{IfAbsent: true}, 0, e.now()); err != nil {
+		if errors.Is(err, state.ErrConflict) {
+			return errFilterHeld
+		}
 		return fmt.Errorf("allocation filter on %s: record: %w", m.Index, err)
 	}
 	value := m.FromName
@@ -75,7 +84,13 @@ func (e *Engine) cleanupFilters(ctx context.Context, api ClusterAPI, name string
 			return fmt.Errorf("filter cleanup %s: %w", rec.Index, err)
 		}
 		if err := e.Store.Delete(ctx, it.Key, state.Condition{IfVersion: it.Version}); err != nil {
-			return fmt.Errorf("filter cleanup %s: %w", rec.Index, err)
+			if !errors.Is(err, state.ErrConflict) {
+				return fmt.Errorf("filter cleanup %s: %w", rec.Index, err)
+			}
+			// Another invocation rewrote the record after this one read it; it owns the cleanup.
+			e.log().Info("allocation filter record changed by another invocation; leaving it to that one",
+				"cluster", name, "index", rec.Index, "node", rec.NodeName, "error", err)
+			continue
 		}
 		e.log().Info("allocation filter removed", "cluster", name, "index", rec.Index, "node", rec.NodeName,
 			"reason", fmt.Sprintf("no copy of %s remains on %s", rec.Index, rec.NodeName))

@@ -259,7 +259,15 @@ func (e *Engine) filterGroup(ctx context.Context, api ClusterAPI, name string, g
 				Reason: "swap return not needed: with a filter OpenSearch chooses the target itself"})
 			continue
 		}
-		if err := e.addExclusion(ctx, api, name, m); err != nil {
+		err := e.addExclusion(ctx, api, name, m)
+		if errors.Is(err, errFilterHeld) {
+			reason := fmt.Sprintf("%s: %s is already excluded from %s by shardwise; not added twice", why, m.FromName, m.Index)
+			finish(strategyFilter, "skipped", reason)
+			e.log().Info("allocation filter already held", "cluster", name, "index", m.Index, "node", m.FromName, "reason", reason)
+			outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeSkipped, Strategy: strategyFilter, Reason: reason})
+			continue
+		}
+		if err != nil {
 			finish(strategyFilter, "refused", err.Error())
 			outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeRefused, Strategy: strategyFilter, Reason: err.Error()})
 			continue

@@ -117,6 +117,8 @@ func (e *Engine) Replicas(ctx context.Context, name, snapshotKey string) (_ Repl
 	claim := state.Key{PK: pk(name), SK: "replicas#done#" + snapshotKey}
 	if _, err := state.PutJSON(ctx, e.Store, claim, true, state.Condition{IfAbsent: true}, e.ttl(), e.now()); err != nil {
 		if errors.Is(err, state.ErrConflict) {
+			e.log().Info("replicas: this snapshot was decided already (a duplicate delivery or an overlapping invocation)",
+				"cluster", name, "snapshot", snapshotKey)
 			res.Repeated = true
 			return res, nil
 		}
@@ -135,11 +137,6 @@ func (e *Engine) Replicas(ctx context.Context, name, snapshotKey string) (_ Repl
 	if err != nil {
 		return res, fmt.Errorf("replicas %s: %w", name, err)
 	}
-	mkey := state.Key{PK: pk(name), SK: replicasMemoryKey}
-	mem, version, err := state.GetJSON[map[string]replicas.Memory](ctx, e.Store, mkey)
-	if err != nil && !errors.Is(err, state.ErrNotFound) {
-		return res, fmt.Errorf("replicas %s: %w", name, err)
-	}
 	rcfg := e.Config.Replicas.Config
 	threads := 0
 	for _, n := range snap.Nodes {
@@ -148,8 +145,7 @@ func (e *Engine) Replicas(ctx context.Context, name, snapshotKey string) (_ Repl
 		}
 	}
 	rcfg.MinTotalSearchLoad = max(rcfg.MinTotalSearchLoad, e.Config.Replicas.MinSearchUtilization*float64(threads))
-	changes, all, next := replicas.Decide(snap.At, ReplicaInputs(snap, e.Config.Allocation), mem, rcfg)
-	res.Decisions = all
+	inputs := ReplicaInputs(snap, e.Config.Allocation)
 
 	health, herr := api.Health(ctx)
 	in := safety.Inputs{Reachable: herr, Health: health.Status, Relocating: health.Relocating, Initializing: health.Initializing,
@@ -159,25 +155,27 @@ func (e *Engine) Replicas(ctx context.Context, name, snapshotKey string) (_ Repl
 	in.LatencyKnown = false
 	res.Breaker = safety.Evaluate(in, e.Config.Safety)
 
+	// Memory first, conditionally: a racing invocation loses here before touching the cluster,
+	// then decides again from the memory the winner stored. A change held back by the breaker is
+	// decided again next cycle from the memory it would have had.
 	var apply []replicas.Decision
-	for _, d := range changes {
-		if res.Breaker.Closed || (d.Kind == replicas.KindCap && herr == nil) {
-			apply = append(apply, d)
-			continue
+	for attempt := 1; ; attempt++ {
+		var stored bool
+		apply, stored, err = e.decideReplicas(ctx, name, snap, inputs, rcfg, herr, &res)
+		if err != nil {
+			return res, err
 		}
-		e.log().Info("replica change held", "cluster", name, "index", d.Index, "from", d.From, "to", d.To, "reason", d.Reason, "breaker", res.Breaker.Reason())
-	}
-	// Memory first, conditionally: a racing invocation loses here before touching the cluster. A
-	// change held back by the breaker is decided again next cycle from the memory it would have had.
-	cond := state.Condition{IfVersion: version}
-	if version == 0 {
-		cond = state.Condition{IfAbsent: true}
-	}
-	if len(apply) < len(changes) {
-		next = heldMemory(next, mem, changes, apply)
-	}
-	if _, err := state.PutJSON(ctx, e.Store, mkey, next, cond, 0, e.now()); err != nil {
-		return res, fmt.Errorf("replicas %s: store cooldowns: %w", name, err)
+		if stored {
+			break
+		}
+		if attempt == memoryAttempts {
+			e.log().Warn("replicas: cooldown memory kept changing under this invocation; leaving this snapshot to the others",
+				"cluster", name, "snapshot", snapshotKey, "attempts", attempt)
+			res.Repeated, res.Applied = true, nil
+			return res, nil
+		}
+		e.log().Info("replicas: another invocation stored cooldowns first; deciding again from them",
+			"cluster", name, "snapshot", snapshotKey, "attempt", attempt)
 	}
 	var events []bus.ReplicaChange
 	for _, d := range apply {
@@ -200,6 +198,50 @@ func (e *Engine) Replicas(ctx context.Context, name, snapshotKey string) (_ Repl
 		}
 	}
 	return res, nil
+}
+
+// memoryAttempts bounds how often one invocation re-reads and re-decides after losing a
+// conditional write of a memory item to another invocation. Invocations per cluster are few (the
+// 30 s tick, an alarm, a duplicate delivery), so three losses in a row mean others are deciding.
+const memoryAttempts = 3
+
+// decideReplicas reads the cooldown memory, decides, and stores the next memory on the condition
+// that nobody stored another since the read. stored is false when somebody did: res then holds
+// this attempt's decisions, to be decided again.
+func (e *Engine) decideReplicas(ctx context.Context, name string, snap *cluster.Snapshot, inputs []replicas.IndexInput,
+	rcfg replicas.Config, herr error, res *ReplicasResult) (apply []replicas.Decision, stored bool, err error) {
+	mkey := state.Key{PK: pk(name), SK: replicasMemoryKey}
+	mem, version, err := state.GetJSON[map[string]replicas.Memory](ctx, e.Store, mkey)
+	if err != nil && !errors.Is(err, state.ErrNotFound) {
+		return nil, false, fmt.Errorf("replicas %s: %w", name, err)
+	}
+	changes, all, next := replicas.Decide(snap.At, inputs, mem, rcfg)
+	res.Decisions = all
+	for _, d := range changes {
+		if res.Breaker.Closed || (d.Kind == replicas.KindCap && herr == nil) {
+			apply = append(apply, d)
+			continue
+		}
+		e.log().Info("replica change held", "cluster", name, "index", d.Index, "from", d.From, "to", d.To, "reason", d.Reason, "breaker", res.Breaker.Reason())
+	}
+	if len(apply) < len(changes) {
+		next = heldMemory(next, mem, changes, apply)
+	}
+	if _, err := state.PutJSON(ctx, e.Store, mkey, next, condFor(version), 0, e.now()); err != nil {
+		if errors.Is(err, state.ErrConflict) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("replicas %s: store cooldowns: %w", name, err)
+	}
+	return apply, true, nil
+}
+
+// condFor is the condition of a read-modify-write of an item read at version (0: none was live).
+func condFor(version int64) state.Condition {
+	if version == 0 {
+		return state.Condition{IfAbsent: true}
+	}
+	return state.Condition{IfVersion: version}
 }
 
 // heldMemory keeps the previous memory for indices whose change the breaker held back.

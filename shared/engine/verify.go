@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/shardwise/shardwise/shared/bus"
@@ -74,7 +75,10 @@ func (e *Engine) verifyMoves(ctx context.Context, name string, snap *cluster.Sna
 		}
 		entry.Status, entry.Reason = status, reason
 		if _, err := state.PutJSON(ctx, e.Store, it.Key, entry, state.Condition{IfVersion: it.Version}, e.ttl(), e.now()); err != nil {
-			// Another invocation verified it first.
+			if !errors.Is(err, state.ErrConflict) {
+				return fmt.Errorf("verify moves: %s: %w", it.Key.SK, err)
+			}
+			e.log().Info("move already verified by another invocation", "cluster", name, "key", it.Key.SK)
 			continue
 		}
 		e.log().Info("move verified", "cluster", name, "index", m.Index, "shard", m.Shard, "from", m.FromName, "to", m.ToName,

@@ -95,7 +95,6 @@ func TestConcurrentMovesOnDynamoDB(t *testing.T) {
 		}
 	}
 	// A third, later invocation (a redelivered event) finds the ledger and issues nothing.
-	time.Sleep(10 * time.Millisecond)
 	again, err := eng.Move(ctx, ClusterName, plan.PlanKey)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"slices"
@@ -22,6 +23,8 @@ const (
 	attrValue   = "v"
 	attrVersion = "ver"
 	attrExpires = "expires_at"
+	// attrToken holds the token of the Put that wrote the item (see writeToken).
+	attrToken = "tok"
 )
 
 // DynamoDB limits and retry settings, in one place.
@@ -156,9 +159,10 @@ func (d *Dynamo) Put(ctx context.Context, item Item, cond Condition) (Item, erro
 		return Item{}, fmt.Errorf("put %s: %w", item.Key, err)
 	}
 	now := d.clock()
+	token := writeToken()
 	if cond.IfAbsent || cond.IfVersion != 0 {
 		// IfAbsent is "live version 0", which is what IfVersion holds when IfAbsent is set.
-		stored, got, err := d.putIf(ctx, item, cond.IfVersion, now)
+		stored, got, err := d.putIf(ctx, item, cond.IfVersion, now, token)
 		if errors.Is(err, errCheckFailed) {
 			return Item{}, &ConflictError{Key: item.Key, Want: cond.want(), Got: got}
 		}
@@ -172,7 +176,7 @@ func (d *Dynamo) Put(ctx context.Context, item Item, cond Condition) (Item, erro
 	// key), and on a miss take the live version from the failed write's ALL_OLD and try again.
 	var live int64
 	for range versionRaceAttempts {
-		stored, got, err := d.putIf(ctx, item, live, now)
+		stored, got, err := d.putIf(ctx, item, live, now, token)
 		if err == nil {
 			return stored, nil
 		}
@@ -188,18 +192,31 @@ func (d *Dynamo) Put(ctx context.Context, item Item, cond Condition) (Item, erro
 // a ConflictError or a retry.
 var errCheckFailed = errors.New("condition check failed")
 
+// writeToken returns a token unique to one Put call. Every attempt of the call, the SDK's retries
+// included, writes it into the item, so a failed condition whose stored item (ALL_OLD) carries it
+// is the call's own earlier attempt: it landed, and its response was lost. DynamoDB does that
+// when a response times out or a connection drops after the write committed, and the SDK then
+// sends the same request again.
+func writeToken() string { return rand.Text() }
+
 // putIf writes item as version live+1 if the live version is live (0: no live item). When the
-// condition fails it returns errCheckFailed and the live version DynamoDB reported.
-func (d *Dynamo) putIf(ctx context.Context, item Item, live int64, now time.Time) (Item, int64, error) {
+// condition fails it returns errCheckFailed and the live version DynamoDB reported, unless the
+// stored item is this call's own write (token), which is success.
+func (d *Dynamo) putIf(ctx context.Context, item Item, live int64, now time.Time, token string) (Item, int64, error) {
 	stored := Item{Key: item.Key, Value: bytes.Clone(item.Value), Version: live + 1, ExpiresAt: roundExpiry(item.ExpiresAt)}
+	attrs := itemAttrs(stored)
+	attrs[attrToken] = &types.AttributeValueMemberS{Value: token}
 	in := &dynamodb.PutItemInput{
 		TableName:                           aws.String(d.table),
-		Item:                                itemAttrs(stored),
+		Item:                                attrs,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
 	setCondition(&in.ConditionExpression, &in.ExpressionAttributeValues, live, now)
 	if _, err := d.client.PutItem(ctx, in); err != nil {
 		if ccf, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok {
+			if own, ok := ownWrite(ccf.Item, token); ok {
+				return own, 0, nil
+			}
 			got, decodeErr := liveVersion(ccf.Item, now)
 			if decodeErr != nil {
 				return Item{}, 0, decodeErr
@@ -209,6 +226,19 @@ func (d *Dynamo) putIf(ctx context.Context, item Item, live int64, now time.Time
 		return Item{}, 0, err
 	}
 	return stored, 0, nil
+}
+
+// ownWrite returns the stored item a failed condition reported when token wrote it.
+func ownWrite(old map[string]types.AttributeValue, token string) (Item, bool) {
+	tok, ok := old[attrToken].(*types.AttributeValueMemberS)
+	if !ok || tok.Value != token {
+		return Item{}, false
+	}
+	it, err := decodeItem(old)
+	if err != nil {
+		return Item{}, false
+	}
+	return it, true
 }
 
 // setCondition sets a write's condition: no live item when live is 0, else live item at version
@@ -248,6 +278,11 @@ func (d *Dynamo) Delete(ctx context.Context, key Key, cond Condition) error {
 		got, decodeErr := liveVersion(ccf.Item, now)
 		if decodeErr != nil {
 			return fmt.Errorf("delete %s: %w", key, decodeErr)
+		}
+		if got == 0 {
+			// Nothing live to delete: the delete's aim holds. A retried delete whose first
+			// attempt landed reads this way.
+			return nil
 		}
 		return &ConflictError{Key: key, Want: cond.want(), Got: got}
 	}

@@ -95,14 +95,12 @@ func (m *Memory) Delete(ctx context.Context, key Key, cond Condition) error {
 	defer m.mu.Unlock()
 	cur, ok := m.live(key, m.clock())
 	if !ok {
-		cur = Item{}
+		return nil // nothing live to delete, whatever the condition (see Store.Delete)
 	}
 	if !cond.holds(cur.Version) {
 		return &ConflictError{Key: key, Want: cond.want(), Got: cur.Version}
 	}
-	if ok {
-		m.remove(key)
-	}
+	m.remove(key)
 	return nil
 }
 

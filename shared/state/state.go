@@ -10,6 +10,10 @@
 //     "attribute_not_exists(pk) OR expires_at <= :now", IfVersion is "version = :v AND the item is
 //     live"; a failed condition reports the stored version through
 //     ReturnValuesOnConditionCheckFailure=ALL_OLD, which is what ConflictError.Got carries.
+//   - Every Put stamps the item with a token of its own. The SDK retries a write whose response
+//     was lost (a timeout, a dropped connection) although the write landed; the retry then fails
+//     its condition against that very write. A failed condition whose ALL_OLD carries the call's
+//     own token is therefore the call's success, never a conflict.
 //   - Query is a Query on pk with begins_with(sk, :prefix), following LastEvaluatedKey, with
 //     expired items filtered out.
 //   - MaxValueBytes keeps an item under DynamoDB's 400 KB item limit.
@@ -174,8 +178,9 @@ type Store interface {
 	// Put writes item (its Version is ignored) if cond holds and returns the stored item with its
 	// new Version and ExpiresAt rounded to ExpiryResolution. A failed cond is a *ConflictError.
 	Put(ctx context.Context, item Item, cond Condition) (Item, error)
-	// Delete removes the item if cond holds. Deleting a missing item unconditionally is not an
-	// error (as in DynamoDB). IfVersion guards the delete; IfAbsent is ErrInvalid.
+	// Delete removes the item if cond holds. IfVersion guards the delete; IfAbsent is ErrInvalid.
+	// Deleting an item that is not live is not an error, with or without IfVersion: the delete's
+	// aim already holds, and that is how a retried delete whose first attempt landed reads.
 	Delete(ctx context.Context, key Key, cond Condition) error
 	// Query returns the live items of partition pk whose SK starts with skPrefix ("" for all),
 	// sorted by SK in byte order.

@@ -34,6 +34,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/shardwise/shardwise/shared/state"
 )
@@ -116,8 +117,8 @@ func Endpoint(t testing.TB) string {
 
 // Client returns a DynamoDB client for the server at endpoint, with dummy static credentials (moto
 // checks none), region us-east-1 and shardwise's retry settings. The client has one request at a
-// time in flight (see serialHTTP).
-func Client(t testing.TB, endpoint string) *dynamodb.Client {
+// time in flight (see serialHTTP). opts run after those settings, so a test can wrap the HTTP client.
+func Client(t testing.TB, endpoint string, opts ...func(*dynamodb.Options)) *dynamodb.Client {
 	t.Helper()
 	if u, err := url.Parse(endpoint); err != nil || u.Scheme == "" || u.Host == "" {
 		t.Fatalf("dynamotest: endpoint %q is not an absolute URL like http://127.0.0.1:5055 (err %v)", endpoint, err)
@@ -127,7 +128,23 @@ func Client(t testing.TB, endpoint string) *dynamodb.Client {
 		BaseEndpoint: aws.String(endpoint),
 		Credentials:  credentials.NewStaticCredentialsProvider("testing", "testing", ""),
 		HTTPClient:   &serialHTTP{next: awshttp.NewBuildableClient()},
-	}, state.WithDynamoRetry)
+	}, append([]func(*dynamodb.Options){state.WithDynamoRetry, logRetries}, opts...)...)
+}
+
+// logRetries makes the client say on stderr why it retries a call, which go test shows with a
+// failing package's output: a retried write explains a version one higher than expected.
+func logRetries(o *dynamodb.Options) {
+	o.Retryer = &loggingRetryer{RetryerV2: o.Retryer.(aws.RetryerV2)}
+}
+
+type loggingRetryer struct{ aws.RetryerV2 }
+
+func (r *loggingRetryer) IsErrorRetryable(err error) bool {
+	retryable := r.RetryerV2.IsErrorRetryable(err)
+	if retryable {
+		fmt.Fprintf(os.Stderr, "dynamotest: %s: the SDK retries after: %v\n", time.Now().Format(time.StampMilli), err)
+	}
+	return retryable
 }
 
 // serialHTTP sends one request at a time. moto (5.2.5) evaluates a ConditionExpression and then
@@ -162,7 +179,9 @@ func NewTable(t testing.TB, client *dynamodb.Client) string {
 		// t.Context is already canceled when cleanups run.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if _, err := client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)}); err != nil {
+		_, err := client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+		// Not found: a retried DeleteTable whose first attempt landed; the table is gone either way.
+		if _, gone := errors.AsType[*types.ResourceNotFoundException](err); err != nil && !gone {
 			t.Errorf("dynamotest: delete table %s: %v", name, err)
 		}
 	})

@@ -246,7 +246,18 @@ var cases = []testCase{
 			t.Fatalf("Delete IfVersion current: %v", err)
 		}
 		assertMissing(t, s, keyA)
-		assertConflict(t, s.Delete(t.Context(), keyA, state.Condition{IfVersion: 2}), keyA, "version 2", 0)
+		// Gone already: the delete's aim holds, as for a retried delete whose first attempt landed.
+		if err := s.Delete(t.Context(), keyA, state.Condition{IfVersion: 2}); err != nil {
+			t.Fatalf("Delete IfVersion of a deleted item: got %v, want nil", err)
+		}
+	}},
+	{"Delete IfVersion of an expired item succeeds", func(t *testing.T, s state.Store, clock *Clock) {
+		mustPut(t, s, state.Item{Key: keyA, Value: []byte("x"), ExpiresAt: clock.Now().Add(time.Minute)}, state.Condition{})
+		clock.Advance(time.Minute)
+		if err := s.Delete(t.Context(), keyA, state.Condition{IfVersion: 1}); err != nil {
+			t.Fatalf("Delete IfVersion of an expired item: got %v, want nil", err)
+		}
+		assertMissing(t, s, keyA)
 	}},
 	{"value size limit", func(t *testing.T, s state.Store, _ *Clock) {
 		atLimit := bytes.Repeat([]byte{'x'}, state.MaxValueBytes)
