@@ -45,6 +45,8 @@ func TestDynamoContract(t *testing.T) {
 type recorder struct {
 	state.DynamoAPI
 	withhold int
+	// afterWrite, when set, runs after each BatchWriteItem call with the call's number.
+	afterWrite func(n int)
 
 	mu         sync.Mutex
 	calls      map[string]int
@@ -106,7 +108,11 @@ func (r *recorder) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteIt
 	for _, reqs := range in.RequestItems {
 		r.writeSizes = append(r.writeSizes, len(reqs))
 	}
+	n := r.calls["BatchWriteItem"]
 	r.mu.Unlock()
+	if r.afterWrite != nil {
+		defer r.afterWrite(n)
+	}
 	if !withhold {
 		return r.DynamoAPI.BatchWriteItem(ctx, in, optFns...)
 	}
@@ -436,15 +442,15 @@ func TestDynamoBatchPutRetriesUnprocessed(t *testing.T) {
 	tests := []struct {
 		name      string
 		withhold  int
-		timeout   time.Duration
+		cancelAt  int // the BatchWriteItem call after which the context is cancelled; 0: never
 		wantCalls int
 		wantErr   bool
 	}{
 		// Page one (25 items) comes back with one item unprocessed twice, then page two (5).
-		{name: "unprocessed twice then written", withhold: 2, timeout: time.Minute, wantCalls: 4},
-		// Nine backoffs add up to 8.5 s on average (to under 1.5 s less than once in a million
-		// runs), so the deadline cuts the rounds short.
-		{name: "unprocessed until the deadline", withhold: 1 << 30, timeout: 1500 * time.Millisecond, wantErr: true},
+		{name: "unprocessed twice then written", withhold: 2, wantCalls: 4},
+		// The invocation's deadline (here a cancel, counted in calls rather than wall time, so a
+		// slow machine changes nothing) cuts the rounds short during the backoff after round 3.
+		{name: "unprocessed until the context ends", withhold: 1 << 30, cancelAt: 3, wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -452,8 +458,13 @@ func TestDynamoBatchPutRetriesUnprocessed(t *testing.T) {
 			rec.withhold = tc.withhold
 			s := state.NewDynamo(rec, dynamotest.NewTable(t, client), nil)
 			items := chunkItems(30, 16, "cluster#a")
-			ctx, cancel := context.WithTimeout(t.Context(), tc.timeout)
+			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
+			rec.afterWrite = func(n int) {
+				if n == tc.cancelAt {
+					cancel()
+				}
+			}
 			err := s.BatchPut(ctx, items)
 			stored, qerr := s.Query(t.Context(), "cluster#a", "")
 			if qerr != nil {
@@ -474,8 +485,11 @@ func TestDynamoBatchPutRetriesUnprocessed(t *testing.T) {
 			// Whichever round the deadline cut, the items written are the batch's first ones (one
 			// partition, so Query returns them in batch order) and the error names the next.
 			var ie *state.ItemError
-			if !errors.As(err, &ie) || !errors.Is(err, context.DeadlineExceeded) {
-				t.Fatalf("BatchPut: got err %v, want an *ItemError wrapping context.DeadlineExceeded", err)
+			if !errors.As(err, &ie) || !errors.Is(err, context.Canceled) {
+				t.Fatalf("BatchPut: got err %v, want an *ItemError wrapping context.Canceled", err)
+			}
+			if calls := rec.counts()["BatchWriteItem"]; calls != tc.cancelAt {
+				t.Fatalf("BatchWriteItem calls: got %d, want %d: the rounds go on after the context ended", calls, tc.cancelAt)
 			}
 			n := len(stored)
 			if n == len(items) || ie.Key != items[n].Key {
