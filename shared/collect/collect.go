@@ -5,7 +5,9 @@ package collect
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -218,23 +220,43 @@ func (a *API) Health(ctx context.Context) (engine.Health, error) {
 	return engine.Health{Status: h.Status, Relocating: h.RelocatingShards, Initializing: h.InitializingShards, Unassigned: h.UnassignedShards}, nil
 }
 
-// Reroute sends the moves as move commands in one _cluster/reroute call, explained.
+// Reroute sends the moves as move commands in one _cluster/reroute call. OpenSearch applies a
+// call's commands in one cluster-state update, all or none, but with explain=true it answers a
+// command its deciders refuse with a NO decision and HTTP 200, and applies the others. So only the
+// dry run asks for the explanation, and any NO in it refuses the whole call; the real call goes
+// without explain, where a refused command fails the call and nothing applies. Both refusals match
+// engine.ErrRerouteRefused.
 func (a *API) Reroute(ctx context.Context, moves []allocation.Move, dryRun bool) (engine.RerouteResult, error) {
 	cmds := make([]opensearch.RerouteCommand, 0, len(moves))
 	for _, m := range moves {
 		cmds = append(cmds, opensearch.RerouteCommand{Move: &opensearch.MoveCommand{Index: m.Index, Shard: m.Shard, FromNode: m.From, ToNode: m.To}})
 	}
-	r, err := a.Client.Reroute(ctx, cmds, opensearch.RerouteOptions{DryRun: dryRun, Explain: true})
+	r, err := a.Client.Reroute(ctx, cmds, opensearch.RerouteOptions{DryRun: dryRun, Explain: dryRun})
 	if err != nil {
+		if apiErr, ok := errors.AsType[*opensearch.APIError](err); ok && apiErr.Status == http.StatusBadRequest && apiErr.Type == "illegal_argument_exception" {
+			return engine.RerouteResult{}, fmt.Errorf("%w: %w", engine.ErrRerouteRefused, err)
+		}
 		return engine.RerouteResult{}, err
 	}
 	var out engine.RerouteResult
+	var refusals []string
 	for _, e := range r.Explanations {
-		var parts []string
+		var parts, no []string
 		for _, d := range e.Decisions {
-			parts = append(parts, fmt.Sprintf("%s %s: %s", d.Decider, d.Decision, d.Explanation))
+			part := fmt.Sprintf("%s %s: %s", d.Decider, d.Decision, d.Explanation)
+			parts = append(parts, part)
+			if strings.EqualFold(d.Decision, "NO") {
+				no = append(no, part)
+			}
 		}
-		out.Explanations = append(out.Explanations, fmt.Sprintf("%s %s[%d] %s→%s: %s", e.Command, e.Index, e.Shard, e.FromNode, e.ToNode, strings.Join(parts, "; ")))
+		explained := fmt.Sprintf("%s %s[%d] %s→%s: %s", e.Command, e.Index, e.Shard, e.FromNode, e.ToNode, strings.Join(parts, "; "))
+		out.Explanations = append(out.Explanations, explained)
+		if len(no) > 0 {
+			refusals = append(refusals, fmt.Sprintf("%s %s[%d] %s→%s: %s", e.Command, e.Index, e.Shard, e.FromNode, e.ToNode, strings.Join(no, "; ")))
+		}
+	}
+	if len(refusals) > 0 {
+		return out, fmt.Errorf("%w: %s", engine.ErrRerouteRefused, strings.Join(refusals, "; "))
 	}
 	return out, nil
 }

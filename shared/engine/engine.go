@@ -29,6 +29,10 @@ type Health struct {
 	Unassigned   int
 }
 
+// ErrRerouteRefused is matched by a Reroute error when OpenSearch's deciders refuse a move of the
+// call; nothing of the call applies.
+var ErrRerouteRefused = errors.New("reroute refused")
+
 // RerouteResult is OpenSearch's answer to a reroute: each command's decider explanations.
 type RerouteResult struct {
 	Explanations []string
@@ -41,7 +45,8 @@ type ClusterAPI interface {
 	// Read fetches node stats, shard stats, cluster state, health and settings as one sample.
 	Read(ctx context.Context) (cluster.Sample, error)
 	Health(ctx context.Context) (Health, error)
-	// Reroute sends the moves as one _cluster/reroute call.
+	// Reroute sends the moves as one _cluster/reroute call, which applies all of them or none.
+	// A refusal of any move is an error matching ErrRerouteRefused, in a dry run too.
 	Reroute(ctx context.Context, moves []allocation.Move, dryRun bool) (RerouteResult, error)
 	IndexSettings(ctx context.Context, index string) (map[string]string, error)
 	PutIndexSettings(ctx context.Context, index string, settings map[string]any) error

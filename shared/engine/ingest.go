@@ -21,7 +21,10 @@ type IngestResult struct {
 }
 
 // Ingest reads each cluster, derives rates from the previous counters, stores the snapshot and
-// publishes "Stats Ingested". One cluster failing does not stop the others; its failure is reported.
+// publishes "Stats Ingested". One cluster failing does not stop the others: its failure is in its
+// result, and the error is nil while any cluster succeeded, so that the caller (the state
+// machine's branch, the schedule) goes on for every other cluster. Only when all fail is it an
+// error.
 func (e *Engine) Ingest(ctx context.Context, names []string) ([]IngestResult, error) {
 	if len(names) == 0 {
 		for _, c := range e.Config.Clusters {
@@ -36,6 +39,9 @@ func (e *Engine) Ingest(ctx context.Context, names []string) ([]IngestResult, er
 			errs = append(errs, err)
 		}
 		out = append(out, r)
+	}
+	if len(errs) < len(names) {
+		return out, nil
 	}
 	return out, errors.Join(errs...)
 }

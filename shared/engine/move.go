@@ -211,7 +211,11 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 		return res
 	}
 	accepted := claimed
-	if _, err := api.Reroute(ctx, flatten(claimed), true); err != nil {
+	// The dry run's explanations go into the ledger and the outcomes: the real call is sent
+	// without explain (see ClusterAPI.Reroute).
+	dry, err := api.Reroute(ctx, flatten(claimed), true)
+	explained := dry.Explanations
+	if err != nil {
 		if strategy == "auto" && opensearch.IsForbidden(err) {
 			for _, c := range claimed {
 				res = append(res, e.filterGroup(ctx, api, name, c.group, c.finish, fmt.Sprintf("reroute forbidden (%v)", err))...)
@@ -219,28 +223,30 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 			return res
 		}
 		// Find which groups OpenSearch refuses; the rest still go, together.
-		accepted = nil
+		accepted, explained = nil, nil
 		for _, c := range claimed {
-			if _, err := api.Reroute(ctx, c.group, true); err != nil {
+			r, err := api.Reroute(ctx, c.group, true)
+			if err != nil {
 				c.finish("reroute", "refused", err.Error())
 				res = append(res, outcomes(c.group, OutcomeRefused, "reroute", fmt.Sprintf("dry run refused: %v", err))...)
 				continue
 			}
 			accepted = append(accepted, c)
+			explained = append(explained, r.Explanations...)
 		}
 	}
 	if len(accepted) == 0 {
 		return res
 	}
-	r, err := api.Reroute(ctx, flatten(accepted), false)
+	_, err = api.Reroute(ctx, flatten(accepted), false)
 	for _, c := range accepted {
 		if err != nil {
 			c.finish("reroute", "refused", err.Error())
 			res = append(res, outcomes(c.group, OutcomeRefused, "reroute", fmt.Sprintf("reroute refused: %v", err))...)
 			continue
 		}
-		c.finish("reroute", statusIssued, strings.Join(r.Explanations, "; "))
-		res = append(res, outcomes(c.group, OutcomeExecuted, "reroute", "reroute accepted")...)
+		c.finish("reroute", statusIssued, strings.Join(explained, "; "))
+		res = append(res, outcomes(c.group, OutcomeExecuted, "reroute", "reroute accepted; dry run: "+strings.Join(explained, "; "))...)
 	}
 	if err == nil {
 		e.metric(name, "MovesExecuted", telemetry.UnitCount, float64(len(flatten(accepted))))
