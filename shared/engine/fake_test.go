@@ -194,6 +194,9 @@ type fakeAPI struct {
 	readErr   error
 	health    Health
 	healthErr error
+	// onHealth, when set, runs (once, then it is cleared) as a Health call starts: another
+	// invocation interleaving with this one.
+	onHealth func()
 	// rerouteErr answers a reroute call with an error; nil accepts it.
 	rerouteErr func(moves []allocation.Move, dryRun bool) error
 	settings   map[string]map[string]string
@@ -220,6 +223,13 @@ func (f *fakeAPI) Read(context.Context) (cluster.Sample, error) {
 }
 
 func (f *fakeAPI) Health(context.Context) (Health, error) {
+	f.mu.Lock()
+	hook := f.onHealth
+	f.onHealth = nil
+	f.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.health, f.healthErr

@@ -56,10 +56,28 @@ func (e *Engine) addExclusion(ctx context.Context, api ClusterAPI, name string, 
 
 // cleanupFilters removes the exclusions shardwise added once no copy of the index remains on (or is
 // relocating off) the excluded node, restoring the value that was there before.
-func (e *Engine) cleanupFilters(ctx context.Context, api ClusterAPI, name string, snap *cluster.Snapshot) error {
+//
+// Changing an index's exclusions is a read-modify-write of its settings, so it happens only under
+// the cluster's lease: leased says the caller holds it; otherwise cleanup takes it when there is
+// anything to clean, and leaves the cleanup to the holder when another invocation has it.
+func (e *Engine) cleanupFilters(ctx context.Context, api ClusterAPI, name string, snap *cluster.Snapshot, leased bool) error {
 	items, err := e.Store.Query(ctx, pk(name), "filter#")
 	if err != nil {
 		return fmt.Errorf("filter cleanup: %w", err)
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	if !leased {
+		release, err := e.takeLease(ctx, name, "filter cleanup")
+		if held, ok := errors.AsType[*LeaseHeldError](err); ok {
+			e.log().Info("filter cleanup left to the lease holder", "cluster", name, "reason", held.Error())
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("filter cleanup: %w", err)
+		}
+		defer release()
 	}
 	for _, it := range items {
 		rec, err := state.DecodeJSON[filterRecord](it.Value)

@@ -90,7 +90,7 @@ func (e *Engine) ingest(ctx context.Context, name string, read readSample) (Inge
 	snap.Sort()
 	// Allocation filters shardwise added come off as soon as their copies have left, whether or not
 	// a move runs this cycle.
-	if err := e.cleanupFilters(ctx, api, name, &snap); err != nil {
+	if err := e.cleanupFilters(ctx, api, name, &snap, false); err != nil {
 		e.log().Error("allocation filter cleanup failed", "cluster", name, "error", err)
 	}
 	key, err := snapshots.Save(ctx, e.Store, &snap, sample.Counters, e.ttl(), e.now())

@@ -76,6 +76,21 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 		return res, fmt.Errorf("move %s: %w", name, err)
 	}
 
+	// One mover per cluster, from before the breaker reads health until the moves are issued.
+	release, err := e.takeLease(ctx, name, "move "+planKey)
+	if held, ok := errors.AsType[*LeaseHeldError](err); ok {
+		reason := held.Error() + "; it acts, this invocation does not"
+		e.log().Info("move: lease held", "cluster", name, "plan", planKey, "reason", reason)
+		for _, m := range plan.Moves {
+			res.Outcomes = append(res.Outcomes, MoveOutcome{Move: m, Outcome: OutcomeSkipped, Reason: reason})
+		}
+		return res, e.publishOutcomes(ctx, res)
+	}
+	if err != nil {
+		return res, fmt.Errorf("move %s: %w", name, err)
+	}
+	defer release()
+
 	health, herr := api.Health(ctx)
 	in := safety.Inputs{Reachable: herr, Health: health.Status, Relocating: health.Relocating, Initializing: health.Initializing,
 		StatsAge: e.now().Sub(planned.At)}
@@ -97,7 +112,7 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	if err != nil {
 		return res, fmt.Errorf("move %s: fresh read: %w", name, err)
 	}
-	if err := e.cleanupFilters(ctx, api, name, &fresh.Snapshot); err != nil {
+	if err := e.cleanupFilters(ctx, api, name, &fresh.Snapshot, true); err != nil {
 		return res, fmt.Errorf("move %s: %w", name, err)
 	}
 	snap := fresh.Snapshot
