@@ -45,7 +45,8 @@ func (e *Engine) Detect(ctx context.Context, name, snapshotKey string) (DetectRe
 	pkey := state.Key{PK: pk(name), SK: res.PlanKey}
 	if stored, _, err := state.GetJSON[allocation.Plan](ctx, e.Store, pkey); err == nil {
 		res.Plan, res.Repeated = stored, true
-		return res, nil
+		// A plan stored by an invocation that failed to publish it is published now.
+		return res, e.publishPlan(ctx, name, snapshotKey, stored, true)
 	} else if !errors.Is(err, state.ErrNotFound) {
 		return res, fmt.Errorf("detect %s: %w", name, err)
 	}
@@ -74,6 +75,7 @@ func (e *Engine) Detect(ctx context.Context, name, snapshotKey string) (DetectRe
 			if gerr != nil {
 				return res, fmt.Errorf("detect %s: %w", name, gerr)
 			}
+			// That invocation publishes it (and its retry, should it fail).
 			res.Plan, res.Repeated = stored, true
 			return res, nil
 		}
@@ -100,14 +102,7 @@ func (e *Engine) Detect(ctx context.Context, name, snapshotKey string) (DetectRe
 	for _, n := range plan.Notes {
 		e.log().Info("plan note", "cluster", name, "kind", n.Kind, "node", n.Node, "reason", n.Reason)
 	}
-	var events []bus.Event
-	if len(plan.Moves) > 0 {
-		events = append(events, bus.Event{DetailType: bus.TypeMovesPlanned, Time: e.now(), Detail: bus.MovesPlanned{
-			Cluster: name, PlanKey: res.PlanKey, SnapshotKey: snapshotKey, Hotspots: plan.Hotspots, Moves: plan.Moves, Notes: plan.Notes}})
-	}
 	if plan.ScaleUp != nil {
-		events = append(events, bus.Event{DetailType: bus.TypeScaleUpNeeded, Time: e.now(), Detail: bus.ScaleUpNeeded{
-			Cluster: name, Nodes: plan.ScaleUp.Nodes, Reason: plan.ScaleUp.Reason}})
 		e.log().Warn("scale up needed", "cluster", name, "nodes", plan.ScaleUp.Nodes, "reason", plan.ScaleUp.Reason)
 		e.metric(name, "ScaleUpNeeded", telemetry.UnitCount, 1)
 	}
@@ -119,10 +114,47 @@ func (e *Engine) Detect(ctx context.Context, name, snapshotKey string) (DetectRe
 	}
 	e.metric(name, "HotNodes", telemetry.UnitCount, float64(hot))
 	e.metric(name, "MovesPlanned", telemetry.UnitCount, float64(len(plan.Moves)))
-	if len(events) > 0 {
-		if err := e.Bus.Publish(ctx, events...); err != nil {
-			return res, fmt.Errorf("detect %s: %w", name, err)
-		}
+	if err := e.publishPlan(ctx, name, snapshotKey, plan, false); err != nil {
+		return res, err
 	}
 	return res, nil
+}
+
+// publishedKey marks a plan whose events are out.
+func publishedKey(planKey string) string { return "published#" + planKey }
+
+// publishPlan publishes a plan's "Moves Planned" and "Scale Up Needed" and then marks it
+// published. With again set (the plan was stored already) it publishes only a plan not yet
+// marked: its first invocation stored it and then failed to publish, and was retried. Events are
+// at least once: a failure after publishing and before marking publishes again on the retry.
+func (e *Engine) publishPlan(ctx context.Context, name, snapshotKey string, plan allocation.Plan, again bool) error {
+	planKey := planKey(snapshotKey)
+	mark := state.Key{PK: pk(name), SK: publishedKey(planKey)}
+	var events []bus.Event
+	if len(plan.Moves) > 0 {
+		events = append(events, bus.Event{DetailType: bus.TypeMovesPlanned, Time: e.now(), Detail: bus.MovesPlanned{
+			Cluster: name, PlanKey: planKey, SnapshotKey: snapshotKey, Hotspots: plan.Hotspots, Moves: plan.Moves, Notes: plan.Notes}})
+	}
+	if plan.ScaleUp != nil {
+		events = append(events, bus.Event{DetailType: bus.TypeScaleUpNeeded, Time: e.now(), Detail: bus.ScaleUpNeeded{
+			Cluster: name, Nodes: plan.ScaleUp.Nodes, Reason: plan.ScaleUp.Reason}})
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	if again {
+		if _, err := e.Store.Get(ctx, mark); err == nil {
+			return nil
+		} else if !errors.Is(err, state.ErrNotFound) {
+			return fmt.Errorf("detect %s: %w", name, err)
+		}
+		e.log().Info("detect: publishing a stored plan whose events never went out", "cluster", name, "plan", planKey)
+	}
+	if err := e.Bus.Publish(ctx, events...); err != nil {
+		return fmt.Errorf("detect %s: %w", name, err)
+	}
+	if _, err := state.PutJSON(ctx, e.Store, mark, true, state.Condition{}, e.ttl(), e.now()); err != nil {
+		e.log().Warn("detect: marking the plan published failed; a retry may publish it again", "cluster", name, "plan", planKey, "error", err)
+	}
+	return nil
 }

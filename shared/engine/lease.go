@@ -29,7 +29,7 @@ type leaseRecord struct {
 	Since   time.Time `json:"since"`
 }
 
-// LeaseHeldError: another invocation holds the cluster's lease. It is no failure: the holder acts.
+// LeaseHeldError says another invocation holds the cluster's lease. It is no failure: the holder acts.
 type LeaseHeldError struct {
 	Cluster string
 	Purpose string

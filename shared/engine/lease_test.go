@@ -58,15 +58,15 @@ func TestMoveLeaseOneMoverPerCluster(t *testing.T) {
 		!strings.Contains(during.Outcomes[0].Reason, "holds prod's allocation lease (move "+first) {
 		t.Fatalf("second invocation, during the first: got %v %+v, want skipped naming the lease holder", got, during.Outcomes)
 	}
-	real := 0
+	issued := 0
 	reroutes, _, _ := api.calls()
 	for _, c := range reroutes {
 		if !c.DryRun {
-			real++
+			issued++
 		}
 	}
-	if real != 1 {
-		t.Fatalf("real reroute calls: got %d, want 1 (%+v)", real, reroutes)
+	if issued != 1 {
+		t.Fatalf("real reroute calls: got %d, want 1 (%+v)", issued, reroutes)
 	}
 
 	// Released: the next invocation takes the lease.

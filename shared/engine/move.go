@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/bus"
@@ -32,6 +33,8 @@ type MoveOutcome struct {
 	Outcome  string          `json:"outcome"`
 	Strategy string          `json:"strategy"`
 	Reason   string          `json:"reason"`
+	// ledger is the entry of an executed move, marked published once its event is out.
+	ledger state.Key
 }
 
 // MoveResult is one move invocation's outcome.
@@ -44,11 +47,15 @@ type MoveResult struct {
 
 // ledgerEntry records that a move was claimed (and then issued) exactly once.
 type ledgerEntry struct {
-	Move     allocation.Move `json:"move"`
-	Status   string          `json:"status"`
-	Strategy string          `json:"strategy,omitempty"`
-	PlanKey  string          `json:"plan_key"`
-	Reason   string          `json:"reason,omitempty"`
+	Move      allocation.Move `json:"move"`
+	Status    string          `json:"status"`
+	Strategy  string          `json:"strategy,omitempty"`
+	PlanKey   string          `json:"plan_key"`
+	Reason    string          `json:"reason,omitempty"`
+	ClaimedAt time.Time       `json:"claimed_at"`
+	// Published: the move's "Shard Move Executed" event is out. An invocation that issued the
+	// move and then failed to publish is retried; the retry publishes it instead of skipping it.
+	Published bool `json:"published,omitempty"`
 }
 
 func ledgerKey(planKey string, m allocation.Move) string { return "ledger#" + planKey + "#" + m.Key() }
@@ -129,14 +136,67 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 		res.Outcomes = append(res.Outcomes, MoveOutcome{Move: r.Move, Outcome: OutcomeSkipped, Reason: fmt.Sprintf("budget %s: %s", r.Budget, r.Reason)})
 	}
 	res.Outcomes = append(res.Outcomes, e.moveAll(ctx, api, name, planKey, view, &snap, allocation.Groups(kept))...)
-	return res, e.publishOutcomes(ctx, res)
+	if err := e.publishOutcomes(ctx, res); err != nil {
+		return res, err
+	}
+	e.markPublished(ctx, name, res.Outcomes)
+	return res, nil
+}
+
+// earlier is the outcome of a group whose ledger entry an earlier (or overlapping) invocation of
+// this plan wrote. A move it issued but whose event it never published (it failed after the
+// reroute) is reported executed again, so the retry publishes it; anything else was dealt with.
+func earlier(prev ledgerEntry, group []allocation.Move, lk state.Key) []MoveOutcome {
+	if prev.Status == statusIssued && !prev.Published {
+		out := outcomes(group, OutcomeExecuted, prev.Strategy,
+			"issued by an earlier invocation of this plan, whose outcome event was never published: "+prev.Reason)
+		for i := range out {
+			out[i].ledger = lk
+		}
+		return out
+	}
+	why := fmt.Sprintf("ledger: handled by an earlier or overlapping invocation (status %s); a move is issued once", prev.Status)
+	if prev.Status == statusClaimed {
+		why = "ledger: claimed by an earlier or overlapping invocation that recorded no outcome yet; a move is issued once, and a later cycle verifies where the copy went"
+	}
+	return outcomes(group, OutcomeSkipped, prev.Strategy, why)
+}
+
+// markPublished records on the ledger that the executed moves' events are out.
+func (e *Engine) markPublished(ctx context.Context, name string, outs []MoveOutcome) {
+	done := map[state.Key]bool{}
+	for _, o := range outs {
+		if o.Outcome != OutcomeExecuted || o.ledger == (state.Key{}) || done[o.ledger] {
+			continue
+		}
+		done[o.ledger] = true
+		entry, version, err := state.GetJSON[ledgerEntry](ctx, e.Store, o.ledger)
+		if err == nil {
+			entry.Published = true
+			_, err = state.PutJSON(ctx, e.Store, o.ledger, entry, state.Condition{IfVersion: version}, e.ttl(), e.now())
+		}
+		if err != nil && !errors.Is(err, state.ErrConflict) {
+			e.log().Warn("ledger: marking the move's event published failed; a retry may publish it again",
+				"cluster", name, "key", o.ledger.SK, "error", err)
+		}
+	}
 }
 
 // claim is a group of moves (one move, or a swap) that passed its re-check and, when acting, holds
 // its ledger entry.
 type claim struct {
 	group  []allocation.Move
+	key    state.Key // its ledger entry
 	finish func(strategy, status, reason string)
+}
+
+// executed is the outcome of a group that was issued, tied to its ledger entry.
+func (c claim) executed(strategy, reason string) []MoveOutcome {
+	out := outcomes(c.group, OutcomeExecuted, strategy, reason)
+	for i := range out {
+		out[i].ledger = c.key
+	}
+	return out
 }
 
 func outcomes(group []allocation.Move, outcome, strategy, reason string) []MoveOutcome {
@@ -162,6 +222,16 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 	var res []MoveOutcome
 	var ok []claim
 	for _, g := range groups {
+		// A retried or overlapping invocation meets the ledger before the re-check: a move that
+		// was issued no longer passes the re-check, and its event may still be owed.
+		lk := state.Key{PK: pk(name), SK: ledgerKey(planKey, g[0])}
+		if prev, _, err := state.GetJSON[ledgerEntry](ctx, e.Store, lk); err == nil {
+			res = append(res, earlier(prev, g, lk)...)
+			continue
+		} else if !errors.Is(err, state.ErrNotFound) {
+			res = append(res, outcomes(g, OutcomeSkipped, "", fmt.Sprintf("ledger: %v", err))...)
+			continue
+		}
 		passed := true
 		for _, m := range g {
 			if why, fine := recheck(view, snap, m); !fine {
@@ -198,7 +268,7 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 	var claimed []claim
 	for _, c := range ok {
 		lk := state.Key{PK: pk(name), SK: ledgerKey(planKey, c.group[0])}
-		entry := ledgerEntry{Move: c.group[0], Status: "claimed", PlanKey: planKey}
+		entry := ledgerEntry{Move: c.group[0], Status: statusClaimed, PlanKey: planKey, ClaimedAt: e.now()}
 		if _, err := state.PutJSON(ctx, e.Store, lk, entry, state.Condition{IfAbsent: true}, e.ttl(), e.now()); err != nil {
 			reason := fmt.Sprintf("ledger: %v", err)
 			if errors.Is(err, state.ErrConflict) {
@@ -207,6 +277,7 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 			res = append(res, outcomes(c.group, OutcomeSkipped, "", reason)...)
 			continue
 		}
+		c.key = lk
 		c.finish = func(strategy, status, reason string) {
 			entry.Strategy, entry.Status, entry.Reason = strategy, status, reason
 			if _, err := state.PutJSON(ctx, e.Store, lk, entry, state.Condition{}, e.ttl(), e.now()); err != nil {
@@ -221,7 +292,7 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 	strategy := e.Config.MoveStrategy
 	if strategy == strategyFilter {
 		for _, c := range claimed {
-			res = append(res, e.filterGroup(ctx, api, name, c.group, c.finish, "strategy allocation-filter")...)
+			res = append(res, e.filterGroup(ctx, api, name, c, "strategy allocation-filter")...)
 		}
 		return res
 	}
@@ -233,7 +304,7 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 	if err != nil {
 		if strategy == "auto" && opensearch.IsForbidden(err) {
 			for _, c := range claimed {
-				res = append(res, e.filterGroup(ctx, api, name, c.group, c.finish, fmt.Sprintf("reroute forbidden (%v)", err))...)
+				res = append(res, e.filterGroup(ctx, api, name, c, fmt.Sprintf("reroute forbidden (%v)", err))...)
 			}
 			return res
 		}
@@ -261,7 +332,7 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 			continue
 		}
 		c.finish("reroute", statusIssued, strings.Join(explained, "; "))
-		res = append(res, outcomes(c.group, OutcomeExecuted, "reroute", "reroute accepted; dry run: "+strings.Join(explained, "; "))...)
+		res = append(res, c.executed("reroute", "reroute accepted; dry run: "+strings.Join(explained, "; "))...)
 	}
 	if err == nil {
 		e.metric(name, "MovesExecuted", telemetry.UnitCount, float64(len(flatten(accepted))))
@@ -272,9 +343,10 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 // filterGroup moves copies off their node with index-level allocation filtering, for managed domains
 // that refuse _cluster/reroute. OpenSearch then picks the target; the filter is recorded so the next
 // cycle removes it once the copies have left.
-func (e *Engine) filterGroup(ctx context.Context, api ClusterAPI, name string, group []allocation.Move, finish func(string, string, string), why string) []MoveOutcome {
+func (e *Engine) filterGroup(ctx context.Context, api ClusterAPI, name string, c claim, why string) []MoveOutcome {
 	var outs []MoveOutcome
-	for _, m := range group {
+	finish := c.finish
+	for _, m := range c.group {
 		if m.Phase == allocation.PhaseSwapReturn {
 			outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeSkipped, Strategy: strategyFilter,
 				Reason: "swap return not needed: with a filter OpenSearch chooses the target itself"})
@@ -294,7 +366,7 @@ func (e *Engine) filterGroup(ctx context.Context, api ClusterAPI, name string, g
 			continue
 		}
 		finish(strategyFilter, statusIssued, "allocation filter")
-		outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeExecuted, Strategy: strategyFilter,
+		outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeExecuted, Strategy: strategyFilter, ledger: c.key,
 			Reason: fmt.Sprintf("%s; index.routing.allocation.exclude._name on %s now includes %s (removed once the copy has left)", why, m.Index, m.FromName)})
 	}
 	return outs

@@ -154,7 +154,7 @@ func TestMoveLiveDryRunsThenActsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := outcomeLabels(second); !slices.Equal(got, []string{wantMove + " skipped"}) || !strings.Contains(second.Outcomes[0].Reason, "ledger: already claimed") {
+	if got := outcomeLabels(second); !slices.Equal(got, []string{wantMove + " skipped"}) || !strings.Contains(second.Outcomes[0].Reason, "a move is issued once") {
 		t.Errorf("second Move: got %v (%q), want skipped by the ledger", got, second.Outcomes[0].Reason)
 	}
 	reroutes, _, _ := r.apis["prod"].calls()

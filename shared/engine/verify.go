@@ -13,6 +13,7 @@ import (
 
 // Ledger statuses after a move was issued.
 const (
+	statusClaimed = "claimed"
 	statusIssued  = "issued"
 	statusArrived = "arrived"
 	statusLost    = "not-arrived"
@@ -38,7 +39,11 @@ func (e *Engine) verifyMoves(ctx context.Context, name string, snap *cluster.Sna
 		if err != nil {
 			return fmt.Errorf("verify moves %s: %w", it.Key.SK, err)
 		}
-		if entry.Status != statusIssued || entry.Move.Phase == "" {
+		// A claimed entry whose invocation recorded no outcome (it died, or its ledger write failed
+		// after the reroute) is verified like an issued one once that invocation is surely over:
+		// the copy is where it is whatever the ledger says.
+		settled := entry.Status == statusClaimed && !entry.ClaimedAt.IsZero() && e.now().Sub(entry.ClaimedAt) >= leaseTTL
+		if (entry.Status != statusIssued && !settled) || entry.Move.Phase == "" {
 			continue
 		}
 		m := entry.Move
