@@ -15,6 +15,7 @@ import (
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/opensearch"
 	"github.com/shardwise/shardwise/shared/state"
 )
 
@@ -200,9 +201,11 @@ type fakeAPI struct {
 	// rerouteErr answers a reroute call with an error; nil accepts it.
 	rerouteErr func(moves []allocation.Move, dryRun bool) error
 	settings   map[string]map[string]string
-	reads      int
-	reroutes   []rerouteCall
-	puts       []putCall
+	// deleted lists indices that answer 404 as a deleted index does.
+	deleted  map[string]bool
+	reads    int
+	reroutes []rerouteCall
+	puts     []putCall
 }
 
 var _ ClusterAPI = (*fakeAPI)(nil)
@@ -254,6 +257,9 @@ func (f *fakeAPI) Reroute(_ context.Context, moves []allocation.Move, dryRun boo
 func (f *fakeAPI) IndexSettings(_ context.Context, index string) (map[string]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.deleted[index] {
+		return nil, &opensearch.APIError{Status: 404, Type: "index_not_found_exception", Reason: "no such index [" + index + "]"}
+	}
 	out := map[string]string{"index.number_of_shards": "1"}
 	for k, v := range f.settings[index] {
 		out[k] = v

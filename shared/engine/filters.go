@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/opensearch"
 	"github.com/shardwise/shardwise/shared/state"
 )
 
@@ -21,12 +23,18 @@ var errFilterHeld = errors.New("an allocation filter excluding this node from th
 // filterRecord remembers an exclusion shardwise added until the copies have left the node and the
 // filter is removed again. Original is the value it appended to, for the audit trail.
 type filterRecord struct {
-	Index    string `json:"index"`
-	Node     string `json:"node"`
-	NodeName string `json:"node_name"`
-	Shard    int    `json:"shard"`
-	Original string `json:"original"`
+	Index    string    `json:"index"`
+	Node     string    `json:"node"`
+	NodeName string    `json:"node_name"`
+	Shard    int       `json:"shard"`
+	Original string    `json:"original"`
+	AddedAt  time.Time `json:"added_at"`
 }
+
+// filterMaxAge is how long an exclusion may stand whose copies cannot leave the node (no other
+// node takes them): past it the filter is removed, so it never outlives its purpose. An hour lets
+// a 100 GiB shard relocate at OpenSearch's default 40 MiB/s recovery rate (about 42 minutes).
+const filterMaxAge = time.Hour
 
 func filterKey(index, nodeName string) string { return "filter#" + index + "#" + nodeName }
 
@@ -36,7 +44,7 @@ func (e *Engine) addExclusion(ctx context.Context, api ClusterAPI, name string, 
 		return fmt.Errorf("allocation filter on %s: %w", m.Index, err)
 	}
 	orig := cur[excludeSetting]
-	rec := filterRecord{Index: m.Index, Node: m.From, NodeName: m.FromName, Shard: m.Shard, Original: orig}
+	rec := filterRecord{Index: m.Index, Node: m.From, NodeName: m.FromName, Shard: m.Shard, Original: orig, AddedAt: e.now()}
 	// Record first: if the settings call then fails, cleanup restores the original (a no-op).
 	if _, err := state.PutJSON(ctx, e.Store, state.Key{PK: pk(name), SK: filterKey(m.Index, m.FromName)}, rec, state.Condition{IfAbsent: true}, 0, e.now()); err != nil {
 		if errors.Is(err, state.ErrConflict) {
@@ -54,8 +62,13 @@ func (e *Engine) addExclusion(ctx context.Context, api ClusterAPI, name string, 
 	return nil
 }
 
-// cleanupFilters removes the exclusions shardwise added once no copy of the index remains on (or is
-// relocating off) the excluded node, restoring the value that was there before.
+// cleanupFilters removes the exclusions shardwise added, restoring the value that was there
+// before, once one of these holds:
+//   - no copy of the index remains on (or is relocating off) the excluded node: done;
+//   - the node's hotspot is over (detect's last sample saw it cool) and nothing is relocating off
+//     it: the rest of the index may stay;
+//   - the filter is older than filterMaxAge: its copies cannot leave;
+//   - the index is gone (404): only the record is dropped.
 //
 // Changing an index's exclusions is a read-modify-write of its settings, so it happens only under
 // the cluster's lease: leased says the caller holds it; otherwise cleanup takes it when there is
@@ -79,40 +92,82 @@ func (e *Engine) cleanupFilters(ctx context.Context, api ClusterAPI, name string
 		}
 		defer release()
 	}
+	mem, _, err := state.GetJSON[allocation.Memory](ctx, e.Store, state.Key{PK: pk(name), SK: memoryKey})
+	if err != nil && !errors.Is(err, state.ErrNotFound) {
+		return fmt.Errorf("filter cleanup: %w", err)
+	}
+	var errs []error
 	for _, it := range items {
 		rec, err := state.DecodeJSON[filterRecord](it.Value)
 		if err != nil {
-			return fmt.Errorf("filter cleanup %s: %w", it.Key.SK, err)
-		}
-		left := true
-		for _, c := range snap.Copies {
-			if c.Index == rec.Index && c.Node == rec.Node {
-				left = false
-				break
-			}
-		}
-		if !left {
+			errs = append(errs, fmt.Errorf("filter cleanup %s: %w", it.Key.SK, err))
 			continue
 		}
-		cur, err := api.IndexSettings(ctx, rec.Index)
-		if err != nil {
-			return fmt.Errorf("filter cleanup %s: %w", rec.Index, err)
+		why := e.filterDone(rec, snap, mem)
+		if why == "" {
+			continue
 		}
+		if err := e.removeFilter(ctx, api, name, it, rec, why); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// filterDone says why rec's exclusion should come off now, or "" to keep it.
+func (e *Engine) filterDone(rec filterRecord, snap *cluster.Snapshot, mem allocation.Memory) string {
+	remaining, relocating := 0, 0
+	for _, c := range snap.Copies {
+		if c.Index == rec.Index && c.Node == rec.Node {
+			remaining++
+			if c.State == cluster.StateRelocating {
+				relocating++
+			}
+		}
+	}
+	age := e.now().Sub(rec.AddedAt)
+	// A record from before AddedAt existed has no age: treat it as new rather than expired.
+	if rec.AddedAt.IsZero() {
+		age = 0
+	}
+	settle := 2 * e.Config.RefreshPeriod.Std()
+	switch {
+	case remaining == 0:
+		return fmt.Sprintf("no copy of %s remains on %s", rec.Index, rec.NodeName)
+	case age >= filterMaxAge:
+		return fmt.Sprintf("%d copies of %s could not leave %s in %s (limit %s)", remaining, rec.Index, rec.NodeName, age.Round(time.Second), filterMaxAge)
+	case relocating == 0 && age >= settle && mem.Streaks[rec.Node].Count == 0:
+		return fmt.Sprintf("the hotspot on %s is over and nothing of %s is relocating off it", rec.NodeName, rec.Index)
+	}
+	return ""
+}
+
+// removeFilter takes shardwise's name off the index's exclusions and drops the record.
+func (e *Engine) removeFilter(ctx context.Context, api ClusterAPI, name string, it state.Item, rec filterRecord, why string) error {
+	cur, err := api.IndexSettings(ctx, rec.Index)
+	switch {
+	case isNotFound(err):
+		why = fmt.Sprintf("index %s no longer exists", rec.Index)
+	case err != nil:
+		return fmt.Errorf("filter cleanup %s: %w", rec.Index, err)
+	default:
 		if err := api.PutIndexSettings(ctx, rec.Index, map[string]any{excludeSetting: withoutName(cur[excludeSetting], rec.NodeName)}); err != nil {
-			return fmt.Errorf("filter cleanup %s: %w", rec.Index, err)
-		}
-		if err := e.Store.Delete(ctx, it.Key, state.Condition{IfVersion: it.Version}); err != nil {
-			if !errors.Is(err, state.ErrConflict) {
+			if !isNotFound(err) {
 				return fmt.Errorf("filter cleanup %s: %w", rec.Index, err)
 			}
-			// Another invocation rewrote the record after this one read it; it owns the cleanup.
-			e.log().Info("allocation filter record changed by another invocation; leaving it to that one",
-				"cluster", name, "index", rec.Index, "node", rec.NodeName, "error", err)
-			continue
+			why = fmt.Sprintf("index %s no longer exists", rec.Index)
 		}
-		e.log().Info("allocation filter removed", "cluster", name, "index", rec.Index, "node", rec.NodeName,
-			"reason", fmt.Sprintf("no copy of %s remains on %s", rec.Index, rec.NodeName))
 	}
+	if err := e.Store.Delete(ctx, it.Key, state.Condition{IfVersion: it.Version}); err != nil {
+		if !errors.Is(err, state.ErrConflict) {
+			return fmt.Errorf("filter cleanup %s: %w", rec.Index, err)
+		}
+		// Another invocation rewrote the record after this one read it; it owns the cleanup.
+		e.log().Info("allocation filter record changed by another invocation; leaving it to that one",
+			"cluster", name, "index", rec.Index, "node", rec.NodeName, "error", err)
+		return nil
+	}
+	e.log().Info("allocation filter removed", "cluster", name, "index", rec.Index, "node", rec.NodeName, "reason", why)
 	return nil
 }
 
@@ -131,3 +186,6 @@ func withoutName(list, node string) any {
 	}
 	return strings.Join(keep, ",")
 }
+
+// isNotFound reports whether err says the index does not exist.
+func isNotFound(err error) bool { return err != nil && opensearch.IsNotFound(err) }

@@ -291,10 +291,7 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 	}
 	strategy := e.Config.MoveStrategy
 	if strategy == strategyFilter {
-		for _, c := range claimed {
-			res = append(res, e.filterGroup(ctx, api, name, c, "strategy allocation-filter")...)
-		}
-		return res
+		return append(res, e.filterGroups(ctx, api, name, snap, claimed, "strategy allocation-filter")...)
 	}
 	accepted := claimed
 	// The dry run's explanations go into the ledger and the outcomes: the real call is sent
@@ -303,10 +300,7 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 	explained := dry.Explanations
 	if err != nil {
 		if strategy == "auto" && opensearch.IsForbidden(err) {
-			for _, c := range claimed {
-				res = append(res, e.filterGroup(ctx, api, name, c, fmt.Sprintf("reroute forbidden (%v)", err))...)
-			}
-			return res
+			return append(res, e.filterGroups(ctx, api, name, snap, claimed, fmt.Sprintf("reroute forbidden (%v)", err))...)
 		}
 		// Find which groups OpenSearch refuses; the rest still go, together.
 		accepted, explained = nil, nil
@@ -340,36 +334,71 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 	return res
 }
 
-// filterGroup moves copies off their node with index-level allocation filtering, for managed domains
-// that refuse _cluster/reroute. OpenSearch then picks the target; the filter is recorded so the next
-// cycle removes it once the copies have left.
-func (e *Engine) filterGroup(ctx context.Context, api ClusterAPI, name string, c claim, why string) []MoveOutcome {
+// filterGroups moves copies off their node with index-level allocation filtering, for managed
+// domains that refuse _cluster/reroute. OpenSearch then picks the target; the filter is recorded
+// so a later cycle removes it. A filter pushes every copy of the index off the node, so the cycle's
+// budgets count what it will move, not one move per filter.
+func (e *Engine) filterGroups(ctx context.Context, api ClusterAPI, name string, snap *cluster.Snapshot, claimed []claim, why string) []MoveOutcome {
 	var outs []MoveOutcome
-	finish := c.finish
-	for _, m := range c.group {
-		if m.Phase == allocation.PhaseSwapReturn {
-			outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeSkipped, Strategy: strategyFilter,
-				Reason: "swap return not needed: with a filter OpenSearch chooses the target itself"})
-			continue
+	moves, bytes := 0, int64(0)
+	limits := e.Config.Safety
+	for _, c := range claimed {
+		for _, m := range c.group {
+			if m.Phase == allocation.PhaseSwapReturn {
+				outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeSkipped, Strategy: strategyFilter,
+					Reason: "swap return not needed: with a filter OpenSearch chooses the target itself"})
+				continue
+			}
+			n, b := filterCost(snap, m)
+			if moves+n > limits.MaxMovesPerCycle || bytes+b > limits.MaxBytesPerCycle {
+				reason := fmt.Sprintf("budget: excluding %s from %s moves every copy of the index there (%d copies, %s); with %d copies and %s already this cycle that passes max_moves_per_cycle %d or max_bytes_per_cycle %s",
+					m.FromName, m.Index, n, humanBytes(b), moves, humanBytes(bytes), limits.MaxMovesPerCycle, humanBytes(limits.MaxBytesPerCycle))
+				c.finish(strategyFilter, "skipped", reason)
+				outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeSkipped, Strategy: strategyFilter, Reason: reason})
+				continue
+			}
+			o, issued := e.filterMove(ctx, api, name, c, m, why)
+			if issued {
+				moves, bytes = moves+n, bytes+b
+			}
+			outs = append(outs, o)
 		}
-		err := e.addExclusion(ctx, api, name, m)
-		if errors.Is(err, errFilterHeld) {
-			reason := fmt.Sprintf("%s: %s is already excluded from %s by shardwise; not added twice", why, m.FromName, m.Index)
-			finish(strategyFilter, "skipped", reason)
-			e.log().Info("allocation filter already held", "cluster", name, "index", m.Index, "node", m.FromName, "reason", reason)
-			outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeSkipped, Strategy: strategyFilter, Reason: reason})
-			continue
-		}
-		if err != nil {
-			finish(strategyFilter, "refused", err.Error())
-			outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeRefused, Strategy: strategyFilter, Reason: err.Error()})
-			continue
-		}
-		finish(strategyFilter, statusIssued, "allocation filter")
-		outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeExecuted, Strategy: strategyFilter, ledger: c.key,
-			Reason: fmt.Sprintf("%s; index.routing.allocation.exclude._name on %s now includes %s (removed once the copy has left)", why, m.Index, m.FromName)})
 	}
 	return outs
+}
+
+// filterCost is what excluding m's source node from m's index moves: every copy of the index on
+// that node, and their bytes.
+func filterCost(snap *cluster.Snapshot, m allocation.Move) (int, int64) {
+	n, b := 0, int64(0)
+	for _, c := range snap.Copies {
+		if c.Index == m.Index && c.Node == m.From {
+			n++
+			b += c.SizeBytes
+		}
+	}
+	return max(n, 1), max(b, m.SizeBytes)
+}
+
+func humanBytes(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
+
+// filterMove adds one exclusion; issued says it went out.
+func (e *Engine) filterMove(ctx context.Context, api ClusterAPI, name string, c claim, m allocation.Move, why string) (MoveOutcome, bool) {
+	err := e.addExclusion(ctx, api, name, m)
+	if errors.Is(err, errFilterHeld) {
+		reason := fmt.Sprintf("%s: %s is already excluded from %s by shardwise; not added twice", why, m.FromName, m.Index)
+		c.finish(strategyFilter, "skipped", reason)
+		e.log().Info("allocation filter already held", "cluster", name, "index", m.Index, "node", m.FromName, "reason", reason)
+		return MoveOutcome{Move: m, Outcome: OutcomeSkipped, Strategy: strategyFilter, Reason: reason}, false
+	}
+	if err != nil {
+		c.finish(strategyFilter, "refused", err.Error())
+		return MoveOutcome{Move: m, Outcome: OutcomeRefused, Strategy: strategyFilter, Reason: err.Error()}, false
+	}
+	c.finish(strategyFilter, statusIssued, "allocation filter")
+	return MoveOutcome{Move: m, Outcome: OutcomeExecuted, Strategy: strategyFilter, ledger: c.key,
+		Reason: fmt.Sprintf("%s; index.routing.allocation.exclude._name on %s now includes %s (removed once the copies have left, the hotspot is over, or %s passed)",
+			why, m.Index, m.FromName, filterMaxAge)}, true
 }
 
 func recheck(v *allocation.View, snap *cluster.Snapshot, m allocation.Move) (string, bool) {
