@@ -18,6 +18,7 @@ func newSimulate() *cobra.Command {
 	var (
 		scenario, balancer, configFile, logFile string
 		asJSON, dryRun, quiet                   bool
+		concurrency                             int
 	)
 	cmd := &cobra.Command{
 		Use:   "simulate --scenario FILE",
@@ -40,7 +41,10 @@ unless --dry-run=false; it only ever touches the simulator.`,
 			if cmd.Flags().Changed("dry-run") || configFile == "" {
 				cfg.Safety.DryRun = dryRun
 			}
-			opts := runner.Options{Balancer: balancer, Config: cfg}
+			if concurrency < 1 {
+				return fmt.Errorf("--concurrency %d: want 1 or more", concurrency)
+			}
+			opts := runner.Options{Balancer: balancer, Config: cfg, Concurrency: concurrency}
 			if logFile != "" {
 				f, err := os.Create(logFile)
 				if err != nil {
@@ -84,6 +88,7 @@ unless --dry-run=false; it only ever touches the simulator.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run result as JSON")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", true, "plan and report without moving anything (in the simulator)")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no per-tick progress")
+	cmd.Flags().IntVar(&concurrency, "concurrency", 1, "racing copies of every function per trigger, as duplicate deliveries and overlapping schedules would run them")
 	_ = cmd.MarkFlagRequired("scenario")
 	return cmd
 }

@@ -142,3 +142,49 @@ func TestVerifyClaimedEntryLeftBehind(t *testing.T) {
 		t.Fatalf("ledger entry: got %+v (%v), want arrived", entry, err)
 	}
 }
+
+// TestIngestDuplicateTrigger: the schedule delivered twice, or the webhook and the schedule at
+// once. The second sample within minSampleInterval of the last neither replaces it (its rates over
+// no time would be unknown) nor announces it again.
+func TestIngestDuplicateTrigger(t *testing.T) {
+	cases := []struct {
+		name    string
+		after   time.Duration
+		wantDup bool
+	}{
+		{name: "same instant", after: 0, wantDup: true},
+		{name: "within the minimum interval", after: minSampleInterval - time.Second, wantDup: true},
+		{name: "at the minimum interval", after: minSampleInterval, wantDup: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := hotWorld()
+			r := newRig(t, testConfig("prod"), map[string]*world{"prod": w})
+			r.ingest(t, "prod")
+			w.tick(30 * time.Second)
+			first := r.ingest(t, "prod")
+			r.bus.Drain()
+			w.tick(tc.after)
+			res, err := r.e.Ingest(t.Context(), []string{"prod"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res[0].Duplicate != tc.wantDup {
+				t.Fatalf("duplicate: got %v, want %v", res[0].Duplicate, tc.wantDup)
+			}
+			announced := events[bus.StatsIngested](t, r.bus.Drain(), bus.TypeStatsIngested)
+			if tc.wantDup {
+				if res[0].SnapshotKey != first || len(announced) != 0 {
+					t.Fatalf("got key %s and %d events, want the last sample's key %s and no event", res[0].SnapshotKey, len(announced), first)
+				}
+				if !res[0].Snapshot.Copies[0].LoadKnown {
+					t.Fatal("the last sample's loads are no longer known")
+				}
+				return
+			}
+			if res[0].SnapshotKey == first || len(announced) != 1 {
+				t.Fatalf("got key %s and %d events, want a new sample announced once", res[0].SnapshotKey, len(announced))
+			}
+		})
+	}
+}

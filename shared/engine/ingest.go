@@ -17,8 +17,15 @@ type IngestResult struct {
 	Cluster     string            `json:"cluster"`
 	SnapshotKey string            `json:"snapshot_key,omitempty"`
 	Snapshot    *cluster.Snapshot `json:"-"`
-	Error       string            `json:"error,omitempty"`
+	// Duplicate: the last sample is too recent for a new one (see minSampleInterval); SnapshotKey
+	// is the last sample's, and nothing was stored or published.
+	Duplicate bool   `json:"duplicate,omitempty"`
+	Error     string `json:"error,omitempty"`
 }
+
+// minSampleInterval is the shortest time between two samples of a cluster. Samples come every 30 s;
+// two within 5 s are one trigger delivered twice.
+const minSampleInterval = 5 * time.Second
 
 // Ingest reads each cluster, derives rates from the previous counters, stores the snapshot and
 // publishes "Stats Ingested". One cluster failing does not stop the others: its failure is in its
@@ -77,7 +84,17 @@ func (e *Engine) ingest(ctx context.Context, name string, read readSample) (Inge
 	sample.Snapshot.Cluster = name
 	var prev *cluster.Counters
 	if key, err := snapshots.Latest(ctx, e.Store, name); err == nil {
-		_, prev, err = snapshots.Load(ctx, e.Store, name, key)
+		var last *cluster.Snapshot
+		last, prev, err = snapshots.Load(ctx, e.Store, name, key)
+		if err == nil && sample.Snapshot.At.Sub(last.At) < minSampleInterval {
+			// A duplicate trigger: the schedule delivered twice, or the webhook and the schedule
+			// at once. Rates over so short an interval would be noise, and this sample would
+			// replace the last one under the same key: the last sample stands.
+			e.log().Info("ingest: duplicate trigger; the last sample stands", "cluster", name, "snapshot", key,
+				"since_last", sample.Snapshot.At.Sub(last.At), "min_interval", minSampleInterval)
+			res.SnapshotKey, res.Snapshot, res.Duplicate = key, last, true
+			return res, nil
+		}
 		if err != nil {
 			// A broken previous snapshot costs one sample of rates, not the ingest.
 			e.log().Warn("previous snapshot unreadable; rates start over", "cluster", name, "key", key, "error", err)

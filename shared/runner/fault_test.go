@@ -105,6 +105,9 @@ func faultScenario(seed uint64) (*sim.Scenario, []string, error) {
 // TestFaults runs random clusters with injected faults and checks the simulator's safety invariants
 // (two copies of a shard on one node, a shard left without an active copy by a move, a move issued
 // while a breaker check failed, the same move issued twice) on every tick: zero violations, no panic.
+// faultKinds are the faults the test injects, as its summary counts them.
+var faultKinds = []string{"api_errors", "api_latency", "reroute_rejects", "node_leave", "node_join", "concurrent_invocations"}
+
 func TestFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs many scenarios")
@@ -112,7 +115,7 @@ func TestFaults(t *testing.T) {
 	seeds := faultSeeds(t)
 	var injected, moves, violations atomic.Int64
 	counts := map[string]*atomic.Int64{}
-	for _, k := range []string{"api_errors", "api_latency", "reroute_rejects", "node_leave", "node_join"} {
+	for _, k := range faultKinds {
 		counts[k] = &atomic.Int64{}
 	}
 	t.Run("seeds", func(t *testing.T) {
@@ -132,7 +135,15 @@ func TestFaults(t *testing.T) {
 				if seed%2 == 0 {
 					cfg.MoveStrategy = "auto"
 				}
-				res, err := Run(context.Background(), sc, Options{Balancer: BalancerShardwise, Config: cfg})
+				// A third of the seeds race duplicate and overlapping invocations of every function.
+				copies := 1
+				if seed%3 == 0 {
+					copies = 2 + int(seed/3)%2
+					faults = append(faults, "concurrent_invocations")
+					counts["concurrent_invocations"].Add(1)
+					injected.Add(1)
+				}
+				res, err := Run(context.Background(), sc, Options{Balancer: BalancerShardwise, Config: cfg, Concurrency: copies})
 				if err != nil {
 					t.Fatalf("seed %d (faults %v): run: %v", seed, faults, err)
 				}
@@ -145,7 +156,7 @@ func TestFaults(t *testing.T) {
 		}
 	})
 	summary := fmt.Sprintf("fault test: %d seeds, %d faults injected (", seeds, injected.Load())
-	for _, k := range []string{"api_errors", "api_latency", "reroute_rejects", "node_leave", "node_join"} {
+	for _, k := range faultKinds {
 		summary += fmt.Sprintf("%s %d ", k, counts[k].Load())
 	}
 	summary += fmt.Sprintf("), %d moves, %d safety violations", moves.Load(), violations.Load())

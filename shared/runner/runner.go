@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/shardwise/shardwise/shared/bus"
@@ -43,6 +44,10 @@ type Options struct {
 	Log io.Writer
 	// OnTick is called after each tick with what happened.
 	OnTick func(Tick)
+	// Concurrency runs this many racing copies of every function per trigger, as duplicate
+	// EventBridge deliveries and overlapping schedules would: the schedule's ingest N times at
+	// once, then each distinct event N times at once. 0 or 1 runs each once.
+	Concurrency int
 }
 
 // Tick is one tick's summary for progress output.
@@ -129,7 +134,7 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 		return Result{}, err
 	}
 	defer stop()
-	r := &run{eng: eng, events: events}
+	r := &run{eng: eng, events: events, copies: max(opts.Concurrency, 1)}
 	total := int(sc.DurationSeconds / sc.TickSeconds)
 	n := 0
 	for !s.Done() {
@@ -164,33 +169,75 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 }
 
 type run struct {
-	eng      *engine.Engine
-	events   *bus.Memory
+	eng    *engine.Engine
+	events *bus.Memory
+	copies int // racing copies of each function per trigger
+
+	mu       sync.Mutex // guards what racing copies record: planMs, scaleUps and the tick
 	planMs   []float64
 	scaleUps int
 }
 
 // cycle runs ingest and then every function the published events trigger, until none is left.
 func (r *run) cycle(ctx context.Context, t *Tick) error {
-	if _, err := r.eng.Ingest(ctx, []string{ClusterName}); err != nil {
-		if !isTransient(err) {
-			return err
+	failed := 0
+	err := r.race(func() error {
+		if _, err := r.eng.Ingest(ctx, []string{ClusterName}); err != nil {
+			if !isTransient(err) {
+				return err
+			}
+			// A failed read (an injected API fault) costs this copy's cycle, as it would in Lambda.
+			r.mu.Lock()
+			failed++
+			t.Breaker = "ingest failed: " + err.Error()
+			r.mu.Unlock()
 		}
-		// A failed read (an injected API fault) costs this cycle, as it would in Lambda.
-		t.Breaker = "ingest failed: " + err.Error()
 		return nil
+	})
+	if err != nil || failed == r.copies {
+		return err
 	}
 	for {
-		evs := r.events.Drain()
+		evs := distinct(r.events.Drain())
 		if len(evs) == 0 {
 			return nil
 		}
 		for _, ev := range evs {
-			if err := r.dispatch(ctx, ev, t); err != nil {
+			if err := r.race(func() error { return r.dispatch(ctx, ev, t) }); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// race runs r.copies copies of fn at once and returns their errors joined.
+func (r *run) race(fn func() error) error {
+	if r.copies == 1 {
+		return fn()
+	}
+	errs := make([]error, r.copies)
+	var wg sync.WaitGroup
+	for i := range r.copies {
+		wg.Go(func() { errs[i] = fn() })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// distinct drops events identical to an earlier one: racing copies of one function publishing the
+// same event are one delivery, which the race then duplicates on purpose.
+func distinct(evs []bus.Recorded) []bus.Recorded {
+	seen := map[string]bool{}
+	out := evs[:0]
+	for _, ev := range evs {
+		k := ev.DetailType + "\x00" + string(ev.Detail)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, ev)
+	}
+	return out
 }
 
 func (r *run) dispatch(ctx context.Context, ev bus.Recorded, t *Tick) error {
@@ -204,14 +251,18 @@ func (r *run) dispatch(ctx context.Context, ev bus.Recorded, t *Tick) error {
 		if err != nil {
 			return err
 		}
-		r.planMs = append(r.planMs, float64(dr.PlanTime.Microseconds())/1000)
 		rr, err := r.eng.Replicas(ctx, d.Cluster, d.SnapshotKey)
 		if err != nil && !isTransient(err) {
 			return err
 		}
+		r.mu.Lock()
+		if !dr.Repeated {
+			r.planMs = append(r.planMs, float64(dr.PlanTime.Microseconds())/1000)
+		}
 		for _, a := range rr.Applied {
 			t.Replicas = append(t.Replicas, fmt.Sprintf("%s %d→%d", a.Index, a.From, a.To))
 		}
+		r.mu.Unlock()
 		if _, err := r.eng.Sandbox(ctx, d.Cluster); err != nil && !isTransient(err) {
 			return err
 		}
@@ -224,6 +275,8 @@ func (r *run) dispatch(ctx context.Context, ev bus.Recorded, t *Tick) error {
 		if err != nil && !isTransient(err) {
 			return err
 		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
 		if !mr.Breaker.Closed && len(mr.Breaker.Checks) > 0 {
 			t.Breaker = mr.Breaker.Reason()
 		}
@@ -237,8 +290,10 @@ func (r *run) dispatch(ctx context.Context, ev bus.Recorded, t *Tick) error {
 		if err := json.Unmarshal(ev.Detail, &d); err != nil {
 			return fmt.Errorf("dispatch %s: %w", ev.DetailType, err)
 		}
+		r.mu.Lock()
 		r.scaleUps++
 		t.ScaleUp = d.Reason
+		r.mu.Unlock()
 	}
 	return nil
 }
