@@ -12,31 +12,31 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
-// Calls that change the cluster are sent once: a 503 or a timeout does not say whether the
-// request landed. Reads, and a reroute's dry run, are retried as configured.
+// Calls that change the cluster are sent once: a 503 or a connection dropped before the answer
+// does not say whether the request landed. Reads, and a reroute's dry run, are retried as
+// configured.
 func TestWritesAreSentOnce(t *testing.T) {
 	move := []RerouteCommand{Move("logs-a", 1, "node-0", "node-2")}
 	tests := []struct {
 		name         string
 		call         func(context.Context, *Client) error
-		hang         bool // the server never answers: the attempt times out
+		drop         bool // the server reads the request and closes the connection unanswered
 		wantAttempts int32
 	}{
 		{name: "reroute", call: func(ctx context.Context, c *Client) error {
 			_, err := c.Reroute(ctx, move, RerouteOptions{Explain: true})
 			return err
 		}, wantAttempts: 1},
-		{name: "reroute that times out", hang: true, call: func(ctx context.Context, c *Client) error {
+		{name: "reroute whose answer is lost", drop: true, call: func(ctx context.Context, c *Client) error {
 			_, err := c.Reroute(ctx, move, RerouteOptions{})
 			return err
 		}, wantAttempts: 1},
 		{name: "put index settings", call: func(ctx context.Context, c *Client) error {
 			return c.PutIndexSettings(ctx, "logs-a", map[string]any{"index.number_of_replicas": 2})
 		}, wantAttempts: 1},
-		{name: "put index settings that times out", hang: true, call: func(ctx context.Context, c *Client) error {
+		{name: "put index settings whose answer is lost", drop: true, call: func(ctx context.Context, c *Client) error {
 			return c.PutIndexSettings(ctx, "logs-a", map[string]any{"index.number_of_replicas": 2})
 		}, wantAttempts: 1},
 		{name: "reroute dry run", call: func(ctx context.Context, c *Client) error {
@@ -47,7 +47,7 @@ func TestWritesAreSentOnce(t *testing.T) {
 			_, err := c.Health(ctx)
 			return err
 		}, wantAttempts: 1 + DefaultMaxRetries},
-		{name: "a read that times out", hang: true, call: func(ctx context.Context, c *Client) error {
+		{name: "a read whose answer is lost", drop: true, call: func(ctx context.Context, c *Client) error {
 			_, err := c.Health(ctx)
 			return err
 		}, wantAttempts: 1 + DefaultMaxRetries},
@@ -57,10 +57,14 @@ func TestWritesAreSentOnce(t *testing.T) {
 			var attempts atomic.Int32
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				attempts.Add(1)
-				if tc.hang {
-					// The server notices the client giving up only once the body is read.
+				if tc.drop {
 					_, _ = io.Copy(io.Discard, r.Body)
-					<-r.Context().Done()
+					conn, _, err := w.(http.Hijacker).Hijack()
+					if err != nil {
+						t.Errorf("hijack: %v", err)
+						return
+					}
+					_ = conn.Close()
 					return
 				}
 				w.WriteHeader(http.StatusServiceUnavailable)
@@ -68,9 +72,6 @@ func TestWritesAreSentOnce(t *testing.T) {
 			}))
 			t.Cleanup(srv.Close)
 			cfg := testConfig(srv.URL)
-			if tc.hang {
-				cfg.Timeout = 50 * time.Millisecond
-			}
 			if err := tc.call(t.Context(), newTestClient(t, cfg)); err == nil {
 				t.Fatal("got nil error, want the failure")
 			}
