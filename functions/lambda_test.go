@@ -479,10 +479,11 @@ func testWebhooks(t *testing.T, root, simURL string, ingest *function, store sta
 }
 
 // signHMAC turns a SigV4 Function URL request into one for the public webhook URL: no IAM
-// authorizer, the HMAC headers over the body instead.
+// authorizer, the HMAC headers over the method, path, cluster header and body instead.
 func signHMAC(req *events.LambdaFunctionURLRequest, secret []byte) {
 	req.RequestContext.Authorizer = nil
-	ts, sig := webhook.Sign(secret, []byte(req.Body), time.Now())
+	m := webhook.Message{Method: req.RequestContext.HTTP.Method, Path: req.RawPath, Cluster: req.Headers[webhook.HeaderCluster], Body: []byte(req.Body)}
+	ts, sig := webhook.Sign(secret, m, time.Now())
 	req.Headers[webhook.HeaderTimestamp] = ts
 	req.Headers[webhook.HeaderSignature] = sig
 }

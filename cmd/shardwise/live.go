@@ -23,7 +23,7 @@ import (
 // liveFlags are the flags of the commands that read a real cluster. They never act: dry-run is forced.
 type liveFlags struct {
 	url, auth, service, region, user, passwordEnv, configFile string
-	insecure                                                  bool
+	insecure, allowInsecureCredentials                        bool
 	samples                                                   int
 	interval                                                  time.Duration
 }
@@ -36,6 +36,8 @@ func (f *liveFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.user, "user", "", "basic auth user")
 	cmd.Flags().StringVar(&f.passwordEnv, "password-env", "OPENSEARCH_PASSWORD", "environment variable holding the basic auth password")
 	cmd.Flags().BoolVar(&f.insecure, "insecure", false, "skip TLS verification")
+	cmd.Flags().BoolVar(&f.allowInsecureCredentials, "allow-insecure-credentials", false,
+		"allow basic auth over http://, or credentials with --insecure (logged as a warning)")
 	cmd.Flags().StringVar(&f.configFile, "config", "", "shardwise configuration JSON (thresholds)")
 	cmd.Flags().IntVar(&f.samples, "samples", 3, "stats samples to take (rates need 2; a sustained hotspot needs 3)")
 	cmd.Flags().DurationVar(&f.interval, "interval", 10*time.Second, "time between samples")
@@ -60,7 +62,7 @@ func (f *liveFlags) engine(ctx context.Context, progress io.Writer) (*engine.Eng
 	}
 	cfg.Safety.DryRun = true
 	cl := config.Cluster{Name: liveCluster, URLs: strings.Split(f.url, ","), Auth: f.auth, Service: f.service, Region: f.region,
-		Username: f.user, Insecure: f.insecure}
+		Username: f.user, Insecure: f.insecure, AllowInsecureCredentials: f.allowInsecureCredentials}
 	if f.auth == string(opensearch.AuthBasic) {
 		cl.PasswordEnv = f.passwordEnv
 	}

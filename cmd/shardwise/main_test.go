@@ -86,8 +86,8 @@ func TestPlanAndExplainAgainstServedSimulator(t *testing.T) {
 	}
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
-	// The simulator's clock stands still between requests, so samples are taken on real time
-	// while the counters do not move: rates come out as zero, and plan must say so honestly.
+	// The simulator's clock stands still between requests, so the nodes' stats timestamps do not
+	// advance between samples: no rate can be measured, and plan must say so, not read zeros.
 	out, _, err := execute(t, "plan", "--url", srv.URL, "--samples", "2", "--interval", "10ms", "--json")
 	if err != nil {
 		t.Fatal(err)
@@ -102,9 +102,24 @@ func TestPlanAndExplainAgainstServedSimulator(t *testing.T) {
 			N     int     `json:"n"`
 			S     int     `json:"s"`
 		} `json:"replicas"`
+		Copies []struct {
+			Index     string  `json:"index"`
+			State     string  `json:"state"`
+			NodeName  string  `json:"node_name"`
+			WriteLoad float64 `json:"write_load"`
+			LoadKnown bool    `json:"load_known"`
+		} `json:"copies"`
 	}
 	if err := json.Unmarshal([]byte(out), &plan); err != nil {
 		t.Fatalf("plan --json: %v\n%s", err, out)
+	}
+	if len(plan.Copies) == 0 {
+		t.Errorf("plan --json lists no copies:\n%s", out)
+	}
+	for _, c := range plan.Copies {
+		if c.State == "STARTED" && (c.NodeName == "" || c.LoadKnown) {
+			t.Errorf("copy %+v: want its node's name and an unknown load (the nodes' clocks stood still)", c)
+		}
 	}
 	if len(plan.Replicas) == 0 || plan.Replicas[0].N == 0 || plan.Replicas[0].S == 0 {
 		t.Errorf("replica decisions without N and S: %+v", plan.Replicas)

@@ -10,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/replicas"
+	"github.com/shardwise/shardwise/shared/snapshots"
 )
 
 func newPlan() *cobra.Command {
@@ -32,12 +34,21 @@ func newPlan() *cobra.Command {
 				return err
 			}
 			if asJSON {
+				key, err := snapshots.Latest(cmd.Context(), e.Store, liveCluster)
+				if err != nil {
+					return err
+				}
+				snap, _, err := snapshots.Load(cmd.Context(), e.Store, liveCluster, key)
+				if err != nil {
+					return err
+				}
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
 				return enc.Encode(struct {
 					Plan     allocation.Plan     `json:"plan"`
 					Replicas []replicas.Decision `json:"replicas"`
-				}{det.Plan, rep.Decisions})
+					Copies   []copyLoad          `json:"copies"`
+				}{det.Plan, rep.Decisions, copyLoads(snap)})
 			}
 			printPlan(out, det.Plan)
 			printReplicas(out, rep.Decisions)
@@ -47,6 +58,25 @@ func newPlan() *cobra.Command {
 	f.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
 	return cmd
+}
+
+// copyLoad is one copy as the plan read it: where it is and the WRITE and search threads it kept
+// busy (load_known false when the sample could not measure them).
+type copyLoad struct {
+	cluster.Copy
+	NodeName string `json:"node_name,omitempty"`
+}
+
+func copyLoads(snap *cluster.Snapshot) []copyLoad {
+	out := make([]copyLoad, 0, len(snap.Copies))
+	for _, c := range snap.Copies {
+		cl := copyLoad{Copy: c}
+		if n := snap.NodeByID(c.Node); n != nil {
+			cl.NodeName = n.Name
+		}
+		out = append(out, cl)
+	}
+	return out
 }
 
 func printPlan(w io.Writer, p allocation.Plan) {

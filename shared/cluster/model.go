@@ -21,8 +21,9 @@ const (
 type Snapshot struct {
 	Cluster string    `json:"cluster"`
 	At      time.Time `json:"at"`
-	// IntervalSeconds is the time since the previous counters the rates were computed from; 0 when
-	// this is the first sample and no rate is known yet.
+	// IntervalSeconds is the time since the previous sample by the collector's clock; 0 when this
+	// is the first sample and no rate is known yet. Rates divide by each node's own stats
+	// timestamp interval instead (see Derive).
 	IntervalSeconds float64  `json:"interval_seconds"`
 	Health          string   `json:"health"`
 	Settings        Settings `json:"settings"`

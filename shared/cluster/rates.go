@@ -49,10 +49,13 @@ const maxLoadOverThreads = 1.5
 
 // Derive computes the signals of cur from the previous counters (nil on the first sample):
 //
-//   - copy write load = Δindex_time_in_millis / 1000 / Δt, search load likewise from query+fetch time;
-//     a counter that went down is a reset (the shard moved or the node restarted) and a copy seen for
-//     the first time on a node has no previous value: its rate is unknown for this sample, not
-//     negative, and resumes with the next one;
+//   - copy write load = Δindex_time_in_millis / 1000 / Δt, search load likewise from query+fetch time,
+//     where Δt is the copy's node's stats timestamp interval, the clock its pool rates use too; the
+//     collector's own clock differs from it by the response latency, and from a simulator's by its
+//     speed. A node whose timestamp did not advance gives its copies unknown loads. A counter that
+//     went down is a reset (the shard moved or the node restarted) and a copy seen for the first
+//     time on a node has no previous value: its rate is unknown for this sample, not negative, and
+//     resumes with the next one;
 //   - node write utilization = Σ copy write loads on the node / WRITE pool threads;
 //   - WRITE queue latency, ESTIMATED by Little's law, because OpenSearch reports no wait time for the
 //     WRITE pool: latency ≈ queue / (Δcompleted / Δt). A queue with no completions is stalled;
@@ -68,6 +71,7 @@ func Derive(prev *Counters, cur Sample) Snapshot {
 	for i := range s.Nodes {
 		threads[s.Nodes[i].ID] = s.Nodes[i].Write.Threads
 	}
+	interval := nodeIntervals(prev, cur.Counters)
 	writeLoad := make(map[string]float64, len(s.Nodes))
 	searchLoad := make(map[string]float64, len(s.Nodes))
 	unknown := make(map[string]bool, len(s.Nodes))
@@ -84,12 +88,13 @@ func Derive(prev *Counters, cur Sample) Snapshot {
 			continue
 		}
 		before, seen := prev.Copies[key]
-		if !seen || now.IndexTimeMillis < before.IndexTimeMillis || now.SearchTimeMillis < before.SearchTimeMillis {
+		dt := interval[c.Node]
+		if !seen || dt <= 0 || now.IndexTimeMillis < before.IndexTimeMillis || now.SearchTimeMillis < before.SearchTimeMillis {
 			unknown[c.Node] = true
 			continue
 		}
-		w := float64(now.IndexTimeMillis-before.IndexTimeMillis) / 1000 / s.IntervalSeconds
-		r := float64(now.SearchTimeMillis-before.SearchTimeMillis) / 1000 / s.IntervalSeconds
+		w := float64(now.IndexTimeMillis-before.IndexTimeMillis) / 1000 / dt
+		r := float64(now.SearchTimeMillis-before.SearchTimeMillis) / 1000 / dt
 		if t := threads[c.Node]; t > 0 && w > float64(t)*maxLoadOverThreads {
 			unknown[c.Node] = true
 			continue
@@ -130,6 +135,21 @@ func Derive(prev *Counters, cur Sample) Snapshot {
 		}
 	}
 	return s
+}
+
+// nodeIntervals returns, per node read in both samples, the seconds its stats timestamp advanced
+// (0 or less when it did not).
+func nodeIntervals(prev *Counters, cur Counters) map[string]float64 {
+	out := make(map[string]float64, len(cur.Nodes))
+	if prev == nil {
+		return out
+	}
+	for id, now := range cur.Nodes {
+		if before, ok := prev.Nodes[id]; ok {
+			out[id] = now.At.Sub(before.At).Seconds()
+		}
+	}
+	return out
 }
 
 // derivePool fills the completion rate, the Little's-law queue latency and Δrejected. Negative deltas

@@ -29,9 +29,12 @@ func sample(at time.Time, copies map[string][2]int64, completed, queue int64) Sa
 
 func TestDeriveRates(t *testing.T) {
 	cases := []struct {
-		name        string
-		prev, cur   Sample
-		noPrev      bool
+		name      string
+		prev, cur Sample
+		noPrev    bool
+		// nodeStats, when set, moves the nodes' stats timestamps of cur, which the sample
+		// builder sets to the collector's clock.
+		nodeStats   time.Time
 		wantKnown   bool
 		wantWrite   float64
 		wantLatency float64
@@ -71,12 +74,33 @@ func TestDeriveRates(t *testing.T) {
 			wantKnown:   true,
 			wantLatency: 30, wantStalled: true,
 		},
+		{
+			// A simulator at 60× speed: 30 s between reads by the collector's clock, 30 min by
+			// the nodes'. 1,800 s of indexing over 1,800 s is 1 thread, not 60.
+			name:      "copy load uses its node's stats interval, not the collector's",
+			prev:      sample(t0, map[string][2]int64{"n1": {0, 0}}, 0, 0),
+			cur:       sample(t0.Add(30*time.Second), map[string][2]int64{"n1": {1_800_000, 0}}, 36_000, 40),
+			nodeStats: t0.Add(30 * time.Minute),
+			wantKnown: true, wantWrite: 1, wantLatency: 2,
+		},
+		{
+			name:      "node stats timestamp did not advance: load unknown, not 0",
+			prev:      sample(t0, map[string][2]int64{"n1": {0, 0}}, 0, 0),
+			cur:       sample(t0.Add(30*time.Second), map[string][2]int64{"n1": {0, 0}}, 0, 0),
+			nodeStats: t0,
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var prev *Counters
 			if !tc.noPrev {
 				prev = &tc.prev.Counters
+			}
+			if !tc.nodeStats.IsZero() {
+				for id, n := range tc.cur.Counters.Nodes {
+					n.At = tc.nodeStats
+					tc.cur.Counters.Nodes[id] = n
+				}
 			}
 			s := Derive(prev, tc.cur)
 			c := s.Copies[0]
@@ -87,6 +111,9 @@ func TestDeriveRates(t *testing.T) {
 				t.Errorf("write load: got %v want %v", c.WriteLoad, tc.wantWrite)
 			}
 			n1 := s.NodeByID("n1")
+			if n1.Write.LoadKnown != tc.wantKnown {
+				t.Errorf("node load known: got %v want %v", n1.Write.LoadKnown, tc.wantKnown)
+			}
 			if !tc.noPrev && math.Abs(n1.Write.QueueLatencySeconds-tc.wantLatency) > 1e-9 {
 				t.Errorf("queue latency: got %v want %v", n1.Write.QueueLatencySeconds, tc.wantLatency)
 			}

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +35,15 @@ type Cluster struct {
 	PasswordEnv string `json:"password_env,omitempty"`
 	Insecure    bool   `json:"insecure_skip_verify,omitempty"`
 	CACertFile  string `json:"ca_cert_file,omitempty"`
+	// AllowInsecureCredentials accepts basic auth over http:// and credentials with
+	// insecure_skip_verify, which are refused without it; the client logs a warning.
+	AllowInsecureCredentials bool `json:"allow_insecure_credentials,omitempty"`
 }
+
+// DefaultAuth is the auth of a cluster entry that names none, in every form of the
+// configuration: the functions run in AWS with an IAM role, and Amazon OpenSearch Service takes
+// SigV4. A cluster without security says "none" explicitly.
+const DefaultAuth = opensearch.AuthSigV4
 
 // Config is the whole deployment's configuration.
 type Config struct {
@@ -181,10 +191,16 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// OpenSearch turns a cluster entry into the client's configuration.
+// OpenSearch turns a cluster entry into the client's configuration; an entry without auth gets
+// DefaultAuth.
 func (cl Cluster) OpenSearch() (opensearch.Config, error) {
-	oc := opensearch.Config{URLs: cl.URLs, Auth: opensearch.Auth(cl.Auth), Service: cl.Service, Region: cl.Region,
-		Username: cl.Username, InsecureSkipVerify: cl.Insecure, CACertFile: cl.CACertFile}
+	auth := opensearch.Auth(cl.Auth)
+	if auth == "" {
+		auth = DefaultAuth
+	}
+	oc := opensearch.Config{URLs: cl.URLs, Auth: auth, Service: cl.Service, Region: cl.Region,
+		Username: cl.Username, InsecureSkipVerify: cl.Insecure, AllowInsecureCredentials: cl.AllowInsecureCredentials,
+		CACertFile: cl.CACertFile}
 	if cl.PasswordEnv != "" {
 		pw, ok := os.LookupEnv(cl.PasswordEnv)
 		if !ok {
@@ -196,15 +212,43 @@ func (cl Cluster) OpenSearch() (opensearch.Config, error) {
 }
 
 // Parse overlays a JSON document on the defaults. Unknown fields are an error: a typo must not
-// silently leave a default in place.
+// silently leave a default in place. So is anything after the document: a second document
+// pasted after the first would otherwise be ignored. Cluster entries without auth get
+// DefaultAuth.
 func Parse(base Config, data []byte) (Config, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	c := base
-	if err := dec.Decode(&c); err != nil {
+	if err := decodeStrict(data, &c); err != nil {
 		return base, fmt.Errorf("config: %w", err)
 	}
+	// A copy: the entries may still be base's.
+	c.Clusters = withDefaultAuth(slices.Clone(c.Clusters), "")
 	return c, nil
+}
+
+// decodeStrict decodes exactly one JSON document into v, refusing unknown fields and trailing data.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("trailing data after the JSON document at byte %d", dec.InputOffset())
+	}
+	return nil
+}
+
+// withDefaultAuth gives each cluster without auth the given one, or DefaultAuth.
+func withDefaultAuth(cls []Cluster, auth string) []Cluster {
+	if auth == "" {
+		auth = string(DefaultAuth)
+	}
+	for i := range cls {
+		if cls[i].Auth == "" {
+			cls[i].Auth = auth
+		}
+	}
+	return cls
 }
 
 // LoadFile reads a JSON config file over the defaults.
@@ -221,7 +265,8 @@ func LoadFile(path string) (Config, error) {
 //
 //	SHARDWISE_CONFIG     JSON, any field of Config
 //	SHARDWISE_CLUSTERS   JSON list of clusters, or "name=url[,name=url]" (auth from SHARDWISE_AUTH)
-//	SHARDWISE_AUTH       sigv4 | basic | none (default sigv4 for the name=url form)
+//	SHARDWISE_AUTH       sigv4 | basic | none: the auth of SHARDWISE_CLUSTERS entries that name none
+//	                     (default DefaultAuth, as for entries without auth anywhere)
 //	SHARDWISE_TABLE      DynamoDB table
 //	SHARDWISE_BUS        EventBridge bus
 //	SHARDWISE_DRY_RUN    true (default) | false
@@ -264,15 +309,13 @@ func parseClusters(v, auth string) ([]Cluster, error) {
 	v = strings.TrimSpace(v)
 	if strings.HasPrefix(v, "[") {
 		var cls []Cluster
-		dec := json.NewDecoder(strings.NewReader(v))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&cls); err != nil {
+		if err := decodeStrict([]byte(v), &cls); err != nil {
 			return nil, err
 		}
-		return cls, nil
+		return withDefaultAuth(cls, auth), nil
 	}
 	if auth == "" {
-		auth = string(opensearch.AuthSigV4)
+		auth = string(DefaultAuth)
 	}
 	var cls []Cluster
 	for _, part := range strings.Split(v, ",") {

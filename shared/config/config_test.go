@@ -161,6 +161,11 @@ func TestFromEnv(t *testing.T) {
 			},
 		},
 		{name: "no cluster at all", vars: map[string]string{}, wantErr: "clusters"},
+		{name: "SHARDWISE_CONFIG with a second document after it", vars: map[string]string{
+			"SHARDWISE_CONFIG": `{"clusters":[` + prodJSON + `]} {"safety":{"dry_run":false}}`}, wantErr: "SHARDWISE_CONFIG: config: trailing data"},
+		{name: "SHARDWISE_CONFIG with a stray brace", vars: map[string]string{
+			"SHARDWISE_CONFIG": `{"clusters":[` + prodJSON + `]}}`}, wantErr: "SHARDWISE_CONFIG: config: trailing data"},
+		{name: "JSON cluster list with trailing data", vars: map[string]string{"SHARDWISE_CLUSTERS": `[` + prodJSON + `] ,`}, wantErr: "SHARDWISE_CLUSTERS: trailing data"},
 		{name: "bad dry run", vars: map[string]string{"SHARDWISE_CLUSTERS": "p=https://p", "SHARDWISE_DRY_RUN": "maybe"}, wantErr: "SHARDWISE_DRY_RUN"},
 		{name: "name=url without a url", vars: map[string]string{"SHARDWISE_CLUSTERS": "prod"}, wantErr: "SHARDWISE_CLUSTERS"},
 		{name: "name=url with an empty name", vars: map[string]string{"SHARDWISE_CLUSTERS": "=https://p"}, wantErr: "SHARDWISE_CLUSTERS"},
@@ -190,6 +195,84 @@ func TestFromEnv(t *testing.T) {
 			}
 			tc.check(t, c)
 		})
+	}
+}
+
+// A cluster entry without auth gets DefaultAuth whichever form of the configuration it comes in.
+func TestClusterWithoutAuth(t *testing.T) {
+	const entry = `{"name":"prod","urls":["https://search-prod.example"]}`
+	file := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(file, []byte(`{"clusters":[`+entry+`]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		load func() (Config, error)
+	}{
+		{"SHARDWISE_CLUSTERS name=url", func() (Config, error) {
+			return FromEnv(env(map[string]string{"SHARDWISE_CLUSTERS": "prod=https://search-prod.example"}))
+		}},
+		{"SHARDWISE_CLUSTERS JSON", func() (Config, error) {
+			return FromEnv(env(map[string]string{"SHARDWISE_CLUSTERS": `[` + entry + `]`}))
+		}},
+		{"SHARDWISE_CONFIG", func() (Config, error) {
+			return FromEnv(env(map[string]string{"SHARDWISE_CONFIG": `{"clusters":[` + entry + `]}`}))
+		}},
+		{"file", func() (Config, error) { return LoadFile(file) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := tc.load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			oc, err := c.Clusters[0].OpenSearch()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Clusters[0].Auth != string(DefaultAuth) || oc.Auth != DefaultAuth {
+				t.Errorf("auth: got %q (client %q), want %q", c.Clusters[0].Auth, oc.Auth, DefaultAuth)
+			}
+		})
+	}
+}
+
+// Credentials that travel insecurely need allow_insecure_credentials.
+func TestInsecureCredentials(t *testing.T) {
+	t.Setenv("SHARDWISE_TEST_PASSWORD", "s3cret-pw")
+	basic := Cluster{Name: "p", URLs: []string{"http://10.0.0.5:9200"}, Auth: "basic", Username: "u", PasswordEnv: "SHARDWISE_TEST_PASSWORD"}
+	cases := []struct {
+		name    string
+		edit    func(*Cluster)
+		wantErr string
+	}{
+		{"basic over http", func(*Cluster) {}, "AllowInsecureCredentials"},
+		{"basic over http, allowed", func(c *Cluster) { c.AllowInsecureCredentials = true }, ""},
+		{"sigv4 with insecure_skip_verify", func(c *Cluster) {
+			c.URLs, c.Auth, c.Username, c.PasswordEnv, c.Insecure = []string{"https://s.example"}, "sigv4", "", "", true
+		}, "AllowInsecureCredentials"},
+		{"basic over https", func(c *Cluster) { c.URLs = []string{"https://s.example"} }, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := basic
+			tc.edit(&cl)
+			c := Default()
+			c.Clusters = []Cluster{cl}
+			err := c.Validate()
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Errorf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "s3cret-pw") {
+				t.Errorf("Validate: got %v, want an error naming %s without the password", err, tc.wantErr)
+			}
+		})
+	}
+	if _, err := Parse(Default(), []byte(`{"clusters":[{"name":"p","urls":["http://h:9200"],"auth":"none","allow_insecure_credentials":true}]}`)); err != nil {
+		t.Errorf("allow_insecure_credentials in JSON: %v", err)
 	}
 }
 

@@ -43,7 +43,7 @@ func (f *Function) Ingest(ctx context.Context, raw json.RawMessage) (any, error)
 	case KindFunctionURL:
 		var req events.LambdaFunctionURLRequest
 		if err := json.Unmarshal(raw, &req); err != nil {
-			return webhook.ErrorResponse(http.StatusBadRequest, "malformed_request", fmt.Errorf("function URL request: %w", err)), nil
+			return webhook.ErrorResponse(http.StatusBadRequest, "malformed_request", fmt.Errorf("function URL request: %w", err), requestID(ctx, req)), nil
 		}
 		return f.Webhook(ctx, req), nil
 	case KindEventBridge:

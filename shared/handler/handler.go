@@ -47,20 +47,29 @@ func Env(ctx context.Context, function string) (*engine.Engine, *telemetry.Metri
 		return nil, nil, fmt.Errorf("%s: aws config: %w", function, err)
 	}
 	metrics := telemetry.NewMetrics(time.Now)
+	log := telemetry.NewLogger(os.Stdout, level, telemetry.AttrFunction, function)
 	e := &engine.Engine{
-		Store:   state.NewDynamo(dynamodb.NewFromConfig(awsCfg), cfg.Table, time.Now),
+		Store:   state.NewDynamo(DynamoClient(awsCfg), cfg.Table, time.Now),
 		Bus:     &bus.EventBridge{Client: eventbridge.NewFromConfig(awsCfg), BusName: cfg.Bus},
-		Cluster: Clusters(cfg, &awsCfg),
+		Cluster: Clusters(cfg, &awsCfg, log),
 		Clock:   time.Now,
-		Log:     telemetry.NewLogger(os.Stdout, level, telemetry.AttrFunction, function),
+		Log:     log,
 		Metrics: metrics,
 		Config:  cfg,
 	}
 	return e, metrics, nil
 }
 
-// Clusters returns a lookup that builds each cluster's client on first use and keeps it.
-func Clusters(cfg config.Config, awsCfg *aws.Config) func(string) (engine.ClusterAPI, error) {
+// DynamoClient builds the state table's client with shardwise's retry settings
+// (state.WithDynamoRetry): the SDK's default of 3 attempts gives up on a throttled burst that
+// the documented 10 ride out.
+func DynamoClient(awsCfg aws.Config) *dynamodb.Client {
+	return dynamodb.NewFromConfig(awsCfg, state.WithDynamoRetry)
+}
+
+// Clusters returns a lookup that builds each cluster's client on first use and keeps it. The
+// clients log their warnings (insecure credentials) to log.
+func Clusters(cfg config.Config, awsCfg *aws.Config, log *slog.Logger) func(string) (engine.ClusterAPI, error) {
 	var mu sync.Mutex
 	apis := map[string]engine.ClusterAPI{}
 	return func(name string) (engine.ClusterAPI, error) {
@@ -77,7 +86,7 @@ func Clusters(cfg config.Config, awsCfg *aws.Config) func(string) (engine.Cluste
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: %w", name, err)
 		}
-		oc.AWS = awsCfg
+		oc.AWS, oc.Log = awsCfg, log
 		client, err := opensearch.New(context.Background(), oc)
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: %w", name, err)

@@ -9,8 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/engine"
+	"github.com/shardwise/shardwise/shared/state"
 )
 
 func readEvent(t *testing.T, name string) json.RawMessage {
@@ -248,5 +252,15 @@ func TestDetectIgnoresAlarmLeavingAlarmState(t *testing.T) {
 	r, err := f.Detect(t.Context(), b)
 	if err != nil || r != nil {
 		t.Errorf("Detect on an OK alarm: got %+v, %v, want nothing done", r, err)
+	}
+}
+
+// The production state table's client retries as state documents: 10 attempts, where the SDK's
+// DynamoDB default is 3.
+func TestDynamoClientRetries(t *testing.T) {
+	got := DynamoClient(aws.Config{Region: "eu-west-1"}).Options().Retryer.MaxAttempts()
+	sdkDefault := dynamodb.NewFromConfig(aws.Config{Region: "eu-west-1"}).Options().Retryer.MaxAttempts()
+	if want := state.NewDynamoRetryer().MaxAttempts(); got != want || got == sdkDefault {
+		t.Errorf("max attempts: got %d, want %d (the SDK's default is %d)", got, want, sdkDefault)
 	}
 }

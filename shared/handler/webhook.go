@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
@@ -60,7 +61,8 @@ type WebhookResult struct {
 // authenticates and reads it; a pushed _nodes/stats document is ingested in place of the pulled
 // node stats, and an Alertmanager alert or a CloudWatch alarm has its cluster ingested and
 // planned at once. Every failure is an HTTP answer with a JSON error body; a request refused
-// before reaching the engine has stored and published nothing.
+// before reaching the engine has stored and published nothing. A failure upstream (5xx) tells the
+// caller only its request id; what went wrong is in the log under that id.
 func (f *Function) Webhook(ctx context.Context, req events.LambdaFunctionURLRequest) events.LambdaFunctionURLResponse {
 	log := f.Engine.Log
 	if log == nil {
@@ -70,13 +72,14 @@ func (f *Function) Webhook(ctx context.Context, req events.LambdaFunctionURLRequ
 	for _, c := range f.Engine.Config.Clusters {
 		names = append(names, c.Name)
 	}
-	rcv := webhook.Receiver{Clusters: names, Secret: f.WebhookSecret, Clock: f.Engine.Clock}
+	id := requestID(ctx, req)
+	rcv := webhook.Receiver{Clusters: names, Secret: f.WebhookSecret, Replays: webhook.StoreReplays{Store: f.Engine.Store}, Clock: f.Engine.Clock}
 	act, err := rcv.Receive(ctx, req)
 	if err != nil {
 		status, code := webhook.Status(err)
 		log.Warn("webhook refused", "status", status, "error", code, "reason", err, "path", req.RawPath,
-			"source_ip", req.RequestContext.HTTP.SourceIP, "request_id", req.RequestContext.RequestID)
-		return webhook.ErrorResponse(status, code, err)
+			"source_ip", req.RequestContext.HTTP.SourceIP, "request_id", id)
+		return webhook.ErrorResponse(status, code, err, id)
 	}
 	reply := WebhookReply{Kind: act.Kind, Auth: act.Auth, Ignored: act.Ignored}
 	if act.Ignored != "" {
@@ -107,9 +110,15 @@ func (f *Function) Webhook(ctx context.Context, req events.LambdaFunctionURLRequ
 			}
 		}
 		if err != nil {
-			res.Error = err.Error()
-			failures = append(failures, err.Error())
-			status = max(status, engineStatus(err))
+			st := engineStatus(err)
+			level := slog.LevelWarn
+			if st >= http.StatusInternalServerError {
+				level = slog.LevelError
+			}
+			log.Log(ctx, level, "webhook failed", "cluster", name, "status", st, "error", err, "request_id", id)
+			res.Error = webhook.PublicMessage(st, err, id)
+			failures = append(failures, res.Error)
+			status = max(status, st)
 		}
 		reply.Results = append(reply.Results, res)
 	}
@@ -118,10 +127,22 @@ func (f *Function) Webhook(ctx context.Context, req events.LambdaFunctionURLRequ
 		body := struct {
 			webhook.ErrorBody
 			WebhookReply
-		}{webhook.ErrorBody{Status: status, Code: engineCode(status), Message: strings.Join(failures, "; ")}, reply}
+		}{webhook.ErrorBody{Status: status, Code: engineCode(status), Message: strings.Join(failures, "; "), RequestID: id}, reply}
 		return webhook.JSONResponse(status, body)
 	}
 	return webhook.JSONResponse(http.StatusOK, reply)
+}
+
+// requestID names a request in the log and in its answer: the Function URL's request id, else
+// the Lambda invocation's.
+func requestID(ctx context.Context, req events.LambdaFunctionURLRequest) string {
+	if req.RequestContext.RequestID != "" {
+		return req.RequestContext.RequestID
+	}
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		return lc.AwsRequestID
+	}
+	return ""
 }
 
 // engineStatus maps an engine error to HTTP: pushed stats that do not fit the cluster are the

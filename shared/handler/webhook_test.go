@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -171,6 +172,7 @@ func (r request) build() events.LambdaFunctionURLRequest {
 		Headers: map[string]string{"content-type": "application/json"}}
 	req.RequestContext.HTTP.Method = http.MethodPost
 	req.RequestContext.HTTP.Path = r.path
+	req.RequestContext.RequestID = testRequestID
 	if r.contentType != "" {
 		req.Headers["content-type"] = r.contentType
 	}
@@ -184,7 +186,8 @@ func (r request) build() events.LambdaFunctionURLRequest {
 		if r.hmacSecret != nil {
 			secret = r.hmacSecret
 		}
-		req.Headers[webhook.HeaderTimestamp], req.Headers[webhook.HeaderSignature] = webhook.Sign(secret, []byte(r.body), r.hmacAt)
+		m := webhook.Message{Method: http.MethodPost, Path: r.path, Cluster: r.cluster, Body: []byte(r.body)}
+		req.Headers[webhook.HeaderTimestamp], req.Headers[webhook.HeaderSignature] = webhook.Sign(secret, m, r.hmacAt)
 	default:
 		req.RequestContext.Authorizer = &events.LambdaFunctionURLRequestContextAuthorizerDescription{
 			IAM: &events.LambdaFunctionURLRequestContextAuthorizerIAMDescription{AccountID: "123456789012", UserARN: "arn:aws:sts::123456789012:assumed-role/forwarder/x"}}
@@ -192,14 +195,18 @@ func (r request) build() events.LambdaFunctionURLRequest {
 	return req
 }
 
+// testRequestID is the Function URL request id of every request built here.
+const testRequestID = "4f2a6c1e-test"
+
 // replyBody reads both the error body and the reply.
 type replyBody struct {
-	Status  int             `json:"status"`
-	Code    string          `json:"error"`
-	Message string          `json:"message"`
-	Kind    string          `json:"kind"`
-	Ignored string          `json:"ignored"`
-	Results []WebhookResult `json:"results"`
+	Status    int             `json:"status"`
+	Code      string          `json:"error"`
+	Message   string          `json:"message"`
+	RequestID string          `json:"request_id"`
+	Kind      string          `json:"kind"`
+	Ignored   string          `json:"ignored"`
+	Results   []WebhookResult `json:"results"`
 }
 
 func decodeReply(t *testing.T, resp events.LambdaFunctionURLResponse) replyBody {
@@ -222,9 +229,12 @@ func TestWebhookBadInputStoresNothing(t *testing.T) {
 	tests := []struct {
 		name      string
 		req       func(fx *webhookFixture) request
+		secret    webhook.SecretSource // replaces the fixture's when set
 		status    int
 		code      string
 		inMessage string
+		// notInBody is internal detail the answer must not carry (it goes to the log).
+		notInBody []string
 	}{
 		{name: "malformed JSON", req: func(fx *webhookFixture) request {
 			return request{path: webhook.PathNodesStats, cluster: "prod", body: fx.nodesStats(t)[:200]}
@@ -255,11 +265,18 @@ func TestWebhookBadInputStoresNothing(t *testing.T) {
 		}, status: 422, code: "push_rejected", inMessage: "not in the cluster state"},
 		{name: "cluster unreachable", req: func(*webhookFixture) request {
 			return request{path: webhook.PathAlertmanager, cluster: "staging", body: alert}
-		}, status: 502, code: "ingest_failed", inMessage: "connection refused"},
+		}, status: 502, code: "ingest_failed", inMessage: "the log of request " + testRequestID, notInBody: []string{"connection refused", "127.0.0.1"}},
+		{name: "secret unreadable", req: func(fx *webhookFixture) request {
+			return request{path: webhook.PathAlertmanager, body: alert, hmacAt: fx.sim.Now()}
+		}, secret: failingSecret{}, status: 503, code: "secret_unavailable", inMessage: "the log of request " + testRequestID,
+			notInBody: []string{"arn:aws", "AccessDenied", "GetParameter"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := newWebhookFixture(t)
+			if tc.secret != nil {
+				fx.f.WebhookSecret = tc.secret
+			}
 			resp := fx.f.Webhook(t.Context(), tc.req(fx).build())
 			r := decodeReply(t, resp)
 			if resp.StatusCode != tc.status || r.Status != tc.status || r.Code != tc.code {
@@ -267,6 +284,14 @@ func TestWebhookBadInputStoresNothing(t *testing.T) {
 			}
 			if !strings.Contains(r.Message, tc.inMessage) {
 				t.Errorf("message %q does not say %q", r.Message, tc.inMessage)
+			}
+			if r.RequestID != testRequestID {
+				t.Errorf("request id: got %q, want %q", r.RequestID, testRequestID)
+			}
+			for _, secret := range tc.notInBody {
+				if strings.Contains(resp.Body, secret) {
+					t.Errorf("answer carries %q: %s", secret, resp.Body)
+				}
 			}
 			if w := fx.store.Writes(); len(w) != 0 {
 				t.Errorf("stored %v, want nothing", w)
@@ -280,6 +305,52 @@ func TestWebhookBadInputStoresNothing(t *testing.T) {
 				t.Errorf("published %d events, want none", len(ev))
 			}
 		})
+	}
+}
+
+// failingSecret is an SSM parameter the function may not read: its error names the role's ARN.
+type failingSecret struct{}
+
+func (failingSecret) Secret(context.Context) ([]byte, error) {
+	return nil, fmt.Errorf("%w: ssm parameter /shardwise/webhook: operation error SSM: GetParameter, https response error StatusCode: 400, "+
+		"AccessDeniedException: User: arn:aws:sts::123456789012:assumed-role/shardwise-ingest/fn is not authorized", webhook.ErrSecretUnavailable)
+}
+
+// A failure upstream reaches the log with the request id the caller was given.
+func TestWebhookLogsWhatItHides(t *testing.T) {
+	fx := newWebhookFixture(t)
+	var logged strings.Builder
+	fx.f.Engine.Log = slog.New(slog.NewTextHandler(&logged, nil))
+	alert := sampleURLRequest(t, "webhook-alertmanager.json").Body
+	resp := fx.f.Webhook(t.Context(), request{path: webhook.PathAlertmanager, cluster: "staging", body: alert}.build())
+	if resp.StatusCode != http.StatusBadGateway || strings.Contains(resp.Body, "connection refused") {
+		t.Fatalf("got %d %s, want 502 without the cause", resp.StatusCode, resp.Body)
+	}
+	for _, want := range []string{"connection refused", "request_id=" + testRequestID} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logged.String())
+		}
+	}
+}
+
+// An HMAC-signed request is carried out once: sent again it is refused and changes nothing.
+func TestWebhookRefusesReplays(t *testing.T) {
+	fx := newWebhookFixture(t)
+	req := request{path: webhook.PathNodesStats, cluster: "prod", body: fx.nodesStats(t), hmacAt: fx.sim.Now()}.build()
+	if resp := fx.f.Webhook(t.Context(), req); resp.StatusCode != http.StatusOK {
+		t.Fatalf("first delivery: got %d %s, want 200", resp.StatusCode, resp.Body)
+	}
+	writes, published := len(fx.store.Writes()), len(fx.events.Events())
+	resp := fx.f.Webhook(t.Context(), req)
+	r := decodeReply(t, resp)
+	if resp.StatusCode != http.StatusConflict || r.Code != "replayed" {
+		t.Errorf("replay: got %d %q, want 409 replayed: %s", resp.StatusCode, r.Code, resp.Body)
+	}
+	if w := fx.store.Writes(); len(w) != writes+1 || !strings.Contains(w[len(w)-1], "webhook#sig#") {
+		t.Errorf("replay wrote %v, want only its refused signature claim", w[writes:])
+	}
+	if ev := fx.events.Events(); len(ev) != published {
+		t.Errorf("replay published %d more events, want none", len(ev)-published)
 	}
 }
 

@@ -18,7 +18,9 @@ func TestReadBody(t *testing.T) {
 		body          []byte
 		contentLength int64
 		reader        func(io.Reader) io.Reader
+		limit         int64 // 0: 1 GiB
 		wantErr       bool
+		wantCap       bool // ErrResponseTooLarge
 	}{
 		{name: "known length", body: []byte(`{"status":"green"}`), contentLength: 18},
 		{name: "known empty", body: nil, contentLength: 0},
@@ -28,6 +30,10 @@ func TestReadBody(t *testing.T) {
 		{name: "unknown length, one byte per read", body: big[:3*firstBodyPiece+1], contentLength: -1, reader: iotest.OneByteReader},
 		{name: "length over the presize cap read in pieces", body: big, contentLength: maxPresizedBody + 1},
 		{name: "shorter than its Content-Length", body: []byte(`{"a":1}`), contentLength: 100, wantErr: true},
+		{name: "exactly the cap, unknown length", body: big[:firstBodyPiece+5], contentLength: -1, limit: firstBodyPiece + 5},
+		{name: "exactly the cap, known length", body: big[:100], contentLength: 100, limit: 100},
+		{name: "over the cap, unknown length", body: big[:firstBodyPiece+6], contentLength: -1, limit: firstBodyPiece + 5, wantCap: true},
+		{name: "over the cap, known length", body: big[:101], contentLength: 101, limit: 100, wantCap: true},
 		{name: "read error", body: big, contentLength: -1, reader: func(r io.Reader) io.Reader {
 			return io.MultiReader(io.LimitReader(r, 5), iotest.ErrReader(errors.New("connection reset")))
 		}, wantErr: true},
@@ -38,8 +44,15 @@ func TestReadBody(t *testing.T) {
 			if tc.reader != nil {
 				r = tc.reader(r)
 			}
-			got, err := readBody(r, tc.contentLength)
-			if tc.wantErr {
+			limit := tc.limit
+			if limit == 0 {
+				limit = 1 << 30
+			}
+			got, err := readBody(r, tc.contentLength, limit)
+			if tc.wantCap && !errors.Is(err, ErrResponseTooLarge) {
+				t.Fatalf("got %d bytes and %v, want ErrResponseTooLarge", len(got), err)
+			}
+			if tc.wantErr || tc.wantCap {
 				if err == nil {
 					t.Fatalf("got %d bytes and no error, want an error", len(got))
 				}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -28,7 +29,11 @@ import (
 // Client sends shardwise's calls to one OpenSearch cluster. It is safe for concurrent use; build
 // it once per process (outside the Lambda handler) so warm invocations reuse its connections.
 type Client struct {
-	os *opensearch.Client
+	// os retries as Config says; once sends each request once, for calls that change the
+	// cluster, where a retry of an attempt whose answer was lost could act twice.
+	os, once *opensearch.Client
+	// maxBody is the largest response body read.
+	maxBody int64
 }
 
 // New validates cfg and builds a Client. ctx bounds loading the AWS config chain for SigV4.
@@ -80,12 +85,24 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create opensearch client: %w", err)
 	}
-	return &Client{os: client}, nil
+	osCfg.DisableRetry = true
+	once, err := opensearch.NewClient(osCfg)
+	if err != nil {
+		return nil, fmt.Errorf("create opensearch client: %w", err)
+	}
+	if w := cfg.Warnings(); len(w) > 0 {
+		log := cfg.Log
+		if log == nil {
+			log = slog.Default()
+		}
+		log.Warn("opensearch client allows insecure credentials", "urls", cfg.URLs, "auth", string(cfg.Auth), "reasons", w)
+	}
+	return &Client{os: client, once: once, maxBody: cfg.MaxResponseBytes}, nil
 }
 
 // Close stops the transport's background work and closes idle connections.
 func (c *Client) Close() error {
-	if err := c.os.Close(); err != nil {
+	if err := errors.Join(c.os.Close(), c.once.Close()); err != nil {
 		return fmt.Errorf("close opensearch client: %w", err)
 	}
 	return nil
@@ -178,11 +195,22 @@ func exponentialBackoff(base time.Duration) func(attempt int) time.Duration {
 // once. The body is decoded into the slim structs by the caller, and a decode error must not
 // carry a 30,000-shard body in its message.
 func (c *Client) call(ctx context.Context, name, method string, req opensearch.Request) ([]byte, error) {
+	return c.send(ctx, c.os, name, method, req)
+}
+
+// callOnce is call without retries, for requests that change the cluster (a reroute, a settings
+// update): a timeout or a dropped connection does not say whether the request landed, and sending
+// it again could act twice. The caller reads the cluster again instead.
+func (c *Client) callOnce(ctx context.Context, name, method string, req opensearch.Request) ([]byte, error) {
+	return c.send(ctx, c.once, name, method, req)
+}
+
+func (c *Client) send(ctx context.Context, client *opensearch.Client, name, method string, req opensearch.Request) ([]byte, error) {
 	httpReq, err := req.GetRequest(method)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	resp, err := c.os.Stream(httpReq.WithContext(ctx))
+	resp, err := client.Stream(httpReq.WithContext(ctx))
 	if resp != nil && resp.Body != nil {
 		// Stream may return a response with an error (a retry's backoff cut short by ctx); its
 		// body is ours to close either way.
@@ -196,7 +224,7 @@ func (c *Client) call(ctx context.Context, name, method string, req opensearch.R
 	}
 	var body []byte
 	if resp.Body != nil {
-		if body, err = readBody(resp.Body, resp.ContentLength); err != nil {
+		if body, err = readBody(resp.Body, resp.ContentLength, c.maxBody); err != nil {
 			return nil, fmt.Errorf("%s: read response: %w", name, err)
 		}
 	}
@@ -206,11 +234,15 @@ func (c *Client) call(ctx context.Context, name, method string, req opensearch.R
 	return body, nil
 }
 
-// readBody reads a response body whole. With a believable Content-Length it reads into one
-// buffer of that size. Without one (the simulator streams its answers chunked) it reads pieces
-// that double up to maxBodyPiece and joins them once: about twice the body in allocations, where a
-// growing buffer costs four times and holds up to three at its peak.
-func readBody(r io.Reader, contentLength int64) ([]byte, error) {
+// readBody reads a response body whole, refusing one over limit bytes with ErrResponseTooLarge
+// (a Content-Length over it before reading anything). With a believable Content-Length it reads
+// into one buffer of that size. Without one (the simulator streams its answers chunked) it reads
+// pieces that double up to maxBodyPiece and joins them once: about twice the body in allocations,
+// where a growing buffer costs four times and holds up to three at its peak.
+func readBody(r io.Reader, contentLength, limit int64) ([]byte, error) {
+	if contentLength > limit {
+		return nil, fmt.Errorf("%w: Content-Length %d, cap %d", ErrResponseTooLarge, contentLength, limit)
+	}
 	if contentLength >= 0 && contentLength <= maxPresizedBody {
 		body := make([]byte, contentLength)
 		if _, err := io.ReadFull(r, body); err != nil {
@@ -219,10 +251,15 @@ func readBody(r io.Reader, contentLength int64) ([]byte, error) {
 		return body, nil
 	}
 	var pieces [][]byte
+	var read int64
 	for size := firstBodyPiece; ; size = min(2*size, maxBodyPiece) {
-		p := make([]byte, size)
+		p := make([]byte, min(int64(size), limit+1-read))
 		n, err := io.ReadFull(r, p)
 		pieces = append(pieces, p[:n])
+		read += int64(n)
+		if read > limit {
+			return nil, fmt.Errorf("%w: over %d bytes", ErrResponseTooLarge, limit)
+		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			break
 		}

@@ -138,6 +138,7 @@ func TestAuthHeaders(t *testing.T) {
 		{"none", func(c Config) Config { return c }, ""},
 		{"basic", func(c Config) Config {
 			c.Auth, c.Username, c.Password = AuthBasic, "shardwise", "s3cret"
+			c.AllowInsecureCredentials = true // the test server speaks plain HTTP
 			return c
 		}, "Basic c2hhcmR3aXNlOnMzY3JldA=="},
 	}
@@ -277,6 +278,21 @@ func TestConfigValidate(t *testing.T) {
 		{"password without basic", func(c *Config) { c.Password = "pw-Secret-9" }, "Username/Password"},
 		{"unknown service", func(c *Config) { c.Auth, c.Service = AuthSigV4, "s3" }, "Service"},
 		{"insecure and CA file", func(c *Config) { c.InsecureSkipVerify, c.CACertFile = true, "/ca.pem" }, "CACertFile"},
+		{"basic over http", func(c *Config) {
+			c.URLs, c.Auth, c.Username, c.Password = []string{"https://a", "http://b:9200"}, AuthBasic, "u", "pw-Secret-9"
+		}, "AllowInsecureCredentials"},
+		{"basic over http, allowed", func(c *Config) {
+			c.URLs, c.Auth, c.Username, c.Password, c.AllowInsecureCredentials = []string{"http://b:9200"}, AuthBasic, "u", "pw-Secret-9", true
+		}, ""},
+		{"none over http", func(c *Config) { c.URLs = []string{"http://b:9200"} }, ""},
+		{"sigv4 over http", func(c *Config) { c.URLs, c.Auth = []string{"http://b:9200"}, AuthSigV4 }, ""},
+		{"insecure TLS with basic", func(c *Config) {
+			c.InsecureSkipVerify, c.Auth, c.Username, c.Password = true, AuthBasic, "u", "pw-Secret-9"
+		}, "AllowInsecureCredentials"},
+		{"insecure TLS with sigv4", func(c *Config) { c.InsecureSkipVerify, c.Auth = true, AuthSigV4 }, "AllowInsecureCredentials"},
+		{"insecure TLS with sigv4, allowed", func(c *Config) { c.InsecureSkipVerify, c.Auth, c.AllowInsecureCredentials = true, AuthSigV4, true }, ""},
+		{"insecure TLS without credentials", func(c *Config) { c.InsecureSkipVerify = true }, ""},
+		{"negative response cap", func(c *Config) { c.MaxResponseBytes = -1 }, "MaxResponseBytes"},
 		{"negative timeout", func(c *Config) { c.Timeout = -time.Second }, "Timeout"},
 		{"negative backoff", func(c *Config) { c.RetryBackoff = -time.Second }, "RetryBackoff"},
 	}

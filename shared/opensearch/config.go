@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -55,6 +56,10 @@ type Config struct {
 
 	// InsecureSkipVerify turns TLS certificate verification off. Verification is on by default.
 	InsecureSkipVerify bool
+	// AllowInsecureCredentials permits sending credentials where they can be read or replayed on
+	// the way: basic auth to an http:// URL, or basic or SigV4 with InsecureSkipVerify. Without
+	// it such a Config is invalid; with it New logs a warning.
+	AllowInsecureCredentials bool
 	// CACertFile is a PEM file of the CA that signed the cluster's certificate; when set, only
 	// that CA is trusted.
 	CACertFile string
@@ -68,9 +73,15 @@ type Config struct {
 	// DefaultRetryBackoff.
 	RetryBackoff time.Duration
 
+	// MaxResponseBytes caps a response body; a larger one is ErrResponseTooLarge. 0 means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+
 	// Transport replaces the HTTP transport (tests). TLS options are applied to it when it is an
 	// *http.Transport.
 	Transport http.RoundTripper
+	// Log receives New's warnings; nil means slog.Default().
+	Log *slog.Logger
 }
 
 // Validate reports the first invalid field of c, naming it. It reads no files and makes no calls.
@@ -119,6 +130,12 @@ func (c Config) Validate() error {
 	if c.InsecureSkipVerify && c.CACertFile != "" {
 		return errors.New("opensearch config: CACertFile: pointless with InsecureSkipVerify; set one of them")
 	}
+	if w := c.Warnings(); len(w) > 0 && !c.AllowInsecureCredentials {
+		return fmt.Errorf("opensearch config: AllowInsecureCredentials: %s; set it to accept that", strings.Join(w, "; "))
+	}
+	if c.MaxResponseBytes < 0 {
+		return fmt.Errorf("opensearch config: MaxResponseBytes: must not be negative, got %d", c.MaxResponseBytes)
+	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("opensearch config: Timeout: must not be negative, got %s", c.Timeout)
 	}
@@ -126,6 +143,23 @@ func (c Config) Validate() error {
 		return fmt.Errorf("opensearch config: RetryBackoff: must not be negative, got %s", c.RetryBackoff)
 	}
 	return nil
+}
+
+// Warnings says how c sends credentials where they can be read or replayed on the way, which
+// only AllowInsecureCredentials permits.
+func (c Config) Warnings() []string {
+	var out []string
+	if c.Auth == AuthBasic {
+		for i, raw := range c.URLs {
+			if u, err := url.Parse(raw); err == nil && u.Scheme == "http" {
+				out = append(out, fmt.Sprintf("URLs[%d]: basic auth over http:// sends the password in clear text", i))
+			}
+		}
+	}
+	if c.InsecureSkipVerify && (c.Auth == AuthBasic || c.Auth == AuthSigV4) {
+		out = append(out, fmt.Sprintf("InsecureSkipVerify with %s auth sends credentials to whoever answers", c.Auth))
+	}
+	return out
 }
 
 // withDefaults returns c with every unset optional field at its default.
@@ -145,6 +179,9 @@ func (c Config) withDefaults() Config {
 	if c.RetryBackoff == 0 {
 		c.RetryBackoff = DefaultRetryBackoff
 	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
+	}
 	return c
 }
 
@@ -154,8 +191,8 @@ func (c Config) String() string {
 	if c.Password != "" {
 		password = "[redacted]"
 	}
-	return fmt.Sprintf("{URLs:%v Auth:%s Service:%s Region:%s Username:%s Password:%s InsecureSkipVerify:%t CACertFile:%s Timeout:%s MaxRetries:%d RetryBackoff:%s}",
-		c.URLs, c.Auth, c.Service, c.Region, c.Username, password, c.InsecureSkipVerify, c.CACertFile, c.Timeout, c.MaxRetries, c.RetryBackoff)
+	return fmt.Sprintf("{URLs:%v Auth:%s Service:%s Region:%s Username:%s Password:%s InsecureSkipVerify:%t AllowInsecureCredentials:%t CACertFile:%s Timeout:%s MaxRetries:%d RetryBackoff:%s MaxResponseBytes:%d}",
+		c.URLs, c.Auth, c.Service, c.Region, c.Username, password, c.InsecureSkipVerify, c.AllowInsecureCredentials, c.CACertFile, c.Timeout, c.MaxRetries, c.RetryBackoff, c.MaxResponseBytes)
 }
 
 // GoString keeps %#v from printing the password too.
@@ -171,9 +208,11 @@ func (c Config) LogValue() slog.Value {
 		slog.String("username", c.Username),
 		slog.Bool("password_set", c.Password != ""),
 		slog.Bool("insecure_skip_verify", c.InsecureSkipVerify),
+		slog.Bool("allow_insecure_credentials", c.AllowInsecureCredentials),
 		slog.String("ca_cert_file", c.CACertFile),
 		slog.Duration("timeout", c.Timeout),
 		slog.Int("max_retries", c.MaxRetries),
 		slog.Duration("retry_backoff", c.RetryBackoff),
+		slog.Int64("max_response_bytes", c.MaxResponseBytes),
 	)
 }

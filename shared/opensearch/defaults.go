@@ -22,6 +22,11 @@ const (
 	// retries, about 1.4 s in all, well inside one 30 s cycle.
 	DefaultRetryBackoff = 200 * time.Millisecond
 
+	// DefaultMaxResponseBytes caps a response body: the largest, _stats?level=shards, is about
+	// 7 MB filtered for a 30,000-copy cluster, so 64 MiB leaves room for about 270,000 copies and
+	// stays well inside a 512 MB function.
+	DefaultMaxResponseBytes = 64 << 20
+
 	// maxRetryBackoff caps one wait: waiting longer than a 30 s stats cycle only delays fresher data.
 	maxRetryBackoff = 30 * time.Second
 

@@ -16,6 +16,11 @@ import (
 // The change may still be applied: read the state again before retrying it.
 var ErrNotAcknowledged = errors.New("not acknowledged by the cluster manager")
 
+// ErrResponseTooLarge is returned for a response body over Config.MaxResponseBytes: reading it
+// whole could exhaust a Lambda's memory. The largest answer, _stats at level=shards, grows with
+// the shard copies; raise MaxResponseBytes (and the function's memory) for a larger cluster.
+var ErrResponseTooLarge = errors.New("response over the size cap (Config.MaxResponseBytes)")
+
 // APIError is a non-2xx response from OpenSearch or from the AWS front end before it, or a
 // failure OpenSearch listed inside a 200 answer (Status 200; see CancelTask).
 type APIError struct {

@@ -104,9 +104,9 @@ var rerouteFilter = []string{"acknowledged", "explanations"}
 // Reroute sends POST _cluster/reroute with cmds, asking for metric=none so the response carries
 // no cluster state. With Explain, a command OpenSearch refuses comes back as NO decisions instead
 // of an error. An unacknowledged reroute returns its result with an error wrapping
-// ErrNotAcknowledged. A reroute that timed out is retried like any call; if the first attempt
-// had landed, the retried move fails (the copy is already relocating), so after an error read the
-// routing again before concluding nothing moved.
+// ErrNotAcknowledged. A dry run is retried like any read; a real reroute is sent once, since
+// an attempt that timed out may still have landed: after an error read the routing again before
+// concluding nothing moved.
 func (c *Client) Reroute(ctx context.Context, cmds []RerouteCommand, opts RerouteOptions) (RerouteResult, error) {
 	if len(cmds) == 0 {
 		return RerouteResult{}, errors.New("reroute: no commands")
@@ -131,7 +131,11 @@ func (c *Client) Reroute(ctx context.Context, cmds []RerouteCommand, opts Rerout
 			FilterPath: rerouteFilter,
 		},
 	}
-	body, err := c.call(ctx, "reroute", http.MethodPost, req)
+	send := c.callOnce
+	if opts.DryRun {
+		send = c.call
+	}
+	body, err := send(ctx, "reroute", http.MethodPost, req)
 	if err != nil {
 		return RerouteResult{}, err
 	}

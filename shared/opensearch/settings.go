@@ -230,6 +230,8 @@ func decodeIndexSettings(body []byte) (map[string]string, error) {
 
 // PutIndexSettings sends PUT <index>/_settings with settings as the body, e.g.
 // {"index.number_of_replicas": 2}. It refuses patterns: a stray "*" would change every index.
+// It is sent once: the caller's read-modify-write may have been overtaken, so after an error it
+// reads the settings again rather than repeating a write built on the old ones.
 func (c *Client) PutIndexSettings(ctx context.Context, index string, settings map[string]any) error {
 	if err := checkIndexName(index); err != nil {
 		return fmt.Errorf("put index settings: %w", err)
@@ -242,7 +244,7 @@ func (c *Client) PutIndexSettings(ctx context.Context, index string, settings ma
 		return fmt.Errorf("put index settings %s: encode: %w", index, err)
 	}
 	req := opensearchapi.SettingsPutReq{Indices: []string{index}, Body: bytes.NewReader(payload)}
-	body, err := c.call(ctx, "put index settings "+index, http.MethodPut, req)
+	body, err := c.callOnce(ctx, "put index settings "+index, http.MethodPut, req)
 	if err != nil {
 		return err
 	}

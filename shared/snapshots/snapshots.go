@@ -1,8 +1,11 @@
 // Package snapshots stores cluster snapshots in the state table so a 30,000-shard cluster fits
-// DynamoDB's 400 KB item limit: one compressed item per node (the node, its copies and their
-// counters), items of up to 5,000 copies no node chunk holds (unassigned ones), and a meta item
-// (health, settings, indices), written meta last so a reader never sees half a snapshot. The
-// counters stored with a snapshot are the "previous counters" the next ingest derives rates from.
+// DynamoDB's 400 KB item limit and no partition takes the whole write burst. A snapshot is a meta
+// item (health, settings, indices and the layout below) in the cluster's partition, and chunk
+// items of at most partBytes each: a node's copies and their counters in as many parts as they
+// need, and the copies no node chunk holds (unassigned ones). Chunk items are spread over up to
+// maxPartitions partition keys of their own, about partitionBytes each. The meta item is written
+// last, so a reader never sees half a snapshot. The counters stored with a snapshot are the
+// "previous counters" the next ingest derives rates from.
 package snapshots
 
 import (
@@ -16,18 +19,28 @@ import (
 	"github.com/shardwise/shardwise/shared/state"
 )
 
-// PK is the partition holding everything about one cluster.
+// PK is the partition holding everything about one cluster but its snapshots' chunk items.
 func PK(clusterName string) string { return "cluster#" + clusterName }
+
+// ChunkPK is the i-th partition holding chunk items of the cluster's snapshots.
+func ChunkPK(clusterName string, i int) string {
+	return fmt.Sprintf("%s#snap#%02d", PK(clusterName), i)
+}
 
 const (
 	latestSK = "snap#latest"
 	// keyLayout sorts lexically in time order.
 	keyLayout = "20060102T150405.000000000Z"
-	// unplacedPerItem bounds the copies without a node chunk (unassigned, or on a node whose stats
-	// are missing) stored in one item. A cluster restarting whole has nearly every copy
-	// unassigned: 30,000 of them in the meta item came to 356 KiB compressed, over the item limit.
-	// 5,000 come to about 60 KiB.
-	unplacedPerItem = 5000
+	// partBytes bounds one chunk item's value, far under state.MaxValueBytes. A node holding
+	// 10,000 copies came to 594,230 bytes compressed in one item; cut at 64 KiB it takes ten,
+	// which also lets the items spread evenly over partitions.
+	partBytes = 64 << 10
+	// partitionBytes is how much of one snapshot a partition key should take. DynamoDB bills a
+	// write unit per started KB and one partition sustains 1,000 write units a second; a
+	// 30,000-copy snapshot is about 2 MB, which this spreads over about 10 partitions.
+	partitionBytes = 256 << 10
+	// maxPartitions bounds the partition keys a reader queries per snapshot.
+	maxPartitions = 32
 )
 
 type meta struct {
@@ -39,12 +52,19 @@ type meta struct {
 	Indices         []cluster.Index  `json:"indices"`
 	// Unplaced is where snapshots written before UnplacedChunks kept these copies; still read.
 	Unplaced []cluster.Copy `json:"unplaced,omitempty"`
-	// UnplacedChunks counts the items holding copies with no node chunk, unplacedPerItem each.
+	// UnplacedChunks counts the items holding copies with no node chunk.
 	UnplacedChunks int       `json:"unplaced_chunks,omitempty"`
 	NodeIDs        []string  `json:"node_ids"`
 	CountersAt     time.Time `json:"counters_at"`
+	// Partitions counts the partition keys (ChunkPK 0 to Partitions-1) holding the chunk items.
+	// Zero is a snapshot written before chunks were spread: one item per node, in PK, still read.
+	Partitions int `json:"partitions,omitempty"`
+	// NodeParts holds, for each of NodeIDs, how many items its chunk takes.
+	NodeParts []int `json:"node_parts,omitempty"`
 }
 
+// nodeChunk is one part of a node's chunk. Part 0 carries the node and its counters; every part
+// carries some of its copies and their counters.
 type nodeChunk struct {
 	Node     cluster.Node                    `json:"node"`
 	Copies   []cluster.Copy                  `json:"copies"`
@@ -55,6 +75,9 @@ type nodeChunk struct {
 
 // Key names a stored snapshot.
 func Key(at time.Time) string { return "snap#" + at.UTC().Format(keyLayout) }
+
+func nodeSK(key, id string, part int) string { return fmt.Sprintf("%s#node#%s#%04d", key, id, part) }
+func unplacedSK(key string, i int) string    { return fmt.Sprintf("%s#unplaced#%04d", key, i) }
 
 // Save stores the snapshot and the counters it was derived from, and points "latest" at it.
 func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs cluster.Counters, ttl time.Duration, now time.Time) (string, error) {
@@ -73,10 +96,11 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 		chunks[n.ID] = c
 		m.NodeIDs = append(m.NodeIDs, n.ID)
 	}
+	var unplaced []cluster.Copy
 	for _, c := range snap.Copies {
 		ch, ok := chunks[c.Node]
 		if !ok {
-			m.Unplaced = append(m.Unplaced, c)
+			unplaced = append(unplaced, c)
 			continue
 		}
 		ch.Copies = append(ch.Copies, c)
@@ -85,23 +109,33 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 			ch.CopyCtrs[k] = v
 		}
 	}
-	items := make([]state.Item, 0, len(chunks))
+	var values [][]byte
+	var sks []string
 	for _, id := range m.NodeIDs {
-		b, err := state.EncodeJSON(chunks[id])
+		parts, err := splitEncode(len(chunks[id].Copies), partBytes, chunks[id].part)
 		if err != nil {
 			return "", fmt.Errorf("save snapshot %s node %s: %w", key, id, err)
 		}
-		items = append(items, state.Item{Key: state.Key{PK: pk, SK: key + "#node#" + id}, Value: b, ExpiresAt: exp})
-	}
-	for start := 0; start < len(m.Unplaced); start += unplacedPerItem {
-		b, err := state.EncodeJSON(m.Unplaced[start:min(start+unplacedPerItem, len(m.Unplaced))])
-		if err != nil {
-			return "", fmt.Errorf("save snapshot %s unplaced copies: %w", key, err)
+		for i, b := range parts {
+			values, sks = append(values, b), append(sks, nodeSK(key, id, i))
 		}
-		items = append(items, state.Item{Key: state.Key{PK: pk, SK: unplacedSK(key, m.UnplacedChunks)}, Value: b, ExpiresAt: exp})
-		m.UnplacedChunks++
+		m.NodeParts = append(m.NodeParts, len(parts))
 	}
-	m.Unplaced = nil
+	parts, err := splitEncode(len(unplaced), partBytes, func(lo, hi int) ([]byte, error) { return state.EncodeJSON(unplaced[lo:hi]) })
+	if err != nil {
+		return "", fmt.Errorf("save snapshot %s unplaced copies: %w", key, err)
+	}
+	if len(unplaced) > 0 {
+		for i, b := range parts {
+			values, sks = append(values, b), append(sks, unplacedSK(key, i))
+		}
+		m.UnplacedChunks = len(parts)
+	}
+	m.Partitions = partitions(values)
+	items := make([]state.Item, len(values))
+	for i, p := range spread(values, m.Partitions) {
+		items[i] = state.Item{Key: state.Key{PK: ChunkPK(snap.Cluster, p), SK: sks[i]}, Value: values[i], ExpiresAt: exp}
+	}
 	if err := st.BatchPut(ctx, items); err != nil {
 		return "", fmt.Errorf("save snapshot %s: %w", key, err)
 	}
@@ -116,6 +150,84 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 		return "", fmt.Errorf("save snapshot %s latest: %w", key, err)
 	}
 	return key, nil
+}
+
+// part encodes the part of c holding copies lo to hi; part 0 also holds the node and its counters.
+func (c *nodeChunk) part(lo, hi int) ([]byte, error) {
+	p := nodeChunk{Copies: c.Copies[lo:hi], CopyCtrs: map[string]cluster.CopyCounters{}}
+	if lo == 0 {
+		p.Node, p.Counters, p.HasCtrs = c.Node, c.Counters, c.HasCtrs
+	}
+	for _, cp := range p.Copies {
+		k := cluster.CopyKey(cp.Index, cp.Shard, cp.Node)
+		if v, ok := c.CopyCtrs[k]; ok {
+			p.CopyCtrs[k] = v
+		}
+	}
+	return state.EncodeJSON(p)
+}
+
+// splitEncode encodes items 0 to n through encode in as few consecutive ranges as keep each
+// value within budget, and always at least one range (n may be 0). Compression makes sizes
+// unpredictable, so a range that comes out too large is split again.
+func splitEncode(n, budget int, encode func(lo, hi int) ([]byte, error)) ([][]byte, error) {
+	var out [][]byte
+	var split func(lo, hi int) error
+	split = func(lo, hi int) error {
+		b, err := encode(lo, hi)
+		if err != nil {
+			return err
+		}
+		if len(b) <= budget {
+			out = append(out, b)
+			return nil
+		}
+		if hi-lo <= 1 {
+			return fmt.Errorf("%w: one copy encodes to %d bytes, over %d", state.ErrTooLarge, len(b), budget)
+		}
+		// One more range than the size asks for, so that most ranges fit at the first try.
+		k := min(hi-lo, (len(b)+budget-1)/budget+1)
+		for i := range k {
+			if err := split(lo+i*(hi-lo)/k, lo+(i+1)*(hi-lo)/k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := split(0, n); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// partitions is how many partition keys values are spread over so that none takes more than
+// partitionBytes. spread gives no partition more than the average plus one value, and a value is
+// at most partBytes.
+func partitions(values [][]byte) int {
+	total := 0
+	for _, v := range values {
+		total += len(v)
+	}
+	const share = partitionBytes - partBytes
+	return max(1, min(maxPartitions, len(values), (total+share-1)/share))
+}
+
+// spread assigns each value, in order, to the partition that holds the fewest bytes so far (the
+// lowest such index on a tie), so that partitions take nearly equal shares.
+func spread(values [][]byte, n int) []int {
+	load := make([]int, n)
+	out := make([]int, len(values))
+	for i, v := range values {
+		p := 0
+		for j := range load {
+			if load[j] < load[p] {
+				p = j
+			}
+		}
+		out[i] = p
+		load[p] += len(v)
+	}
+	return out
 }
 
 // ErrNone means no snapshot is stored (or all have expired).
@@ -135,22 +247,78 @@ func Latest(ctx context.Context, st state.Store, clusterName string) (string, er
 
 // Load reads a snapshot and the counters stored with it.
 func Load(ctx context.Context, st state.Store, clusterName, key string) (*cluster.Snapshot, *cluster.Counters, error) {
-	pk := PK(clusterName)
-	items, err := st.Query(ctx, pk, key+"#")
+	m, _, err := state.GetJSON[meta](ctx, st, state.Key{PK: PK(clusterName), SK: key + "#meta"})
+	if errors.Is(err, state.ErrNotFound) {
+		return nil, nil, fmt.Errorf("load snapshot %s: %w", key, ErrNone)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("load snapshot %s meta: %w", key, err)
+	}
+	if m.Partitions == 0 {
+		return loadUnspread(ctx, st, clusterName, key, &m)
+	}
+	if m.Partitions > maxPartitions || len(m.NodeParts) != len(m.NodeIDs) {
+		return nil, nil, fmt.Errorf("load snapshot %s: meta lists %d partitions and %d part counts for %d nodes", key, m.Partitions, len(m.NodeParts), len(m.NodeIDs))
+	}
+	stored := map[string][]byte{}
+	for i := range m.Partitions {
+		items, err := st.Query(ctx, ChunkPK(clusterName, i), key+"#")
+		if err != nil {
+			return nil, nil, fmt.Errorf("load snapshot %s partition %d: %w", key, i, err)
+		}
+		for _, it := range items {
+			stored[it.Key.SK] = it.Value
+		}
+	}
+	snap, ctrs := assemble(&m)
+	for n, id := range m.NodeIDs {
+		for i := range m.NodeParts[n] {
+			sk := nodeSK(key, id, i)
+			raw, ok := stored[sk]
+			if !ok {
+				return nil, nil, fmt.Errorf("load snapshot %s: node chunk %s part %d missing (expired or partial write)", key, id, i)
+			}
+			c, err := state.DecodeJSON[nodeChunk](raw)
+			if err != nil {
+				return nil, nil, fmt.Errorf("load snapshot %s %s: %w", key, sk, err)
+			}
+			if i == 0 {
+				if c.Node.ID != id {
+					return nil, nil, fmt.Errorf("load snapshot %s %s: holds node %q", key, sk, c.Node.ID)
+				}
+				addNode(snap, ctrs, c)
+			}
+			addCopies(snap, ctrs, c)
+		}
+	}
+	for i := range m.UnplacedChunks {
+		raw, ok := stored[unplacedSK(key, i)]
+		if !ok {
+			return nil, nil, fmt.Errorf("load snapshot %s: unplaced copies chunk %d missing (expired or partial write)", key, i)
+		}
+		c, err := state.DecodeJSON[[]cluster.Copy](raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("load snapshot %s %s: %w", key, unplacedSK(key, i), err)
+		}
+		snap.Copies = append(snap.Copies, c...)
+	}
+	snap.Sort()
+	return snap, ctrs, nil
+}
+
+// loadUnspread reads the rest of a snapshot written before chunks were spread over partitions:
+// one chunk item per node, beside the meta item, so that snapshots stored before a deploy stay
+// readable for their TTL.
+func loadUnspread(ctx context.Context, st state.Store, clusterName, key string, m *meta) (*cluster.Snapshot, *cluster.Counters, error) {
+	items, err := st.Query(ctx, PK(clusterName), key+"#")
 	if err != nil {
 		return nil, nil, fmt.Errorf("load snapshot %s: %w", key, err)
 	}
-	var m *meta
 	chunks := map[string]nodeChunk{}
 	unplaced := map[string][]cluster.Copy{}
 	for _, it := range items {
 		switch {
 		case strings.HasSuffix(it.Key.SK, "#meta"):
-			v, err := state.DecodeJSON[meta](it.Value)
-			if err != nil {
-				return nil, nil, fmt.Errorf("load snapshot %s meta: %w", key, err)
-			}
-			m = &v
 		case strings.HasPrefix(it.Key.SK, key+"#unplaced#"):
 			v, err := state.DecodeJSON[[]cluster.Copy](it.Value)
 			if err != nil {
@@ -165,25 +333,14 @@ func Load(ctx context.Context, st state.Store, clusterName, key string) (*cluste
 			chunks[c.Node.ID] = c
 		}
 	}
-	if m == nil {
-		return nil, nil, fmt.Errorf("load snapshot %s: %w", key, ErrNone)
-	}
-	snap := &cluster.Snapshot{Cluster: m.Cluster, At: m.At, IntervalSeconds: m.IntervalSeconds, Health: m.Health,
-		Settings: m.Settings, Indices: m.Indices}
-	ctrs := &cluster.Counters{At: m.CountersAt, Nodes: map[string]cluster.NodeCounters{}, Copies: map[string]cluster.CopyCounters{}}
+	snap, ctrs := assemble(m)
 	for _, id := range m.NodeIDs {
 		c, ok := chunks[id]
 		if !ok {
 			return nil, nil, fmt.Errorf("load snapshot %s: node chunk %s missing (expired or partial write)", key, id)
 		}
-		snap.Nodes = append(snap.Nodes, c.Node)
-		snap.Copies = append(snap.Copies, c.Copies...)
-		if c.HasCtrs {
-			ctrs.Nodes[id] = c.Counters
-		}
-		for k, v := range c.CopyCtrs {
-			ctrs.Copies[k] = v
-		}
+		addNode(snap, ctrs, c)
+		addCopies(snap, ctrs, c)
 	}
 	snap.Copies = append(snap.Copies, m.Unplaced...)
 	for i := range m.UnplacedChunks {
@@ -197,4 +354,24 @@ func Load(ctx context.Context, st state.Store, clusterName, key string) (*cluste
 	return snap, ctrs, nil
 }
 
-func unplacedSK(key string, i int) string { return fmt.Sprintf("%s#unplaced#%04d", key, i) }
+// assemble starts a snapshot and its counters from the meta item.
+func assemble(m *meta) (*cluster.Snapshot, *cluster.Counters) {
+	snap := &cluster.Snapshot{Cluster: m.Cluster, At: m.At, IntervalSeconds: m.IntervalSeconds, Health: m.Health,
+		Settings: m.Settings, Indices: m.Indices}
+	ctrs := &cluster.Counters{At: m.CountersAt, Nodes: map[string]cluster.NodeCounters{}, Copies: map[string]cluster.CopyCounters{}}
+	return snap, ctrs
+}
+
+func addNode(snap *cluster.Snapshot, ctrs *cluster.Counters, c nodeChunk) {
+	snap.Nodes = append(snap.Nodes, c.Node)
+	if c.HasCtrs {
+		ctrs.Nodes[c.Node.ID] = c.Counters
+	}
+}
+
+func addCopies(snap *cluster.Snapshot, ctrs *cluster.Counters, c nodeChunk) {
+	snap.Copies = append(snap.Copies, c.Copies...)
+	for k, v := range c.CopyCtrs {
+		ctrs.Copies[k] = v
+	}
+}

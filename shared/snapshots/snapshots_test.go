@@ -14,6 +14,7 @@ import (
 
 	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/state"
+	"github.com/shardwise/shardwise/shared/state/dynamotest"
 	"github.com/shardwise/shardwise/shared/state/statetest"
 )
 
@@ -135,17 +136,17 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "missing node chunk",
 			damage: func(t *testing.T, st *state.Memory, _ *statetest.Clock, key string) string {
-				if err := st.Delete(t.Context(), state.Key{PK: PK("prod"), SK: key + "#node#id-node-b"}, state.Condition{}); err != nil {
+				if err := st.Delete(t.Context(), state.Key{PK: ChunkPK("prod", 0), SK: nodeSK(key, "id-node-b", 0)}, state.Condition{}); err != nil {
 					t.Fatal(err)
 				}
 				return key
 			},
-			wantErr: "node chunk id-node-b missing",
+			wantErr: "node chunk id-node-b part 0 missing",
 		},
 		{
 			name: "missing unplaced copies chunk",
 			damage: func(t *testing.T, st *state.Memory, _ *statetest.Clock, key string) string {
-				if err := st.Delete(t.Context(), state.Key{PK: PK("prod"), SK: key + "#unplaced#0000"}, state.Condition{}); err != nil {
+				if err := st.Delete(t.Context(), state.Key{PK: ChunkPK("prod", 0), SK: key + "#unplaced#0000"}, state.Condition{}); err != nil {
 					t.Fatal(err)
 				}
 				return key
@@ -171,12 +172,12 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "corrupt node chunk",
 			damage: func(t *testing.T, st *state.Memory, _ *statetest.Clock, key string) string {
-				if _, err := st.Put(t.Context(), state.Item{Key: state.Key{PK: PK("prod"), SK: key + "#node#id-node-a"}, Value: []byte("{not json")}, state.Condition{}); err != nil {
+				if _, err := st.Put(t.Context(), state.Item{Key: state.Key{PK: ChunkPK("prod", 0), SK: nodeSK(key, "id-node-a", 0)}, Value: []byte("{not json")}, state.Condition{}); err != nil {
 					t.Fatal(err)
 				}
 				return key
 			},
-			wantErr: "#node#id-node-a",
+			wantErr: "#node#id-node-a#0000",
 		},
 		{
 			name: "expired snapshot",
@@ -210,44 +211,85 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-// A snapshot stored before unassigned copies had items of their own keeps them in its meta item;
-// it stays readable for its TTL after a deploy.
-func TestLoadUnplacedInMeta(t *testing.T) {
-	st := store()
-	snap, ctrs := small(t0)
-	key, err := Save(t.Context(), st, snap, ctrs, time.Hour, t0)
-	if err != nil {
+// saveUnspread stores snap as Save did before chunks were spread over partitions: one chunk item
+// per node beside the meta item, and the unplaced copies in the meta item itself (inMeta) or in
+// items of their own.
+func saveUnspread(t *testing.T, st state.Store, snap *cluster.Snapshot, ctrs cluster.Counters, inMeta bool) string {
+	t.Helper()
+	key, pk := Key(snap.At), PK(snap.Cluster)
+	m := meta{Cluster: snap.Cluster, At: snap.At, IntervalSeconds: snap.IntervalSeconds, Health: snap.Health,
+		Settings: snap.Settings, Indices: snap.Indices, CountersAt: ctrs.At}
+	var items []state.Item
+	var unplaced []cluster.Copy
+	for _, n := range snap.Nodes {
+		c := nodeChunk{Node: n, CopyCtrs: map[string]cluster.CopyCounters{}}
+		c.Counters, c.HasCtrs = ctrs.Nodes[n.ID]
+		for _, cp := range snap.Copies {
+			if cp.Node == n.ID {
+				c.Copies = append(c.Copies, cp)
+				if v, ok := ctrs.Copies[cluster.CopyKey(cp.Index, cp.Shard, cp.Node)]; ok {
+					c.CopyCtrs[cluster.CopyKey(cp.Index, cp.Shard, cp.Node)] = v
+				}
+			}
+		}
+		b, err := state.EncodeJSON(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, state.Item{Key: state.Key{PK: pk, SK: key + "#node#" + n.ID}, Value: b})
+		m.NodeIDs = append(m.NodeIDs, n.ID)
+	}
+	for _, cp := range snap.Copies {
+		if !slices.Contains(m.NodeIDs, cp.Node) {
+			unplaced = append(unplaced, cp)
+		}
+	}
+	if inMeta {
+		m.Unplaced = unplaced
+	} else {
+		b, err := state.EncodeJSON(unplaced)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, state.Item{Key: state.Key{PK: pk, SK: unplacedSK(key, 0)}, Value: b})
+		m.UnplacedChunks = 1
+	}
+	if err := st.BatchPut(t.Context(), items); err != nil {
 		t.Fatal(err)
 	}
-	mk := state.Key{PK: PK("prod"), SK: key + "#meta"}
-	m, _, err := state.GetJSON[meta](t.Context(), st, mk)
-	if err != nil {
+	if _, err := state.PutJSON(t.Context(), st, state.Key{PK: pk, SK: key + "#meta"}, m, state.Condition{}, 0, t0); err != nil {
 		t.Fatal(err)
 	}
-	if m.UnplacedChunks != 1 {
-		t.Fatalf("unplaced chunks: got %d want 1", m.UnplacedChunks)
+	return key
+}
+
+// Snapshots stored before a deploy stay readable for their TTL: those with one chunk item per
+// node in the cluster's partition, and the older ones still that kept unassigned copies in their
+// meta item.
+func TestLoadUnspread(t *testing.T) {
+	cases := []struct {
+		name   string
+		inMeta bool
+	}{
+		{"unplaced copies in items of their own", false},
+		{"unplaced copies in the meta item", true},
 	}
-	items, err := st.Query(t.Context(), PK("prod"), key+"#unplaced#")
-	if err != nil || len(items) != 1 {
-		t.Fatalf("unplaced items: got %d (%v) want 1", len(items), err)
-	}
-	m.Unplaced, err = state.DecodeJSON[[]cluster.Copy](items[0].Value)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.UnplacedChunks = 0
-	if _, err := state.PutJSON(t.Context(), st, mk, m, state.Condition{}, 0, t0); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Delete(t.Context(), items[0].Key, state.Condition{}); err != nil {
-		t.Fatal(err)
-	}
-	got, _, err := Load(t.Context(), st, "prod", key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, snap) {
-		t.Errorf("snapshot with unplaced copies in meta:\n got %+v\nwant %+v", got, snap)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := store()
+			snap, ctrs := small(t0)
+			key := saveUnspread(t, st, snap, ctrs, tc.inMeta)
+			got, gotCtrs, err := Load(t.Context(), st, "prod", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, snap) {
+				t.Errorf("snapshot:\n got %+v\nwant %+v", got, snap)
+			}
+			if !reflect.DeepEqual(gotCtrs, &ctrs) {
+				t.Errorf("counters:\n got %+v\nwant %+v", gotCtrs, &ctrs)
+			}
+		})
 	}
 }
 
@@ -267,13 +309,15 @@ func TestExpiredLatestIsNone(t *testing.T) {
 	}
 }
 
-// sizeStore records the size of every value written through it.
+// sizeStore records the size of every value written through it, and the bytes each partition
+// key receives.
 type sizeStore struct {
 	state.Store
 	mu      sync.Mutex
 	largest int
 	which   string
 	items   int
+	perPK   map[string]int
 }
 
 func (s *sizeStore) note(it state.Item) {
@@ -283,6 +327,21 @@ func (s *sizeStore) note(it state.Item) {
 	if len(it.Value) > s.largest {
 		s.largest, s.which = len(it.Value), it.Key.SK
 	}
+	if s.perPK == nil {
+		s.perPK = map[string]int{}
+	}
+	s.perPK[it.Key.PK] += len(it.Value)
+}
+
+// hottest returns the partition key that received the most bytes, and how many.
+func (s *sizeStore) hottest() (string, int) {
+	pk, most := "", 0
+	for k, n := range s.perPK {
+		if n > most || n == most && k < pk {
+			pk, most = k, n
+		}
+	}
+	return pk, most
 }
 
 func (s *sizeStore) Put(ctx context.Context, it state.Item, c state.Condition) (state.Item, error) {
@@ -297,11 +356,11 @@ func (s *sizeStore) BatchPut(ctx context.Context, items []state.Item) error {
 	return s.Store.BatchPut(ctx, items)
 }
 
-// large builds a 37-node cluster with 30,000 copies: 3,000 indices of 5 primaries with 1 replica,
-// with random sizes, loads and counters so compression gets no help from repetition. unassigned
-// copies of the last indices lose their node, as after a node loss.
-func large(unassigned int) (*cluster.Snapshot, cluster.Counters) {
-	const nodes, indices, primaries = 37, 3000, 5
+// large builds a cluster of nodes nodes with 30,000 copies: 3,000 indices of 5 primaries with 1
+// replica, with random sizes, loads and counters so compression gets no help from repetition.
+// unassigned copies of the last indices lose their node, as after a node loss.
+func large(nodes, unassigned int) (*cluster.Snapshot, cluster.Counters) {
+	const indices, primaries = 3000, 5
 	rng := rand.New(rand.NewPCG(1, 2))
 	s := &cluster.Snapshot{Cluster: "big", At: t0, IntervalSeconds: 30, Health: "green", Settings: cluster.Settings{DiskHighWatermark: 0.9}}
 	ctrs := cluster.Counters{At: t0, Nodes: map[string]cluster.NodeCounters{}, Copies: map[string]cluster.CopyCounters{}}
@@ -334,43 +393,73 @@ func large(unassigned int) (*cluster.Snapshot, cluster.Counters) {
 	return s, ctrs
 }
 
+// TestMain stops the moto server TestLargeSnapshotOnDynamo starts when SHARDWISE_MOTO_ENDPOINT
+// is unset.
+func TestMain(m *testing.M) { dynamotest.Main(m) }
+
 func TestLargeSnapshotFitsDynamoItems(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 30,000-copy snapshot")
 	}
 	cases := []struct {
 		name       string
+		nodes      int
 		unassigned int
 	}{
-		{"every copy assigned", 0},
-		{"a fifth of the copies unassigned", 6000},
-		{"all unassigned", 30000},
+		{"every copy assigned", 37, 0},
+		{"a fifth of the copies unassigned", 37, 6000},
+		{"all unassigned", 37, 30000},
+		// 10,000 copies per node: one item per node came to 594,230 bytes.
+		{"three nodes", 3, 0},
+		{"three nodes, a fifth unassigned", 3, 6000},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			snap, ctrs := large(tc.unassigned)
-			if len(snap.Copies) != 30000 || len(snap.Nodes) != 37 {
-				t.Fatalf("fixture: %d copies on %d nodes, want 30000 on 37", len(snap.Copies), len(snap.Nodes))
-			}
-			st := &sizeStore{Store: store()}
-			key, err := Save(t.Context(), st, snap, ctrs, time.Hour, t0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("%d items, largest %s at %d bytes (%.0f KiB of the %d KiB limit)", st.items, st.which, st.largest, float64(st.largest)/1024, state.MaxValueBytes/1024)
-			if st.largest >= state.MaxValueBytes {
-				t.Errorf("largest item %s: %d bytes, want under %d", st.which, st.largest, state.MaxValueBytes)
-			}
-			got, gotCtrs, err := Load(t.Context(), st, "big", key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got.Copies) != len(snap.Copies) || len(gotCtrs.Copies) != len(ctrs.Copies) {
-				t.Errorf("loaded %d copies and %d copy counters, want %d and %d", len(got.Copies), len(gotCtrs.Copies), len(snap.Copies), len(ctrs.Copies))
-			}
-			if c := got.Counts(); c.Unassigned != tc.unassigned {
-				t.Errorf("unassigned: got %d want %d", c.Unassigned, tc.unassigned)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { saveLarge(t, store(), tc.nodes, tc.unassigned) })
+	}
+}
+
+// A 30,000-copy snapshot on three nodes round-trips through DynamoDB (moto), whose item limit
+// and batch rules are the real ones.
+func TestLargeSnapshotOnDynamo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 30,000-copy snapshot")
+	}
+	client := dynamotest.Client(t, dynamotest.Endpoint(t))
+	saveLarge(t, state.NewDynamo(client, dynamotest.NewTable(t, client), statetest.NewClock(t0).Now), 3, 0)
+}
+
+// saveLarge saves and loads a 30,000-copy snapshot on nodes nodes through st, checking the size
+// of every item and the bytes each partition takes.
+func saveLarge(t *testing.T, base state.Store, nodes, unassigned int) {
+	t.Helper()
+	snap, ctrs := large(nodes, unassigned)
+	if len(snap.Copies) != 30000 || len(snap.Nodes) != nodes {
+		t.Fatalf("fixture: %d copies on %d nodes, want 30000 on %d", len(snap.Copies), len(snap.Nodes), nodes)
+	}
+	st := &sizeStore{Store: base}
+	key, err := Save(t.Context(), st, snap, ctrs, time.Hour, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hotPK, hotBytes := st.hottest()
+	t.Logf("%d items, largest %s at %d bytes (%.0f KiB of the %d KiB limit); %d partition keys, the hottest %s took %d bytes",
+		st.items, st.which, st.largest, float64(st.largest)/1024, state.MaxValueBytes/1024, len(st.perPK), hotPK, hotBytes)
+	if st.largest >= state.MaxValueBytes {
+		t.Errorf("largest item %s: %d bytes, want under %d", st.which, st.largest, state.MaxValueBytes)
+	}
+	// DynamoDB bills a write per started KB; one partition sustains 1,000 write units a
+	// second. A snapshot may send no partition more than partitionBytes.
+	if hotBytes > partitionBytes {
+		t.Errorf("partition %s took %d bytes of the snapshot, want at most %d", hotPK, hotBytes, partitionBytes)
+	}
+	got, gotCtrs, err := Load(t.Context(), st, "big", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, snap) || !reflect.DeepEqual(gotCtrs, &ctrs) {
+		t.Errorf("loaded %d copies and %d copy counters, want the %d and %d saved, equal", len(got.Copies), len(gotCtrs.Copies), len(snap.Copies), len(ctrs.Copies))
+	}
+	if c := got.Counts(); c.Unassigned != unassigned {
+		t.Errorf("unassigned: got %d want %d", c.Unassigned, unassigned)
 	}
 }

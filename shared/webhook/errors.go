@@ -3,7 +3,9 @@ package webhook
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 )
@@ -29,6 +31,10 @@ var (
 	ErrTooLarge = errors.New("body too large")
 	// ErrSecretUnavailable: the HMAC secret could not be read, so no signature can be checked (503).
 	ErrSecretUnavailable = errors.New("webhook secret unavailable")
+	// ErrReplay: an HMAC-signed request already carried out, sent again (409).
+	ErrReplay = errors.New("request replayed")
+	// ErrReplayCheck: the signature could not be recorded, so a replay could not be ruled out (503).
+	ErrReplayCheck = errors.New("replay check unavailable")
 )
 
 // problems gives each error its status and the code in the JSON error body, in one place.
@@ -46,6 +52,8 @@ var problems = []struct {
 	{ErrMethod, http.StatusMethodNotAllowed, "method_not_allowed"},
 	{ErrTooLarge, http.StatusRequestEntityTooLarge, "body_too_large"},
 	{ErrSecretUnavailable, http.StatusServiceUnavailable, "secret_unavailable"},
+	{ErrReplay, http.StatusConflict, "replayed"},
+	{ErrReplayCheck, http.StatusServiceUnavailable, "replay_check_unavailable"},
 }
 
 // Status returns the HTTP status and error code for an error of Receive; anything else is
@@ -65,15 +73,29 @@ type ErrorBody struct {
 	// Code is stable and machine-readable ("malformed_body"); Message says what was wrong.
 	Code    string `json:"error"`
 	Message string `json:"message"`
+	// RequestID finds the request's log lines, which hold what a generic Message leaves out.
+	RequestID string `json:"request_id,omitempty"`
 }
 
-// ErrorResponse answers with status and a JSON ErrorBody.
-func ErrorResponse(status int, code string, err error) events.LambdaFunctionURLResponse {
-	r := JSONResponse(status, ErrorBody{Status: status, Code: code, Message: err.Error()})
+// ErrorResponse answers with status and a JSON ErrorBody. The message is err's for a refusal
+// (4xx), which only ever says what was wrong with the request, and a generic one for a failure
+// (5xx), whose error may hold what callers must not see (SSM or SDK messages, ARNs): the caller
+// gets requestID and the log gets err.
+func ErrorResponse(status int, code string, err error, requestID string) events.LambdaFunctionURLResponse {
+	r := JSONResponse(status, ErrorBody{Status: status, Code: code, Message: PublicMessage(status, err, requestID), RequestID: requestID})
 	if status == http.StatusMethodNotAllowed {
 		r.Headers["allow"] = http.MethodPost
 	}
 	return r
+}
+
+// PublicMessage is what a caller is told about err, answered with status: err itself for a 4xx,
+// else only the status and the request id to quote.
+func PublicMessage(status int, err error, requestID string) string {
+	if status < http.StatusInternalServerError {
+		return err.Error()
+	}
+	return fmt.Sprintf("%s; the log of request %s says why", strings.ToLower(http.StatusText(status)), requestID)
 }
 
 // JSONResponse answers with status and v as JSON.

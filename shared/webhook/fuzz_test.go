@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/shardwise/shardwise/shared/state"
 )
 
 // Every parser of outside input here is fuzzed: the three bodies, the two HMAC headers, and
@@ -83,7 +85,7 @@ func FuzzParseAlarm(f *testing.F) {
 }
 
 func FuzzParseSignature(f *testing.F) {
-	_, sig := Sign(testSecret, []byte("{}"), testNow)
+	_, sig := Sign(testSecret, Message{Method: "POST", Path: PathAlarm, Body: []byte("{}")}, testNow)
 	for _, s := range []string{sig, strings.ToUpper(sig), "sha256=", "sha256", "", "sha1=" + strings.Repeat("a", 40)} {
 		f.Add(s)
 	}
@@ -116,23 +118,29 @@ func FuzzParseTimestamp(f *testing.F) {
 	})
 }
 
-// FuzzSignVerify: whatever the body and time, a signature made with Sign verifies at that time
-// and fails for any other body.
+// FuzzSignVerify: whatever the request and time, a signature made with Sign verifies at that time
+// and fails for any other body, path or cluster.
 func FuzzSignVerify(f *testing.F) {
-	f.Add([]byte(`{"a":1}`), int64(1795947330), byte(0))
-	f.Add([]byte{}, int64(0), byte(7))
-	f.Fuzz(func(t *testing.T, body []byte, sec int64, flip byte) {
-		if sec < 0 || sec > 99999999999 {
+	f.Add([]byte(`{"a":1}`), "/nodes/stats", "prod", int64(1795947330), byte(0))
+	f.Add([]byte{}, "", "", int64(0), byte(7))
+	f.Fuzz(func(t *testing.T, body []byte, path, cluster string, sec int64, flip byte) {
+		if sec < 0 || sec > 99999999999 || strings.ContainsAny(path+cluster, "\r\n") {
 			return
 		}
 		at := time.Unix(sec, 0)
-		ts, sig := Sign(testSecret, body, at)
-		if err := Verify(testSecret, ts, sig, body, at); err != nil {
+		m := Message{Method: http.MethodPost, Path: path, Cluster: cluster, Body: body}
+		ts, sig := Sign(testSecret, m, at)
+		if _, _, err := Verify(testSecret, ts, sig, m, at); err != nil {
 			t.Fatalf("own signature refused: %v", err)
 		}
-		other := append([]byte{flip}, body...)
-		if err := Verify(testSecret, ts, sig, other, at); err == nil {
-			t.Fatal("signature accepted for another body")
+		for _, other := range []Message{
+			{Method: m.Method, Path: m.Path, Cluster: m.Cluster, Body: append([]byte{flip}, body...)},
+			{Method: m.Method, Path: string(flip) + m.Path, Cluster: m.Cluster, Body: body},
+			{Method: m.Method, Path: m.Path, Cluster: m.Cluster + string(flip), Body: body},
+		} {
+			if _, _, err := Verify(testSecret, ts, sig, other, at); err == nil {
+				t.Fatalf("signature of %q %q %q accepted for %q %q %q", m.Path, m.Cluster, m.Body, other.Path, other.Cluster, other.Body)
+			}
 		}
 	})
 }
@@ -151,7 +159,8 @@ func FuzzReceive(f *testing.F) {
 	for _, p := range problems {
 		known[p.status] = true
 	}
-	r := &Receiver{Clusters: []string{"prod"}, Secret: StaticSecret(testSecret), Clock: func() time.Time { return testNow }}
+	r := &Receiver{Clusters: []string{"prod"}, Secret: StaticSecret(testSecret), Replays: StoreReplays{Store: state.NewMemory(func() time.Time { return testNow })},
+		Clock: func() time.Time { return testNow }}
 	f.Fuzz(func(t *testing.T, body []byte, path, contentType, cluster string, sign, b64 bool) {
 		req := events.LambdaFunctionURLRequest{
 			RawPath: path,
@@ -160,7 +169,7 @@ func FuzzReceive(f *testing.F) {
 		}
 		req.RequestContext.HTTP.Method = http.MethodPost
 		if sign {
-			req.Headers[HeaderTimestamp], req.Headers[HeaderSignature] = Sign(testSecret, body, testNow)
+			req.Headers[HeaderTimestamp], req.Headers[HeaderSignature] = Sign(testSecret, Message{Method: http.MethodPost, Path: path, Cluster: cluster, Body: body}, testNow)
 		}
 		if b64 {
 			req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true

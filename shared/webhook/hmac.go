@@ -17,19 +17,35 @@ const signaturePrefix = "sha256="
 // maxTimestampDigits bounds HeaderTimestamp: 11 digits of Unix seconds reach the year 5138.
 const maxTimestampDigits = 11
 
-// Sign returns the HeaderTimestamp and HeaderSignature values for body sent at t: what a sender
-// that cannot sign SigV4 computes. The signature is HMAC-SHA256 with secret over the timestamp,
-// a ".", and the body exactly as sent, so a replayed body cannot be given a new timestamp.
-func Sign(secret, body []byte, t time.Time) (timestamp, signature string) {
-	timestamp = strconv.FormatInt(t.Unix(), 10)
-	return timestamp, signaturePrefix + hex.EncodeToString(mac(secret, timestamp, body))
+// Message is what an HMAC signature covers besides its timestamp: the request's method, its path
+// as sent (without the query string), its HeaderCluster value ("" when there is none) and its body
+// as sent. Signing the method, path and cluster stops a captured body from being sent to another
+// webhook or another cluster.
+type Message struct {
+	Method  string
+	Path    string
+	Cluster string
+	Body    []byte
 }
 
-func mac(secret []byte, timestamp string, body []byte) []byte {
+// Sign returns the HeaderTimestamp and HeaderSignature values for m sent at t: what a sender that
+// cannot sign SigV4 computes. The signature is HMAC-SHA256 with secret over the signing string
+//
+//	timestamp "\n" method "\n" path "\n" cluster "\n" body
+//
+// so a replayed request cannot be given a new timestamp, path or cluster.
+func Sign(secret []byte, m Message, t time.Time) (timestamp, signature string) {
+	timestamp = strconv.FormatInt(t.Unix(), 10)
+	return timestamp, signaturePrefix + hex.EncodeToString(mac(secret, timestamp, m))
+}
+
+func mac(secret []byte, timestamp string, m Message) []byte {
 	h := hmac.New(sha256.New, secret)
-	h.Write([]byte(timestamp))
-	h.Write([]byte{'.'})
-	h.Write(body)
+	for _, field := range []string{timestamp, m.Method, m.Path, m.Cluster} {
+		h.Write([]byte(field))
+		h.Write([]byte{'\n'})
+	}
+	h.Write(m.Body)
 	return h.Sum(nil)
 }
 
@@ -62,28 +78,35 @@ func ParseTimestamp(v string) (time.Time, error) {
 	return time.Unix(sec, 0).UTC(), nil
 }
 
-// Verify checks an HMAC-signed request: the signature must be secret's over timestamp + "." +
-// body, and the timestamp within MaxClockSkew of now either way. Every error wraps
+// Verify checks an HMAC-signed request: the signature must be secret's over the signing string of
+// timestamp and m (see Sign), and the timestamp within MaxClockSkew of now either way. It returns
+// the signed time and the signature's sum, by which a replay is recognized. Every error wraps
 // ErrUnauthenticated. The signature is compared in constant time and checked before the
 // timestamp, so only a holder of the secret learns that its clock is off.
-func Verify(secret []byte, timestamp, signature string, body []byte, now time.Time) error {
+func Verify(secret []byte, timestamp, signature string, m Message, now time.Time) (time.Time, []byte, error) {
 	if timestamp == "" || signature == "" {
-		return fmt.Errorf("%w: request is not signed: SigV4 through the AWS_IAM URL, or %s and %s headers", ErrUnauthenticated, HeaderTimestamp, HeaderSignature)
+		return time.Time{}, nil, fmt.Errorf("%w: request is not signed: SigV4 through the AWS_IAM URL, or %s and %s headers", ErrUnauthenticated, HeaderTimestamp, HeaderSignature)
+	}
+	for _, field := range []string{m.Method, m.Path, m.Cluster} {
+		// A line break would let one signing string stand for two different requests.
+		if strings.ContainsAny(field, "\r\n") {
+			return time.Time{}, nil, fmt.Errorf("%w: method, path or %s holds a line break", ErrUnauthenticated, HeaderCluster)
+		}
 	}
 	at, err := ParseTimestamp(timestamp)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+		return time.Time{}, nil, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
 	}
 	sum, err := ParseSignature(signature)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+		return time.Time{}, nil, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
 	}
-	if !hmac.Equal(sum, mac(secret, timestamp, body)) {
-		return fmt.Errorf("%w: signature does not match", ErrUnauthenticated)
+	if !hmac.Equal(sum, mac(secret, timestamp, m)) {
+		return time.Time{}, nil, fmt.Errorf("%w: signature does not match", ErrUnauthenticated)
 	}
 	if skew := now.Sub(at); skew > MaxClockSkew || skew < -MaxClockSkew {
-		return fmt.Errorf("%w: timestamp %s is %s from now, more than %s: a replay or a wrong clock",
+		return time.Time{}, nil, fmt.Errorf("%w: timestamp %s is %s from now, more than %s: a replay or a wrong clock",
 			ErrUnauthenticated, at.Format(time.RFC3339), skew.Round(time.Second), MaxClockSkew)
 	}
-	return nil
+	return at, sum, nil
 }

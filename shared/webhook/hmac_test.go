@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
@@ -13,9 +14,10 @@ var (
 )
 
 func TestSignMatchesTheDocumentedScheme(t *testing.T) {
-	// Computed independently: printf '1795947330.{"a":1}' | openssl dgst -sha256 -hmac 0123456789abcdef0123456789abcdef
-	const want = "sha256=3dbc761c78ffa4869fb86dd20b41115f90324d32f437f93c77a97a8ca1018ced"
-	ts, sig := Sign(testSecret, []byte(`{"a":1}`), testNow)
+	// Computed independently:
+	// printf '1795947330\nPOST\n/nodes/stats\nprod\n{"a":1}' | openssl dgst -sha256 -hmac 0123456789abcdef0123456789abcdef
+	const want = "sha256=f41e30f4149a8eb2ce254c94ef5dbcb0aff87e37793349ef8d32226e2fd4023b"
+	ts, sig := Sign(testSecret, Message{Method: "POST", Path: "/nodes/stats", Cluster: "prod", Body: []byte(`{"a":1}`)}, testNow)
 	if ts != "1795947330" {
 		t.Errorf("timestamp: got %q, want 1795947330", ts)
 	}
@@ -26,15 +28,20 @@ func TestSignMatchesTheDocumentedScheme(t *testing.T) {
 
 func TestVerify(t *testing.T) {
 	body := []byte(`{"version":"4","status":"firing"}`)
-	ts, sig := Sign(testSecret, body, testNow)
+	msg := func(b []byte) Message {
+		return Message{Method: "POST", Path: PathAlertmanager, Cluster: "prod", Body: b}
+	}
+	ts, sig := Sign(testSecret, msg(body), testNow)
 	tests := []struct {
 		name      string
 		secret    []byte
 		timestamp string
 		signature string
 		body      []byte
-		now       time.Time
-		wantErr   string // "" accepts
+		// change alters what is verified besides the body.
+		change  func(*Message)
+		now     time.Time
+		wantErr string // "" accepts
 	}{
 		{name: "valid", secret: testSecret, timestamp: ts, signature: sig, body: body, now: testNow},
 		{name: "upper-case hex", secret: testSecret, timestamp: ts, signature: "sha256=" + strings.ToUpper(strings.TrimPrefix(sig, "sha256=")), body: body, now: testNow},
@@ -44,6 +51,11 @@ func TestVerify(t *testing.T) {
 		{name: "more than 5 minutes ahead", secret: testSecret, timestamp: ts, signature: sig, body: body, now: testNow.Add(-MaxClockSkew - time.Second), wantErr: "a replay or a wrong clock"},
 		{name: "wrong secret", secret: []byte("another secret of thirty-two bytes"), timestamp: ts, signature: sig, body: body, now: testNow, wantErr: "does not match"},
 		{name: "body changed", secret: testSecret, timestamp: ts, signature: sig, body: []byte(`{"version":"4","status":"resolved"}`), now: testNow, wantErr: "does not match"},
+		{name: "sent to another cluster", secret: testSecret, timestamp: ts, signature: sig, body: body, change: func(m *Message) { m.Cluster = "staging" }, now: testNow, wantErr: "does not match"},
+		{name: "cluster header dropped", secret: testSecret, timestamp: ts, signature: sig, body: body, change: func(m *Message) { m.Cluster = "" }, now: testNow, wantErr: "does not match"},
+		{name: "sent to another path", secret: testSecret, timestamp: ts, signature: sig, body: body, change: func(m *Message) { m.Path = PathAlarm }, now: testNow, wantErr: "does not match"},
+		{name: "sent with another method", secret: testSecret, timestamp: ts, signature: sig, body: body, change: func(m *Message) { m.Method = "PUT" }, now: testNow, wantErr: "does not match"},
+		{name: "line break moves a field", secret: testSecret, timestamp: ts, signature: sig, body: body, change: func(m *Message) { m.Path, m.Cluster = PathAlertmanager+"\nprod", "" }, now: testNow, wantErr: "line break"},
 		{name: "timestamp moved to replay", secret: testSecret, timestamp: "1795947630", signature: sig, body: body, now: testNow.Add(5 * time.Minute), wantErr: "does not match"},
 		{name: "timestamp with a sign", secret: testSecret, timestamp: "+" + ts, signature: sig, body: body, now: testNow, wantErr: "not Unix seconds"},
 		{name: "timestamp in milliseconds", secret: testSecret, timestamp: ts + "000", signature: sig, body: body, now: testNow, wantErr: "not Unix seconds"},
@@ -55,10 +67,17 @@ func TestVerify(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Verify(tc.secret, tc.timestamp, tc.signature, tc.body, tc.now)
+			m := msg(tc.body)
+			if tc.change != nil {
+				tc.change(&m)
+			}
+			at, sum, err := Verify(tc.secret, tc.timestamp, tc.signature, m, tc.now)
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatalf("got %v, want accepted", err)
+				}
+				if !at.Equal(testNow) || hex.EncodeToString(sum) != strings.ToLower(strings.TrimPrefix(tc.signature, "sha256=")) {
+					t.Errorf("got time %v and sum %x, want %v and the signature's", at, sum, testNow)
 				}
 				return
 			}

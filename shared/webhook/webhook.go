@@ -2,14 +2,17 @@
 // request — SigV4, checked by Lambda itself on the AWS_IAM URL, or an HMAC-SHA256 signature on the
 // "webhook" alias's public URL for senders that cannot sign SigV4 — reads its body by path (a
 // _nodes/stats document a collector pushed, an Alertmanager notification, a CloudWatch alarm state
-// change) and says what to do as an Action. It stores and publishes nothing: the handler carries an
-// Action out with the engine, and a request refused here has touched nothing. Its only I/O is
-// reading the HMAC secret through a SecretSource.
+// change) and says what to do as an Action. It publishes nothing and stores only the signature of
+// an HMAC-signed request it accepts: the handler carries an Action out with the engine, and a
+// request refused here has touched nothing. Its only I/O is reading the HMAC secret through a
+// SecretSource and recording signatures through a ReplayGuard.
 //
 // The HMAC scheme: HeaderTimestamp carries the Unix time in seconds, HeaderSignature "sha256="
-// and the hex HMAC-SHA256, keyed with the secret, of the timestamp, ".", and the body as sent.
-// A request more than MaxClockSkew away from the receiver's clock is refused, so a captured
-// request can be replayed only within that window; the cluster header is not signed. Senders
+// and the hex HMAC-SHA256, keyed with the secret, of the timestamp, the method, the path, the
+// HeaderCluster value and the body as sent, each but the body followed by a line feed (see Sign).
+// A request more than MaxClockSkew away from the receiver's clock is refused, and a ReplayGuard
+// remembers the signature of every request carried out for that window, so a captured request
+// cannot be carried out twice. Senders
 // that can do neither SigV4 nor HMAC (Alertmanager's webhook_config sends static headers only)
 // reach the AWS_IAM URL through a SigV4 signing proxy such as aws-sigv4-proxy.
 package webhook
@@ -79,6 +82,9 @@ type Receiver struct {
 	Clusters []string
 	// Secret is the HMAC secret's source; nil refuses every request that is not SigV4-signed.
 	Secret SecretSource
+	// Replays records the signatures of accepted HMAC-signed requests; nil refuses every request
+	// that is not SigV4-signed, as a replay could not be told apart.
+	Replays ReplayGuard
 	// Clock tells the time for the timestamp check; nil means time.Now.
 	Clock func() time.Time
 }
@@ -86,17 +92,32 @@ type Receiver struct {
 // Receive authenticates req and reads what it asks for. In order: the body's size (413), its
 // authentication (401, or 503 when the secret cannot be read), the method (405) and path (404),
 // the content type (400), the body (400) and the cluster it names (400 when none, 404 when not
-// configured). Nothing about the request is interpreted before it is authenticated. Errors wrap
-// the package's sentinel errors; Status maps them to HTTP.
+// configured). Nothing about the request is interpreted before it is authenticated. Last, an
+// HMAC-signed request that asks for something has its signature recorded, and one recorded
+// before is refused as a replay (409). Errors wrap the package's sentinel errors; Status maps
+// them to HTTP.
 func (r *Receiver) Receive(ctx context.Context, req events.LambdaFunctionURLRequest) (Action, error) {
 	body, err := requestBody(req)
 	if err != nil {
 		return Action{}, err
 	}
-	auth, err := r.authenticate(ctx, req, body)
+	auth, sig, err := r.authenticate(ctx, req, body)
 	if err != nil {
 		return Action{}, err
 	}
+	act, err := r.read(req, body, auth)
+	if err != nil || auth != AuthHMAC || act.Ignored != "" {
+		return act, err
+	}
+	if err := r.Replays.Claim(ctx, sig.sum, replayExpiry(sig.at)); err != nil {
+		return Action{}, err
+	}
+	return act, nil
+}
+
+// read checks an authenticated request's method, path, content type and body, and says what it
+// asks for.
+func (r *Receiver) read(req events.LambdaFunctionURLRequest, body []byte, auth Auth) (Action, error) {
 	if m := req.RequestContext.HTTP.Method; m != http.MethodPost {
 		return Action{}, fmt.Errorf("%w: %s; the webhook takes POST", ErrMethod, m)
 	}
@@ -186,32 +207,43 @@ func requestBody(req events.LambdaFunctionURLRequest) ([]byte, error) {
 	return body, nil
 }
 
+// signature is a verified HMAC signature: when it was made, and its sum.
+type signature struct {
+	at  time.Time
+	sum []byte
+}
+
 // authenticate accepts a request Lambda authorized with SigV4 (only the AWS_IAM URL's requests
 // carry requestContext.authorizer.iam, and Lambda builds that context, not the caller), else
 // checks its HMAC signature.
-func (r *Receiver) authenticate(ctx context.Context, req events.LambdaFunctionURLRequest, body []byte) (Auth, error) {
+func (r *Receiver) authenticate(ctx context.Context, req events.LambdaFunctionURLRequest, body []byte) (Auth, signature, error) {
 	if a := req.RequestContext.Authorizer; a != nil && a.IAM != nil {
-		return AuthSigV4, nil
+		return AuthSigV4, signature{}, nil
 	}
-	timestamp, signature := header(req.Headers, HeaderTimestamp), header(req.Headers, HeaderSignature)
-	if timestamp == "" || signature == "" {
-		return "", fmt.Errorf("%w: request is not signed: SigV4 through the AWS_IAM URL, or %s and %s headers", ErrUnauthenticated, HeaderTimestamp, HeaderSignature)
+	timestamp, sig := header(req.Headers, HeaderTimestamp), header(req.Headers, HeaderSignature)
+	if timestamp == "" || sig == "" {
+		return "", signature{}, fmt.Errorf("%w: request is not signed: SigV4 through the AWS_IAM URL, or %s and %s headers", ErrUnauthenticated, HeaderTimestamp, HeaderSignature)
 	}
 	if r.Secret == nil {
-		return "", fmt.Errorf("%w: HMAC signatures are not accepted: no secret is configured (%s or %s)", ErrUnauthenticated, EnvSecret, EnvSecretParam)
+		return "", signature{}, fmt.Errorf("%w: HMAC signatures are not accepted: no secret is configured (%s or %s)", ErrUnauthenticated, EnvSecret, EnvSecretParam)
+	}
+	if r.Replays == nil {
+		return "", signature{}, fmt.Errorf("%w: HMAC signatures are not accepted: no replay guard is configured", ErrUnauthenticated)
 	}
 	secret, err := r.Secret.Secret(ctx)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrSecretUnavailable, err)
+		return "", signature{}, fmt.Errorf("%w: %w", ErrSecretUnavailable, err)
 	}
 	now := time.Now
 	if r.Clock != nil {
 		now = r.Clock
 	}
-	if err := Verify(secret, timestamp, signature, body, now()); err != nil {
-		return "", err
+	m := Message{Method: req.RequestContext.HTTP.Method, Path: req.RawPath, Cluster: header(req.Headers, HeaderCluster), Body: body}
+	at, sum, err := Verify(secret, timestamp, sig, m, now())
+	if err != nil {
+		return "", signature{}, err
 	}
-	return AuthHMAC, nil
+	return AuthHMAC, signature{at: at, sum: sum}, nil
 }
 
 // checkContentType accepts application/json, in UTF-8 when a charset is given (RFC 8259 requires

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/shardwise/shardwise/shared/state"
 )
 
 // countingSecret is a SecretSource that counts reads and can fail.
@@ -40,10 +43,10 @@ func unsigned(req events.LambdaFunctionURLRequest) events.LambdaFunctionURLReque
 	return req
 }
 
-// signed signs req's body with HMAC at t.
+// signed signs req with HMAC at t.
 func signed(req events.LambdaFunctionURLRequest, t time.Time) events.LambdaFunctionURLRequest {
 	req = unsigned(req)
-	ts, sig := Sign(testSecret, []byte(req.Body), t)
+	ts, sig := Sign(testSecret, Message{Method: req.RequestContext.HTTP.Method, Path: req.RawPath, Cluster: header(req.Headers, HeaderCluster), Body: []byte(req.Body)}, t)
 	req.Headers[HeaderTimestamp], req.Headers[HeaderSignature] = ts, sig
 	return req
 }
@@ -66,6 +69,8 @@ func TestReceive(t *testing.T) {
 		req        events.LambdaFunctionURLRequest
 		secret     SecretSource // replaces the working secret when set
 		noSecret   bool         // no secret configured
+		replays    ReplayGuard  // replaces the working guard when set
+		noReplays  bool         // no replay guard configured
 		want       Action
 		wantStatus int // 0 for accepted
 		wantErr    string
@@ -110,6 +115,17 @@ func TestReceive(t *testing.T) {
 		{name: "HMAC signature of another body", req: with(signed(push, testNow), func(r *events.LambdaFunctionURLRequest) {
 			r.Body = strings.Replace(r.Body, `"queue":212`, `"queue":0`, 1)
 		}), wantStatus: http.StatusUnauthorized, wantErr: "does not match"},
+		{name: "HMAC signature for another cluster", req: with(signed(push, testNow), func(r *events.LambdaFunctionURLRequest) {
+			r.Headers[HeaderCluster] = "staging"
+		}), wantStatus: http.StatusUnauthorized, wantErr: "does not match"},
+		{name: "HMAC signature for another path", req: with(signed(alarm, testNow), func(r *events.LambdaFunctionURLRequest) {
+			r.RawPath = PathAlertmanager
+		}), wantStatus: http.StatusUnauthorized, wantErr: "does not match"},
+		{name: "HMAC signature for another method", req: with(signed(push, testNow), func(r *events.LambdaFunctionURLRequest) {
+			r.RequestContext.HTTP.Method = http.MethodPut
+		}), wantStatus: http.StatusUnauthorized, wantErr: "does not match"},
+		{name: "HMAC without a replay guard", req: signed(push, testNow), noReplays: true, wantStatus: http.StatusUnauthorized, wantErr: "no replay guard"},
+		{name: "signature not recordable", req: signed(push, testNow), replays: failingReplays{}, wantStatus: http.StatusServiceUnavailable, wantErr: "replay check"},
 		{name: "stale HMAC timestamp", req: signed(push, testNow.Add(-MaxClockSkew-time.Second)), wantStatus: http.StatusUnauthorized, wantErr: "replay"},
 		{name: "HMAC without a configured secret", req: signed(push, testNow), noSecret: true, wantStatus: http.StatusUnauthorized, wantErr: "no secret is configured"},
 		{name: "secret unreadable", req: signed(push, testNow), secret: &countingSecret{err: errors.New("ssm down")}, wantStatus: http.StatusServiceUnavailable, wantErr: "ssm down"},
@@ -152,12 +168,18 @@ func TestReceive(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			secret := &countingSecret{}
-			r := &Receiver{Clusters: []string{"prod", "staging"}, Secret: secret, Clock: func() time.Time { return testNow }}
+			r := &Receiver{Clusters: []string{"prod", "staging"}, Secret: secret, Replays: memoryReplays(), Clock: func() time.Time { return testNow }}
 			switch {
 			case tc.noSecret:
 				r.Secret = nil
 			case tc.secret != nil:
 				r.Secret = tc.secret
+			}
+			switch {
+			case tc.noReplays:
+				r.Replays = nil
+			case tc.replays != nil:
+				r.Replays = tc.replays
 			}
 			got, err := r.Receive(t.Context(), tc.req)
 			if tc.wantStatus != 0 {
@@ -188,6 +210,70 @@ func TestReceive(t *testing.T) {
 	}
 }
 
+// memoryReplays is a replay guard over a Memory store whose clock stands at testNow.
+func memoryReplays() StoreReplays {
+	return StoreReplays{Store: state.NewMemory(func() time.Time { return testNow })}
+}
+
+// failingReplays cannot record a signature, as a throttled or unreachable table.
+type failingReplays struct{}
+
+func (failingReplays) Claim(context.Context, []byte, time.Time) error {
+	return fmt.Errorf("%w: operation error DynamoDB: PutItem, arn:aws:dynamodb:eu-west-1:123456789012:table/shardwise", ErrReplayCheck)
+}
+
+// An HMAC-signed request is carried out once: the same request again, with its signature spelled
+// either way, is a replay until its timestamp goes stale. Requests that ask for nothing are not
+// recorded.
+func TestReceiveRefusesReplays(t *testing.T) {
+	push := signed(sampleRequest(t, "webhook-nodes-stats.json"), testNow)
+	upper := make(map[string]string, len(push.Headers))
+	for k, v := range push.Headers {
+		upper[k] = v
+	}
+	upper[HeaderSignature] = "sha256=" + strings.ToUpper(strings.TrimPrefix(upper[HeaderSignature], "sha256="))
+	pushUpper := push
+	pushUpper.Headers = upper
+	resolved := sampleRequest(t, "webhook-alertmanager.json")
+	resolved.Body = strings.ReplaceAll(resolved.Body, `"firing"`, `"resolved"`)
+	resolved = signed(resolved, testNow)
+	tests := []struct {
+		name       string
+		first      events.LambdaFunctionURLRequest
+		again      events.LambdaFunctionURLRequest
+		after      time.Duration
+		wantStatus int // of the second request; 0 accepts it
+		wantErr    string
+	}{
+		{name: "same request again", first: push, again: push, wantStatus: http.StatusConflict, wantErr: "already used"},
+		{name: "signature in upper-case hex", first: push, again: pushUpper, wantStatus: http.StatusConflict, wantErr: "already used"},
+		{name: "at the end of the window", first: push, again: push, after: MaxClockSkew, wantStatus: http.StatusConflict, wantErr: "already used"},
+		{name: "after the window the timestamp is stale", first: push, again: push, after: MaxClockSkew + time.Second, wantStatus: http.StatusUnauthorized, wantErr: "a replay or a wrong clock"},
+		{name: "a request that asks for nothing is not recorded", first: resolved, again: resolved},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			now := testNow
+			clock := func() time.Time { return now }
+			r := &Receiver{Clusters: []string{"prod"}, Secret: StaticSecret(testSecret), Replays: StoreReplays{Store: state.NewMemory(clock)}, Clock: clock}
+			if _, err := r.Receive(t.Context(), tc.first); err != nil {
+				t.Fatalf("first request: %v", err)
+			}
+			now = now.Add(tc.after)
+			_, err := r.Receive(t.Context(), tc.again)
+			if tc.wantStatus == 0 {
+				if err != nil {
+					t.Fatalf("second request: got %v, want accepted", err)
+				}
+				return
+			}
+			if status, _ := Status(err); status != tc.wantStatus || !strings.Contains(fmt.Sprint(err), tc.wantErr) {
+				t.Errorf("second request: got %v (status %d), want status %d saying %q", err, status, tc.wantStatus, tc.wantErr)
+			}
+		})
+	}
+}
+
 func TestStatus(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -209,11 +295,34 @@ func TestStatus(t *testing.T) {
 }
 
 func TestErrorResponse(t *testing.T) {
-	r := ErrorResponse(http.StatusMethodNotAllowed, "method_not_allowed", errors.New("method not allowed: GET"))
-	if r.StatusCode != 405 || r.Headers["allow"] != "POST" || r.Headers["content-type"] != "application/json" {
-		t.Errorf("got %d with headers %v, want 405 with allow POST and JSON", r.StatusCode, r.Headers)
+	ssm := fmt.Errorf("%w: ssm parameter /shardwise/secret: operation error SSM: GetParameter, https response error StatusCode: 400, "+
+		"AccessDeniedException: User: arn:aws:sts::123456789012:assumed-role/ingest is not authorized", ErrSecretUnavailable)
+	tests := []struct {
+		name   string
+		status int
+		code   string
+		err    error
+		want   string
+	}{
+		{name: "a refusal says what was wrong", status: http.StatusMethodNotAllowed, code: "method_not_allowed", err: errors.New("method not allowed: GET"),
+			want: `{"status":405,"error":"method_not_allowed","message":"method not allowed: GET","request_id":"req-1"}`},
+		{name: "a failure says only where to look", status: http.StatusServiceUnavailable, code: "secret_unavailable", err: ssm,
+			want: `{"status":503,"error":"secret_unavailable","message":"service unavailable; the log of request req-1 says why","request_id":"req-1"}`},
+		{name: "an internal error likewise", status: http.StatusInternalServerError, code: "internal", err: errors.New("dial tcp 10.0.0.7:443: i/o timeout"),
+			want: `{"status":500,"error":"internal","message":"internal server error; the log of request req-1 says why","request_id":"req-1"}`},
 	}
-	if want := `{"status":405,"error":"method_not_allowed","message":"method not allowed: GET"}`; r.Body != want {
-		t.Errorf("body: got %s, want %s", r.Body, want)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := ErrorResponse(tc.status, tc.code, tc.err, "req-1")
+			if r.StatusCode != tc.status || r.Headers["content-type"] != "application/json" {
+				t.Errorf("got %d with headers %v, want %d with JSON", r.StatusCode, r.Headers, tc.status)
+			}
+			if (r.Headers["allow"] == "POST") != (tc.status == http.StatusMethodNotAllowed) {
+				t.Errorf("allow header: got %q", r.Headers["allow"])
+			}
+			if r.Body != tc.want {
+				t.Errorf("body: got %s, want %s", r.Body, tc.want)
+			}
+		})
 	}
 }
