@@ -256,6 +256,16 @@ func TestBuildSettings(t *testing.T) {
 				Recoveries: cluster.RecoveryLimits{NodeIncoming: 4, NodeOutgoing: 3, ClusterRebalance: -1, Known: true}},
 		},
 		{
+			name: "recovery limits: a default incoming of 2 beside a raised node_concurrent_recoveries reads as the lower",
+			set: opensearch.ClusterSettings{
+				"cluster.routing.allocation.node_concurrent_recoveries":          "6",
+				"cluster.routing.allocation.node_concurrent_incoming_recoveries": "2",
+				"cluster.routing.allocation.node_concurrent_outgoing_recoveries": "8",
+			},
+			want: cluster.Settings{DiskHighWatermark: 0.9, AllocationEnable: "all",
+				Recoveries: cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 6, ClusterRebalance: 2, Known: true}},
+		},
+		{
 			name:    "a bad recovery limit is an error naming the setting",
 			set:     opensearch.ClusterSettings{"cluster.routing.allocation.cluster_concurrent_rebalance": "two"},
 			wantErr: "cluster.routing.allocation.cluster_concurrent_rebalance",

@@ -172,6 +172,9 @@ func (s ClusterSettings) RecoveryLimits() (RecoveryLimits, error) {
 	if err != nil {
 		return RecoveryLimits{}, err
 	}
+	// include_defaults reports the incoming and outgoing defaults as 2 even when
+	// node_concurrent_recoveries is set, and the flat map no longer tells a default from a set
+	// value: the lower of the two is the safe reading.
 	var r RecoveryLimits
 	if r.NodeIncoming, err = num(settingNodeIncoming, node); err != nil {
 		return RecoveryLimits{}, err
@@ -179,6 +182,7 @@ func (s ClusterSettings) RecoveryLimits() (RecoveryLimits, error) {
 	if r.NodeOutgoing, err = num(settingNodeOutgoing, node); err != nil {
 		return RecoveryLimits{}, err
 	}
+	r.NodeIncoming, r.NodeOutgoing = min(r.NodeIncoming, node), min(r.NodeOutgoing, node)
 	if r.ClusterRebalance, err = num(settingConcurrentRebalance, 2); err != nil {
 		return RecoveryLimits{}, err
 	}
