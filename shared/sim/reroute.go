@@ -232,6 +232,9 @@ func (s *Sim) reroute(cmds []rerouteCommand, dryRun, explain bool, done func()) 
 		}
 		sh.lastMove, sh.hasLastMove, sh.movedSinceCmd = out.moveKeys[i], true, false
 		s.res.Moves++
+		if flight.others > 0 {
+			s.res.MovesWhileBuiltinBusy++
+		}
 		s.res.BytesMoved += sh.idx.shardBytes
 	}
 	for sh := range snap.shards {

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -132,7 +133,10 @@ type Result struct {
 	// rebalancing, and moving copies off nodes they may not remain on (filters, watermark).
 	BuiltinRelocations   int `json:"builtin_relocations"`
 	AllocatorRelocations int `json:"allocator_relocations"`
-	TasksCancelled       int `json:"tasks_cancelled"`
+	// MovesWhileBuiltinBusy counts reroute moves accepted while OpenSearch had relocations of its
+	// own in flight.
+	MovesWhileBuiltinBusy int `json:"moves_while_builtin_busy"`
+	TasksCancelled        int `json:"tasks_cancelled"`
 
 	rejectedRaw float64
 	longestEp   int
@@ -174,6 +178,9 @@ func New(sc *Scenario, opts Options) (*Sim, error) {
 	s.watermarkDefault = cmp.Or(sc.Cluster.DiskHighWatermark, defaultDiskHighWatermark)
 	s.recoveryDefault = cmp.Or(sc.Cluster.RecoveryBytesPerSecond, defaultRecoveryBytesPerSecond)
 	s.defaults = s.defaultSettings()
+	if len(sc.Cluster.AwarenessAttributes) > 0 {
+		s.persistent["cluster.routing.allocation.awareness.attributes"] = strings.Join(sc.Cluster.AwarenessAttributes, ",")
+	}
 	for _, ns := range sc.Nodes {
 		s.addNode(ns)
 	}
