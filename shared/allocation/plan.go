@@ -171,7 +171,8 @@ type planner struct {
 	swaps    int
 	moved    map[cluster.ShardID]bool
 	touched  map[string]bool            // nodes a planned move leaves or enters this cycle
-	byNode   map[string][]*cluster.Copy // started copies per node in the snapshot, hottest first
+	byNode   map[string][]*cluster.Copy // started copies per node in the snapshot
+	sorted   map[string]bool            // byNode lists already sorted hottest first
 }
 
 func (p *planner) note(kind, node, index string, shard *int, reason string, args ...any) {
@@ -202,7 +203,7 @@ func (p *planner) cannotRemain() {
 			continue
 		}
 		node := v.Node(c.Node)
-		if node == nil {
+		if node == nil || !p.mayNotRemain(c, node) {
 			continue
 		}
 		var no *Verdict
@@ -438,4 +439,18 @@ func (p *planner) add(m Move) {
 	p.v.Apply(m)
 	m.Verdicts = explained(m.Verdicts)
 	p.plan.Moves = append(p.plan.Moves, m)
+}
+
+// mayNotRemain is a cheap screen before the remain deciders run: only a drained node, a node over
+// the heap limit or a filter can say a copy may not stay.
+func (p *planner) mayNotRemain(c *cluster.Copy, node *cluster.Node) bool {
+	v := p.v
+	if v.excluded[node.ID] || len(v.Snap.Settings.Filters.Require)+len(v.Snap.Settings.Filters.Include)+len(v.Snap.Settings.Filters.Exclude) > 0 {
+		return true
+	}
+	if node.HeapMaxBytes > 0 && v.heapUsed[node.ID]/float64(node.HeapMaxBytes) > v.Cfg.HeapLimit {
+		return true
+	}
+	ix := v.Index(c.Index)
+	return ix != nil && len(ix.Filters.Require)+len(ix.Filters.Include)+len(ix.Filters.Exclude) > 0
 }

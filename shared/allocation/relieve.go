@@ -1,7 +1,9 @@
 package allocation
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -595,19 +597,22 @@ func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *opti
 	}
 }
 
-// copiesOn lists the snapshot's started copies on a node, hottest first.
+// copiesOn lists the snapshot's started copies on a node, hottest first (sorted on first use).
 func (p *planner) copiesOn(node string) []*cluster.Copy {
 	if p.byNode == nil {
 		p.byNode = map[string][]*cluster.Copy{}
+		p.sorted = map[string]bool{}
 		for i := range p.v.Snap.Copies {
 			c := &p.v.Snap.Copies[i]
 			if c.Node != "" && c.State == cluster.StateStarted {
 				p.byNode[c.Node] = append(p.byNode[c.Node], c)
 			}
 		}
-		for _, cs := range p.byNode {
-			sort.SliceStable(cs, func(i, j int) bool { return cs[i].WriteLoad > cs[j].WriteLoad })
-		}
 	}
-	return p.byNode[node]
+	cs := p.byNode[node]
+	if !p.sorted[node] {
+		slices.SortStableFunc(cs, func(a, b *cluster.Copy) int { return cmp.Compare(b.WriteLoad, a.WriteLoad) })
+		p.sorted[node] = true
+	}
+	return cs
 }

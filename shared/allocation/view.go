@@ -25,6 +25,7 @@ type View struct {
 	diskUsed   map[string]int64                    // node → projected disk bytes
 	heapUsed   map[string]float64                  // node → projected heap bytes
 	copies     map[cluster.ShardID][]*cluster.Copy // shard → its assigned copies
+	eligible   map[string]int                      // index → nodes its filters allow (moves do not change it)
 	shardSize  map[cluster.ShardID]int64
 	copyLoad   map[cluster.ShardID]float64 // shard → write load of one copy (all copies bear it)
 }
@@ -43,12 +44,17 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 		writeLoad:  make(map[string]float64, len(snap.Nodes)),
 		diskUsed:   make(map[string]int64, len(snap.Nodes)),
 		heapUsed:   make(map[string]float64, len(snap.Nodes)),
-		copies:     map[cluster.ShardID][]*cluster.Copy{},
-		shardSize:  map[cluster.ShardID]int64{},
-		copyLoad:   map[cluster.ShardID]float64{},
+		copies:     make(map[cluster.ShardID][]*cluster.Copy, len(snap.Copies)/2),
+		eligible:   map[string]int{},
+		shardSize:  make(map[cluster.ShardID]int64, len(snap.Copies)/2),
+		copyLoad:   make(map[cluster.ShardID]float64, len(snap.Copies)/2),
 	}
 	for id, h := range hot {
 		v.hot[id] = h
+	}
+	per := make(map[string]int, len(snap.Nodes))
+	for i := range snap.Copies {
+		per[snap.Copies[i].Node]++
 	}
 	for i := range snap.Nodes {
 		n := &snap.Nodes[i]
@@ -56,7 +62,7 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 		if n.IsData() {
 			v.data = append(v.data, n)
 		}
-		v.onNode[n.ID] = map[cluster.ShardID]bool{}
+		v.onNode[n.ID] = make(map[cluster.ShardID]bool, per[n.ID]+8)
 		v.writeLoad[n.ID] = n.Write.Load
 		v.diskUsed[n.ID] = n.DiskUsedBytes()
 		v.heapUsed[n.ID] = float64(n.HeapUsedBytes)
@@ -166,6 +172,15 @@ func (v *View) DataNodes() []*cluster.Node { return v.data }
 
 // EligibleNodes counts the data nodes the index's and the cluster's filters allow.
 func (v *View) EligibleNodes(index string) int {
+	if n, ok := v.eligible[index]; ok {
+		return n
+	}
+	n := v.eligibleNodes(index)
+	v.eligible[index] = n
+	return n
+}
+
+func (v *View) eligibleNodes(index string) int {
 	ix := v.index[index]
 	n := 0
 	for _, node := range v.DataNodes() {
