@@ -420,15 +420,6 @@ func (p *planner) relocatingOff(node string) bool {
 	return false
 }
 
-func (p *planner) movedFrom(node string) bool {
-	for _, m := range p.plan.Moves {
-		if m.From == node {
-			return true
-		}
-	}
-	return false
-}
-
 func (p *planner) add(m Move) {
 	if p.moved == nil {
 		p.moved = map[cluster.ShardID]bool{}

@@ -171,7 +171,12 @@ func (p *planner) hotspots(hs []Hotspot) {
 			}
 			exhausted = append(exhausted, node.Name)
 			searchProof = bounds
-			p.note("no-plan", node.Name, "", nil, "%s is hot and no move, swap or chain within the search bounds (%s) lowers the excess over the goal", node.Name, bounds)
+			why := ""
+			if len(order) > 0 {
+				c := order[0].Copy
+				why = fmt.Sprintf("; its first candidate %s[%d] (%.2f WRITE threads): %s", c.Index, c.Shard, order[0].Load, p.blockers(c))
+			}
+			p.note("no-plan", node.Name, "", nil, "%s is hot and no move, swap or chain within the search bounds (%s) lowers the excess over the goal%s", node.Name, bounds, why)
 			continue
 		}
 		p.addOption(h, node, goal, best)
