@@ -80,6 +80,19 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	in := safety.Inputs{Reachable: herr, Health: health.Status, Relocating: health.Relocating, Initializing: health.Initializing,
 		StatsAge: e.now().Sub(planned.At)}
 	in.SearchLatencyMs, in.LatencyKnown = meanSearchLatency(planned)
+	// The fresh routing table tells what is in flight: shardwise's own moves and the cluster's
+	// recoveries per node, held to the cluster's own limits rather than to zero.
+	var fresh cluster.Sample
+	if herr == nil {
+		if fresh, err = api.Read(ctx); err != nil {
+			return res, fmt.Errorf("move %s: fresh read: %w", name, err)
+		}
+		if in.OwnInFlight, err = e.ownMovesInFlight(ctx, name, &fresh.Snapshot); err != nil {
+			return res, fmt.Errorf("move %s: %w", name, err)
+		}
+		in.OwnKnown = true
+		in.Recoveries = safety.RecoveriesOf(&fresh.Snapshot, in.OwnInFlight)
+	}
 	res.Breaker = safety.Evaluate(in, e.Config.Safety)
 	for _, c := range res.Breaker.Checks {
 		e.log().Info("breaker check", "cluster", name, "check", c.Name, "ok", c.OK, "value", c.Value, "limit", c.Limit, "reason", c.Reason)
@@ -93,10 +106,6 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 		return res, e.publishOutcomes(ctx, res)
 	}
 
-	fresh, err := api.Read(ctx)
-	if err != nil {
-		return res, fmt.Errorf("move %s: fresh read: %w", name, err)
-	}
 	if err := e.cleanupFilters(ctx, api, name, &fresh.Snapshot); err != nil {
 		return res, fmt.Errorf("move %s: %w", name, err)
 	}
@@ -110,6 +119,8 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	view := allocation.NewView(&snap, e.Config.Allocation, hot)
 
 	kept, refused := safety.Budget(plan.Moves, e.Config.Safety)
+	kept, throttled := safety.Throttle(kept, safety.RecoveriesOf(&snap, in.OwnInFlight))
+	refused = append(refused, throttled...)
 	for _, r := range refused {
 		res.Outcomes = append(res.Outcomes, MoveOutcome{Move: r.Move, Outcome: OutcomeSkipped, Reason: fmt.Sprintf("budget %s: %s", r.Budget, r.Reason)})
 	}

@@ -380,6 +380,28 @@ func (s *Sim) relocatingCount() int {
 	return n
 }
 
+// flight is what is in flight when a reroute arrives: relocations started by reroute commands
+// (external), the others, and each node's recoveries.
+type flight struct {
+	external, others   int
+	incoming, outgoing []int
+}
+
+// inFlight counts the recoveries in flight; refresh must have run.
+func (s *Sim) inFlight() flight {
+	f := flight{incoming: slices.Clone(s.incoming), outgoing: slices.Clone(s.outgoing)}
+	for _, r := range s.recoveries {
+		switch {
+		case !r.relocation:
+		case r.external:
+			f.external++
+		default:
+			f.others++
+		}
+	}
+	return f
+}
+
 // refresh recomputes per-node shard counts, disk use and recovery counts, and per-index counts.
 func (s *Sim) refresh() {
 	nn := len(s.nodes)
