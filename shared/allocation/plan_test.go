@@ -17,7 +17,9 @@ func TestPlanCycle(t *testing.T) {
 		cfg       Config
 		wantMoves []string
 		wantScale bool
+		wantBound string
 		wantNote  string
+		wantRule  string
 	}{
 		{
 			name: "middling shard leaves the hot node for the least utilized node",
@@ -42,6 +44,7 @@ func TestPlanCycle(t *testing.T) {
 			},
 			cfg:       noBuiltin,
 			wantScale: true,
+			wantBound: BoundCopy,
 			wantNote:  "unfixable-hotspot",
 		},
 		{
@@ -54,6 +57,88 @@ func TestPlanCycle(t *testing.T) {
 			},
 			cfg:       noBuiltin,
 			wantScale: true,
+			wantBound: BoundAllHot,
+		},
+		{
+			name: "no target says YES: a not-preferred target is taken when it lowers the excess",
+			snap: func() *fixtureResult {
+				// a carries 10 threads of 8; b and c 4.9 each. 2.5 more puts them at 92.5 %, over 90 %
+				// but under saturation and under a's 93.75 % after the move.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{2.5, 2.5, 2.5, 2.5}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("big", 1<<30, []float64{4.9, 4.9}, []string{"b"}, []string{"c"}).
+					queueing("a", 6)
+				return &fixtureResult{f.snap(), []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"hot[0] a->b write-hotspot"},
+			wantRule:  RuleImprovesExcess,
+		},
+		{
+			name: "swap for utilization: a cooler copy comes back so the hot copy fits",
+			snap: func() *fixtureResult {
+				// b at 4 threads would reach 93.75 % with hot[0]; sending warm[0] (1.5) back leaves
+				// it at 75 % and a at 75 %.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
+					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("warm", 1<<30, []float64{1.5}, []string{"b"}).
+					index("filler", 1<<30, []float64{2.5, 4.5}, []string{"b"}, []string{"c"}).
+					queueing("a", 6)
+				return &fixtureResult{f.snap(), []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"hot[0] a->b write-hotspot", "warm[0] b->a swap-return"},
+			wantRule:  RuleFitsAfterGroup,
+		},
+		{
+			name: "short chain: a cool copy makes room on the target, then the hot copy moves",
+			snap: func() *fixtureResult {
+				// Nothing may go back to a (filters), b would reach 93.75 %, c 112 %; warm[0] fits on
+				// c (87.5 %) and leaves room on b for hot[0] (75 %).
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
+					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("warm", 1<<30, []float64{1.5}, []string{"b"}).
+					index("filler", 1<<30, []float64{2.5, 5.5}, []string{"b"}, []string{"c"}).
+					queueing("a", 6)
+				for i := range f.s.Indices {
+					if n := f.s.Indices[i].Name; n == "warm" || n == "filler" {
+						f.s.Indices[i].Filters.Exclude = map[string]string{"_name": "a"}
+					}
+				}
+				return &fixtureResult{f.snap(), []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"warm[0] b->c make-room", "hot[0] a->b write-hotspot"},
+			wantRule:  RuleAllYes,
+		},
+		{
+			name: "over capacity: no move, scale up names the capacity bound",
+			snap: func() *fixtureResult {
+				f := newFixture("a", "b", "c").
+					index("x", 1<<30, []float64{4, 4, 3.75, 3.75, 3.75, 3.75}, []string{"a"}, []string{"a"}, []string{"b"}, []string{"b"}, []string{"c"}, []string{"c"}).
+					queueing("a", 6)
+				return &fixtureResult{f.snap(), []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantScale: true,
+			wantBound: BoundCapacity,
+		},
+		{
+			name: "two hot nodes, one target with room for one: it takes relief from one only",
+			snap: func() *fixtureResult {
+				f := newFixture("a", "b", "c").
+					index("h1", 1<<30, []float64{3, 3, 2}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("h2", 1<<30, []float64{3, 3, 2}, []string{"b"}, []string{"b"}, []string{"b"}).
+					index("filler", 1<<30, []float64{4}, []string{"c"}).
+					queueing("a", 6).queueing("b", 5)
+				return &fixtureResult{f.snap(), []string{"a", "b"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"h1[2] a->c write-hotspot"},
+			wantScale: true,
+			wantBound: BoundSearch,
 		},
 		{
 			name: "not sustained yet: no move",
@@ -120,6 +205,14 @@ func TestPlanCycle(t *testing.T) {
 			}
 			if (plan.ScaleUp != nil) != tc.wantScale {
 				t.Errorf("scale up: got %+v want %v", plan.ScaleUp, tc.wantScale)
+			}
+			if tc.wantBound != "" && (plan.ScaleUp == nil || plan.ScaleUp.Bound != tc.wantBound) {
+				t.Errorf("scale up bound: got %+v want %s", plan.ScaleUp, tc.wantBound)
+			}
+			if tc.wantRule != "" && (len(plan.Moves) == 0 || !slices.ContainsFunc(plan.Moves, func(m Move) bool {
+				return m.Phase == PhaseWriteHotspot && strings.Contains(m.Reason, "rule "+tc.wantRule+":")
+			})) {
+				t.Errorf("rule: want a write-hotspot move accepted by %s, got %+v", tc.wantRule, plan.Moves)
 			}
 			if tc.wantNote != "" && !slices.ContainsFunc(plan.Notes, func(n Note) bool { return n.Kind == tc.wantNote }) {
 				t.Errorf("notes: got %+v, want one of kind %s", plan.Notes, tc.wantNote)

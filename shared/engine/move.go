@@ -124,7 +124,7 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	for _, r := range refused {
 		res.Outcomes = append(res.Outcomes, MoveOutcome{Move: r.Move, Outcome: OutcomeSkipped, Reason: fmt.Sprintf("budget %s: %s", r.Budget, r.Reason)})
 	}
-	res.Outcomes = append(res.Outcomes, e.moveAll(ctx, api, name, planKey, view, &snap, allocation.Groups(kept))...)
+	res.Outcomes = append(res.Outcomes, e.moveAll(ctx, api, name, planKey, view, allocation.Groups(kept))...)
 	return res, e.publishOutcomes(ctx, res)
 }
 
@@ -154,21 +154,17 @@ func flatten(cs []claim) []allocation.Move {
 // moveAll re-checks every group on fresh state, claims each in the ledger, and issues the cycle's
 // moves in ONE reroute call, dry-run with explain first: the breaker was checked for this cycle, and
 // a second call would start while the first call's relocations are in flight.
-func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey string, view *allocation.View, snap *cluster.Snapshot, groups [][]allocation.Move) []MoveOutcome {
+func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey string, view *allocation.View, groups [][]allocation.Move) []MoveOutcome {
 	var res []MoveOutcome
 	var ok []claim
 	for _, g := range groups {
-		passed := true
-		for _, m := range g {
-			if why, fine := recheck(view, snap, m); !fine {
-				res = append(res, outcomes(g, OutcomeSkipped, "", "re-check on fresh state: "+why)...)
-				passed = false
-				break
-			}
+		// The same rule the planner used, on fresh state: a group passes whole or not at all.
+		if judged, fine := allocation.AdmitGroup(view, g); !fine {
+			last := judged[len(judged)-1]
+			res = append(res, outcomes(g, OutcomeSkipped, "", "re-check on fresh state: "+last.Admission.Why())...)
+			continue
 		}
-		if passed {
-			ok = append(ok, claim{group: g})
-		}
+		ok = append(ok, claim{group: g})
 	}
 	if len(ok) == 0 {
 		return res
@@ -280,38 +276,6 @@ func (e *Engine) filterGroup(ctx context.Context, api ClusterAPI, name string, g
 			Reason: fmt.Sprintf("%s; index.routing.allocation.exclude._name on %s now includes %s (removed once the copy has left)", why, m.Index, m.FromName)})
 	}
 	return outs
-}
-
-func recheck(v *allocation.View, snap *cluster.Snapshot, m allocation.Move) (string, bool) {
-	var c *cluster.Copy
-	for i := range snap.Copies {
-		cp := &snap.Copies[i]
-		if cp.Index == m.Index && cp.Shard == m.Shard && cp.Node == m.From {
-			c = cp
-			break
-		}
-	}
-	if c == nil || c.State != cluster.StateStarted {
-		return fmt.Sprintf("%s[%d] is no longer STARTED on %s", m.Index, m.Shard, m.FromName), false
-	}
-	target := v.Node(m.To)
-	if target == nil {
-		return fmt.Sprintf("target %s has left the cluster", m.ToName), false
-	}
-	for _, vd := range allocation.Evaluate(v, c, target) {
-		bad := vd.Decision == allocation.No
-		switch m.Phase {
-		case allocation.PhaseWriteHotspot, allocation.PhaseIndexBalance:
-			bad = bad || vd.Decision == allocation.NotPreferred
-		case allocation.PhaseSwapReturn:
-			bad = bad || (vd.Decision == allocation.NotPreferred && vd.Decider != "write_load")
-		}
-		if bad {
-			return fmt.Sprintf("%s says %s for %s[%d] → %s: %s", vd.Decider, vd.Decision, m.Index, m.Shard, m.ToName, vd.Reason), false
-		}
-	}
-	v.Apply(m)
-	return "", true
 }
 
 func meanSearchLatency(s *cluster.Snapshot) (float64, bool) {
