@@ -83,15 +83,16 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	// The fresh routing table tells what is in flight: shardwise's own moves and the cluster's
 	// recoveries per node, held to the cluster's own limits rather than to zero.
 	var fresh cluster.Sample
+	var own []allocation.Move
 	if herr == nil {
 		if fresh, err = api.Read(ctx); err != nil {
 			return res, fmt.Errorf("move %s: fresh read: %w", name, err)
 		}
-		if in.OwnInFlight, err = e.ownMovesInFlight(ctx, name, &fresh.Snapshot); err != nil {
+		if own, err = e.ownMovesInFlight(ctx, name, &fresh.Snapshot); err != nil {
 			return res, fmt.Errorf("move %s: %w", name, err)
 		}
-		in.OwnKnown = true
-		in.Recoveries = safety.RecoveriesOf(&fresh.Snapshot, in.OwnInFlight)
+		in.OwnInFlight, in.OwnKnown = len(own), true
+		in.Recoveries = safety.RecoveriesOf(&fresh.Snapshot, own)
 	}
 	res.Breaker = safety.Evaluate(in, e.Config.Safety)
 	for _, c := range res.Breaker.Checks {
@@ -119,7 +120,7 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	view := allocation.NewView(&snap, e.Config.Allocation, hot)
 
 	kept, refused := safety.Budget(plan.Moves, e.Config.Safety)
-	kept, throttled := safety.Throttle(kept, safety.RecoveriesOf(&snap, in.OwnInFlight))
+	kept, throttled := safety.Throttle(kept, safety.RecoveriesOf(&snap, own))
 	refused = append(refused, throttled...)
 	for _, r := range refused {
 		res.Outcomes = append(res.Outcomes, MoveOutcome{Move: r.Move, Outcome: OutcomeSkipped, Reason: fmt.Sprintf("budget %s: %s", r.Budget, r.Reason)})

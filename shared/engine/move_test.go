@@ -611,14 +611,14 @@ func TestMoveWithRecoveriesInFlight(t *testing.T) {
 			reason:  "budget node_concurrent_incoming_recoveries: c would have 3 incoming recoveries, limit 2",
 		},
 		{
-			name: "one of shardwise's own moves still relocating",
+			name: "one of shardwise's own moves still relocating onto the target",
 			setup: func(t *testing.T, r *rig, w *world) {
 				w.relocating("other", 0, "c")
 				r.issued(t, allocation.Move{Index: "other", Shard: 0, From: "id-b", FromName: "b", To: "id-c", ToName: "c", Phase: allocation.PhaseWriteHotspot})
 			},
 			outcome: OutcomeSkipped,
-			failing: "own_moves_in_flight",
-			reason:  "1 of shardwise's moves still relocating, limit 0",
+			failing: "own_move_in_flight_per_node",
+			reason:  "budget own_move_in_flight_per_node: c has one of shardwise's moves still relocating (other[0] b→c)",
 		},
 		{
 			name: "shardwise's earlier move has landed",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/state"
@@ -96,25 +97,25 @@ func whereIs(entry ledgerEntry, snap *cluster.Snapshot) (onTarget, inFlight bool
 	return onTarget, moving || (byFilter && onSource)
 }
 
-// ownMovesInFlight counts the moves the ledger says were issued that are still in flight on a
+// ownMovesInFlight lists the moves the ledger says were issued that are still in flight on a
 // fresh snapshot, for the breaker. It reads the ledger only; verification stays with Detect.
-func (e *Engine) ownMovesInFlight(ctx context.Context, name string, snap *cluster.Snapshot) (int, error) {
+func (e *Engine) ownMovesInFlight(ctx context.Context, name string, snap *cluster.Snapshot) ([]allocation.Move, error) {
 	items, err := e.Store.Query(ctx, pk(name), "ledger#")
 	if err != nil {
-		return 0, fmt.Errorf("own moves in flight: %w", err)
+		return nil, fmt.Errorf("own moves in flight: %w", err)
 	}
-	n := 0
+	var out []allocation.Move
 	for _, it := range items {
 		entry, err := state.DecodeJSON[ledgerEntry](it.Value)
 		if err != nil {
-			return 0, fmt.Errorf("own moves in flight %s: %w", it.Key.SK, err)
+			return nil, fmt.Errorf("own moves in flight %s: %w", it.Key.SK, err)
 		}
 		if entry.Status != statusIssued || entry.Move.Phase == "" {
 			continue
 		}
 		if _, inFlight := whereIs(entry, snap); inFlight {
-			n++
+			out = append(out, entry.Move)
 		}
 	}
-	return n, nil
+	return out, nil
 }

@@ -22,8 +22,9 @@ type Config struct {
 	// own moves (MaxOwnMovesInFlight) and the cluster's own recovery limits, read from its settings.
 	MaxRelocating   int `json:"max_relocating"`
 	MaxInitializing int `json:"max_initializing"`
-	// MaxOwnMovesInFlight: shardwise's moves issued and still relocating, from its ledger. 0 waits for
-	// each move to land before the next, so its effect is measured before another is planned.
+	// MaxOwnMovesInFlight: shardwise's moves issued and still relocating, from its ledger. Whatever
+	// the limit, a node with one of them in flight takes no other move until it lands, so its effect
+	// is measured first; 0 waits for every move to land before the next anywhere.
 	MaxOwnMovesInFlight int `json:"max_own_moves_in_flight"`
 	// MaxSearchLatency is the mean query time across data nodes above which nothing is moved.
 	MaxSearchLatency duration.Duration `json:"max_search_latency"`
@@ -42,9 +43,11 @@ func DefaultConfig() Config {
 		RequiredHealth: "green",
 		// A growing cluster rebalances for hours; a fixed cap on any relocation would stop shardwise
 		// for all of that time. The cluster's own limits apply instead (Inputs.Recoveries).
-		MaxRelocating:       Unlimited,
-		MaxInitializing:     Unlimited,
-		MaxOwnMovesInFlight: 0,
+		MaxRelocating:   Unlimited,
+		MaxInitializing: Unlimited,
+		// As many as one cycle may issue: a relocation outlasts the 30 s cycle (5 GiB at 40 MiB/s
+		// takes two minutes), and one per node is held back by Throttle.
+		MaxOwnMovesInFlight: 4,
 		// 200 ms: Sway's default max_avg_latency_ms.
 		MaxSearchLatency: duration.Duration(200 * time.Millisecond),
 		// Two 30 s stats refresh periods (DESIGN.md).

@@ -35,9 +35,9 @@ func TestEvaluate(t *testing.T) {
 	twoInFlight := DefaultConfig()
 	twoInFlight.MaxRelocating, twoInFlight.MaxInitializing = 2, 2
 	settled := DefaultConfig()
-	settled.MaxRelocating, settled.MaxInitializing = 0, 0
-	ownTwo := DefaultConfig()
-	ownTwo.MaxOwnMovesInFlight = 2
+	settled.MaxRelocating, settled.MaxInitializing, settled.MaxOwnMovesInFlight = 0, 0, 0
+	ownZero := DefaultConfig()
+	ownZero.MaxOwnMovesInFlight = 0
 
 	cases := []struct {
 		name   string
@@ -50,7 +50,7 @@ func TestEvaluate(t *testing.T) {
 		{
 			name:   "every check passes",
 			edit:   func(*Inputs) {},
-			values: map[string][2]string{"health": {"green", "green"}, "own_moves_in_flight": {"0", "0"}, "search_latency": {"40.0ms", "200ms"}, "stats_fresh": {"20s", "1m0s"}},
+			values: map[string][2]string{"health": {"green", "green"}, "own_moves_in_flight": {"0", "4"}, "search_latency": {"40.0ms", "200ms"}, "stats_fresh": {"20s", "1m0s"}},
 		},
 		{
 			name:   "unreachable fails reachability and every check that needs an answer",
@@ -107,20 +107,27 @@ func TestEvaluate(t *testing.T) {
 			cfg:  twoInFlight,
 		},
 		{
-			name:   "one of shardwise's moves still relocating",
-			edit:   func(in *Inputs) { in.OwnInFlight, in.Recoveries = 1, rebalancing(3, 1) },
+			name:   "shardwise's moves in flight over the limit",
+			edit:   func(in *Inputs) { in.OwnInFlight, in.Recoveries = 5, rebalancing(7, 5) },
 			failed: []string{"own_moves_in_flight"},
-			values: map[string][2]string{"own_moves_in_flight": {"1", "0"}, "cluster_rebalance": {"2", "2"}},
+			values: map[string][2]string{"own_moves_in_flight": {"5", "4"}, "cluster_rebalance": {"2", "2"}},
 		},
 		{
-			name: "own moves in flight within a raised limit",
-			edit: func(in *Inputs) { in.OwnInFlight, in.Recoveries = 2, rebalancing(4, 2) },
-			cfg:  ownTwo,
+			name:   "shardwise's moves in flight within the limit",
+			edit:   func(in *Inputs) { in.OwnInFlight, in.Recoveries = 4, rebalancing(6, 4) },
+			values: map[string][2]string{"own_moves_in_flight": {"4", "4"}, "cluster_rebalance": {"2", "2"}},
+		},
+		{
+			name:   "a limit of 0 waits for every move to land",
+			edit:   func(in *Inputs) { in.OwnInFlight, in.Recoveries = 1, rebalancing(3, 1) },
+			cfg:    ownZero,
+			failed: []string{"own_moves_in_flight"},
+			values: map[string][2]string{"own_moves_in_flight": {"1", "0"}},
 		},
 		{
 			name:   "own moves not read where no shard moves",
 			edit:   func(in *Inputs) { in.OwnKnown, in.OwnInFlight = false, 5 },
-			values: map[string][2]string{"own_moves_in_flight": {"not read", "0"}},
+			values: map[string][2]string{"own_moves_in_flight": {"not read", "4"}},
 		},
 		{
 			name:   "relocations besides shardwise's own over cluster_concurrent_rebalance",

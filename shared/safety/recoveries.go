@@ -17,6 +17,8 @@ type Recoveries struct {
 	// Relocating counts every relocation in the cluster; Own is how many of them shardwise started.
 	Relocating int
 	Own        int
+	// OwnAt holds, by node id, one of shardwise's moves still in flight from or to that node.
+	OwnAt map[string]allocation.Move
 	// Incoming and Outgoing count peer recoveries per node id (relocations, and replicas recovering
 	// from their primary). PerNode is false when only the cluster's totals are known.
 	Incoming, Outgoing map[string]int
@@ -24,11 +26,14 @@ type Recoveries struct {
 	names              map[string]string
 }
 
-// RecoveriesOf counts the recoveries in flight in a snapshot's routing table; own is the number of
-// shardwise's moves among its relocations.
-func RecoveriesOf(s *cluster.Snapshot, own int) Recoveries {
-	r := Recoveries{Limits: s.Settings.Recoveries.Effective(), Own: own, PerNode: true,
+// RecoveriesOf counts the recoveries in flight in a snapshot's routing table; own are shardwise's
+// moves still in flight.
+func RecoveriesOf(s *cluster.Snapshot, own []allocation.Move) Recoveries {
+	r := Recoveries{Limits: s.Settings.Recoveries.Effective(), Own: len(own), PerNode: true, OwnAt: map[string]allocation.Move{},
 		Incoming: map[string]int{}, Outgoing: map[string]int{}, names: map[string]string{}}
+	for _, m := range own {
+		r.OwnAt[m.From], r.OwnAt[m.To] = m, m
+	}
 	for i := range s.Nodes {
 		r.names[s.Nodes[i].ID] = s.Nodes[i].Name
 	}
@@ -118,10 +123,11 @@ func (r Recoveries) checks(reachable bool) []Check {
 	return out
 }
 
-// Throttle keeps the moves that leave every node within its recovery limits, counting the
-// recoveries already in flight and the moves kept before them, in plan order. OpenSearch applies
-// no throttle to an explicit reroute command, so shardwise applies the cluster's own. Moves of one
-// swap group are kept or refused together. Without per-node counts every move is kept.
+// Throttle keeps the moves that touch no node with one of shardwise's moves still in flight (its
+// effect is measured before the next) and leave every node within its recovery limits, counting
+// the recoveries already in flight and the moves kept before them, in plan order. OpenSearch
+// applies no throttle to an explicit reroute command, so shardwise applies the cluster's own.
+// Moves of one swap group are kept or refused together. Without per-node counts every move is kept.
 func Throttle(moves []allocation.Move, r Recoveries) ([]allocation.Move, []Refusal) {
 	if !r.PerNode {
 		return moves, nil
@@ -138,6 +144,15 @@ func Throttle(moves []allocation.Move, r Recoveries) ([]allocation.Move, []Refus
 		}
 		why, setting, limit := "", "", 0
 		for _, m := range g {
+			busy, node := r.OwnAt[m.From], m.FromName
+			if busy.Index == "" {
+				busy, node = r.OwnAt[m.To], m.ToName
+			}
+			if busy.Index != "" {
+				why, setting, limit = fmt.Sprintf("%s has one of shardwise's moves still relocating (%s[%d] %s→%s)", node, busy.Index, busy.Shard, busy.FromName, busy.ToName),
+					"own_move_in_flight_per_node", 1
+				break
+			}
 			if n := r.Incoming[m.To] + in[m.To] + din[m.To]; n > lim.NodeIncoming {
 				why, setting, limit = fmt.Sprintf("%s would have %d incoming recoveries, limit %d", m.ToName, n, lim.NodeIncoming),
 					"node_concurrent_incoming_recoveries", lim.NodeIncoming

@@ -18,7 +18,7 @@ func TestRecoveriesOf(t *testing.T) {
 		name       string
 		copies     []cluster.Copy
 		limits     cluster.RecoveryLimits
-		own        int
+		own        []allocation.Move
 		relocating int
 		in, out    map[string]int
 		wantLimits cluster.RecoveryLimits
@@ -58,7 +58,7 @@ func TestRecoveriesOf(t *testing.T) {
 			copies: []cluster.Copy{
 				{Index: "x", Shard: 0, Primary: true, State: cluster.StateRelocating, Node: "id-a", RelocatingNode: "id-b"},
 			},
-			own:        3,
+			own:        []allocation.Move{mv("x", 0, "a", "b", 1, 0), mv("y", 0, "c", "b", 1, 0), mv("z", 0, "c", "a", 1, 0)},
 			relocating: 1,
 			in:         map[string]int{"id-b": 1},
 			out:        map[string]int{"id-a": 1},
@@ -69,8 +69,16 @@ func TestRecoveriesOf(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &cluster.Snapshot{Nodes: nodes, Copies: tc.copies, Settings: cluster.Settings{Recoveries: tc.limits}}
 			r := RecoveriesOf(s, tc.own)
-			if r.Relocating != tc.relocating || r.Own != min(tc.own, tc.relocating) || !r.PerNode {
-				t.Errorf("got relocating %d own %d per-node %v, want %d, %d, true", r.Relocating, r.Own, r.PerNode, tc.relocating, min(tc.own, tc.relocating))
+			if r.Relocating != tc.relocating || r.Own != min(len(tc.own), tc.relocating) || !r.PerNode {
+				t.Errorf("got relocating %d own %d per-node %v, want %d, %d, true", r.Relocating, r.Own, r.PerNode, tc.relocating, min(len(tc.own), tc.relocating))
+			}
+			for _, m := range tc.own {
+				if _, ok := r.OwnAt[m.From]; !ok {
+					t.Errorf("own move %s: source not marked busy", label(m))
+				}
+				if _, ok := r.OwnAt[m.To]; !ok {
+					t.Errorf("own move %s: target not marked busy", label(m))
+				}
 			}
 			if !maps.Equal(r.Incoming, tc.in) || !maps.Equal(r.Outgoing, tc.out) {
 				t.Errorf("got in %v out %v, want in %v out %v", r.Incoming, r.Outgoing, tc.in, tc.out)
@@ -134,6 +142,20 @@ func TestThrottle(t *testing.T) {
 			refused: []refusal{{"hot[0] a->b", "node_concurrent_incoming_recoveries", "a would have 3 incoming recoveries, limit 2"}, {"cold[0] b->a", "node_concurrent_incoming_recoveries", "a would have 3 incoming recoveries, limit 2"}},
 		},
 		{
+			name:  "a node with one of shardwise's moves in flight takes no other",
+			moves: []allocation.Move{mv("x", 0, "a", "b", 1, 0), mv("x", 1, "c", "d", 1, 0), mv("x", 2, "e", "a", 1, 0)},
+			rec: func() Recoveries {
+				r := busy(map[string]int{"id-a": 1}, map[string]int{"id-f": 1})
+				r.OwnAt = map[string]allocation.Move{"id-f": mv("w", 0, "f", "a", 1, 0), "id-a": mv("w", 0, "f", "a", 1, 0)}
+				return r
+			}(),
+			kept: []string{"x[1] c->d"},
+			refused: []refusal{
+				{"x[0] a->b", "own_move_in_flight_per_node", "a has one of shardwise's moves still relocating (w[0] f→a)"},
+				{"x[2] e->a", "own_move_in_flight_per_node", "a has one of shardwise's moves still relocating (w[0] f→a)"},
+			},
+		},
+		{
 			name:  "without per-node counts every move is kept",
 			moves: []allocation.Move{mv("x", 0, "a", "b", 1, 0)},
 			rec:   Recoveries{Relocating: 9},
@@ -153,8 +175,8 @@ func TestThrottle(t *testing.T) {
 			var got []refusal
 			for _, r := range refused {
 				got = append(got, refusal{label(r.Move), r.Budget, r.Reason})
-				if r.Limit != 2 {
-					t.Errorf("refusal limit: got %d want 2", r.Limit)
+				if want := map[bool]int64{true: 1, false: 2}[r.Budget == "own_move_in_flight_per_node"]; r.Limit != want {
+					t.Errorf("refusal limit: got %d want %d", r.Limit, want)
 				}
 			}
 			if !slices.Equal(got, tc.refused) {

@@ -404,16 +404,20 @@ func (s *Sim) relocatingCount() int {
 type flight struct {
 	external, others   int
 	incoming, outgoing []int
+	// externalAt counts, per node ord, the reroute relocations in flight from or to it.
+	externalAt []int
 }
 
 // inFlight counts the recoveries in flight; refresh must have run.
 func (s *Sim) inFlight() flight {
-	f := flight{incoming: slices.Clone(s.incoming), outgoing: slices.Clone(s.outgoing)}
+	f := flight{incoming: slices.Clone(s.incoming), outgoing: slices.Clone(s.outgoing), externalAt: make([]int, len(s.nodes))}
 	for _, r := range s.recoveries {
 		switch {
 		case !r.relocation:
 		case r.external:
 			f.external++
+			f.externalAt[r.source.ord]++
+			f.externalAt[r.target.ord]++
 		default:
 			f.others++
 		}

@@ -203,8 +203,8 @@ func (s *Sim) reroute(cmds []rerouteCommand, dryRun, explain bool, done func()) 
 		snap.restore(s)
 		return out, nil
 	}
-	// Safety invariants in the simulator's own truth, for every accepted move: what a breaker with
-	// the default limits allows. Moves of one call count against the node limits together.
+	// Safety invariants in the simulator's own truth, for every accepted move: what the breaker and
+	// its per-node holds allow. Moves of one call count against the node limits together.
 	cfg := s.config()
 	in, outgoing := slices.Clone(flight.incoming), slices.Clone(flight.outgoing)
 	for i, c := range out.moves {
@@ -215,8 +215,8 @@ func (s *Sim) reroute(cmds []rerouteCommand, dryRun, explain bool, done func()) 
 		switch {
 		case healthBefore != "green":
 			s.violate(what + " accepted while cluster health was " + healthBefore)
-		case flight.external > 0:
-			s.violate(fmt.Sprintf("%s accepted while %d earlier reroute moves were still relocating", what, flight.external))
+		case flight.externalAt[c.node.ord] > 0 || flight.externalAt[c.target.ord] > 0:
+			s.violate(fmt.Sprintf("%s accepted while an earlier reroute move from or to %s or %s was still relocating", what, c.node.name, c.target.name))
 		case cfg.concurrentRebalance >= 0 && flight.others > cfg.concurrentRebalance:
 			s.violate(fmt.Sprintf("%s accepted while OpenSearch had %d relocations in flight, over cluster_concurrent_rebalance %d",
 				what, flight.others, cfg.concurrentRebalance))
