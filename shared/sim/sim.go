@@ -87,6 +87,8 @@ type TickReport struct {
 	BuiltinRelocations int         `json:"builtin_relocations"`
 	RejectedWrites     int64       `json:"rejected_writes"`
 	Violations         []Violation `json:"violations,omitempty"`
+	// MaxCopyWriteLoad is the offered WRITE load of the heaviest active copy, in threads.
+	MaxCopyWriteLoad float64 `json:"max_copy_write_load"`
 }
 
 // NodeTick is one node's state over one tick.
@@ -102,6 +104,9 @@ type NodeTick struct {
 	SearchLatencyMs     float64 `json:"search_latency_ms"`
 	Shards              int     `json:"shards"`
 	DiskUsedBytes       int64   `json:"disk_used_bytes"`
+	// WriteLoad is the offered WRITE load in threads; WriteThreads the pool's size.
+	WriteLoad    float64 `json:"write_load"`
+	WriteThreads int     `json:"write_threads"`
 }
 
 // Violation is a breach of a safety invariant.
@@ -386,8 +391,7 @@ func (s *Sim) Step() TickReport {
 	dt := s.tickSecs
 	applied := s.applyEvents(t)
 	clear(s.cancelled)
-	s.computeLoads(t)
-	rep := TickReport{Tick: s.ticks + 1, Events: applied}
+	rep := TickReport{Tick: s.ticks + 1, Events: applied, MaxCopyWriteLoad: s.computeLoads(t)}
 	rejected := 0.0
 	anyHot := false
 	for _, n := range s.nodes {
@@ -413,7 +417,7 @@ func (s *Sim) Step() TickReport {
 		rep.Nodes = append(rep.Nodes, NodeTick{
 			Name: n.name, WriteUtil: n.writeLoad / float64(n.write.threads), QueueLatencySeconds: wt.wait,
 			WriteQueue: wt.queue, Hot: hot, SearchUtil: n.searchLoad / float64(n.search.threads),
-			SearchLatencyMs: searchMs,
+			SearchLatencyMs: searchMs, WriteLoad: n.writeLoad, WriteThreads: n.write.threads,
 		})
 	}
 	s.serveCopies()
@@ -513,8 +517,9 @@ func scaled(p LoadProfile, f float64) LoadProfile {
 	return p
 }
 
-// computeLoads sets each active copy's demand and each node's offered load at time t.
-func (s *Sim) computeLoads(t float64) {
+// computeLoads sets each active copy's demand and each node's offered load at time t, and returns
+// the heaviest copy's WRITE load.
+func (s *Sim) computeLoads(t float64) (heaviest float64) {
 	for _, n := range s.nodes {
 		n.writeLoad, n.searchLoad = 0, 0
 	}
@@ -542,9 +547,11 @@ func (s *Sim) computeLoads(t float64) {
 				c.writeDemand, c.searchDemand = shardWrite, perCopySearch
 				c.node.writeLoad += shardWrite
 				c.node.searchLoad += perCopySearch
+				heaviest = max(heaviest, shardWrite)
 			}
 		}
 	}
+	return heaviest
 }
 
 // serveCopies splits what each node's pools served over its copies in proportion to their demand and
