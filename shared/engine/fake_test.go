@@ -318,9 +318,16 @@ type rig struct {
 // issued records in the ledger a move issued by an earlier cycle.
 func (r *rig) issued(t *testing.T, m allocation.Move) {
 	t.Helper()
-	lk := state.Key{PK: pk("prod"), SK: ledgerKey("plan#earlier", m)}
-	if _, err := state.PutJSON(t.Context(), r.store, lk, ledgerEntry{Move: m, Status: statusIssued, PlanKey: "plan#earlier", Strategy: "reroute"},
-		state.Condition{IfAbsent: true}, time.Hour, r.e.now()); err != nil {
+	r.issuedGroup(t, statusIssued, m)
+}
+
+// issuedGroup records in the ledger a group of moves issued together by an earlier cycle, with the
+// status its verification left.
+func (r *rig) issuedGroup(t *testing.T, status string, group ...allocation.Move) {
+	t.Helper()
+	lk := state.Key{PK: pk("prod"), SK: ledgerKey("plan#earlier", group[0])}
+	entry := ledgerEntry{Move: group[0], Group: group, Status: status, PlanKey: "plan#earlier", Strategy: "reroute"}
+	if _, err := state.PutJSON(t.Context(), r.store, lk, entry, state.Condition{IfAbsent: true}, time.Hour, r.e.now()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -44,11 +44,14 @@ type MoveResult struct {
 
 // ledgerEntry records that a move was claimed (and then issued) exactly once.
 type ledgerEntry struct {
-	Move     allocation.Move `json:"move"`
-	Status   string          `json:"status"`
-	Strategy string          `json:"strategy,omitempty"`
-	PlanKey  string          `json:"plan_key"`
-	Reason   string          `json:"reason,omitempty"`
+	Move allocation.Move `json:"move"`
+	// Group is every move issued with Move (a swap's returns, a chain's steps), Move first, so
+	// the breaker sees each of them in flight.
+	Group    []allocation.Move `json:"group,omitempty"`
+	Status   string            `json:"status"`
+	Strategy string            `json:"strategy,omitempty"`
+	PlanKey  string            `json:"plan_key"`
+	Reason   string            `json:"reason,omitempty"`
 }
 
 func ledgerKey(planKey string, m allocation.Move) string { return "ledger#" + planKey + "#" + m.Key() }
@@ -191,7 +194,7 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 	var claimed []claim
 	for _, c := range ok {
 		lk := state.Key{PK: pk(name), SK: ledgerKey(planKey, c.group[0])}
-		entry := ledgerEntry{Move: c.group[0], Status: "claimed", PlanKey: planKey}
+		entry := ledgerEntry{Move: c.group[0], Group: c.group, Status: "claimed", PlanKey: planKey}
 		if _, err := state.PutJSON(ctx, e.Store, lk, entry, state.Condition{IfAbsent: true}, e.ttl(), e.now()); err != nil {
 			reason := fmt.Sprintf("ledger: %v", err)
 			if errors.Is(err, state.ErrConflict) {

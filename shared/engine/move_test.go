@@ -621,6 +621,18 @@ func TestMoveWithRecoveriesInFlight(t *testing.T) {
 			reason:  "budget own_move_in_flight_per_node: c has one of shardwise's moves still relocating (other[0] b→c)",
 		},
 		{
+			name: "a swap's return still relocating onto the target after its first move landed",
+			setup: func(t *testing.T, r *rig, w *world) {
+				w.relocating("other", 0, "c")
+				r.issuedGroup(t, statusArrived,
+					allocation.Move{Index: "other", Shard: 1, From: "id-c", FromName: "c", To: "id-b", ToName: "b", Phase: allocation.PhaseWriteHotspot, SwapGroup: 1},
+					allocation.Move{Index: "other", Shard: 0, From: "id-b", FromName: "b", To: "id-c", ToName: "c", Phase: allocation.PhaseSwapReturn, SwapGroup: 1})
+			},
+			outcome: OutcomeSkipped,
+			failing: "own_move_in_flight_per_node",
+			reason:  "budget own_move_in_flight_per_node: c has one of shardwise's moves still relocating (other[0] b→c)",
+		},
+		{
 			name: "shardwise's earlier move has landed",
 			setup: func(t *testing.T, r *rig, _ *world) {
 				r.issued(t, allocation.Move{Index: "other", Shard: 1, From: "id-b", FromName: "b", To: "id-c", ToName: "c", Phase: allocation.PhaseWriteHotspot})

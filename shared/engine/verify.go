@@ -110,11 +110,24 @@ func (e *Engine) ownMovesInFlight(ctx context.Context, name string, snap *cluste
 		if err != nil {
 			return nil, fmt.Errorf("own moves in flight %s: %w", it.Key.SK, err)
 		}
-		if entry.Status != statusIssued || entry.Move.Phase == "" {
+		issued := entry.Status == statusIssued || entry.Status == statusArrived || entry.Status == statusLost
+		if !issued || entry.Move.Phase == "" {
 			continue
 		}
-		if _, inFlight := whereIs(entry, snap); inFlight {
-			out = append(out, entry.Move)
+		group := entry.Group
+		if len(group) == 0 {
+			group = []allocation.Move{entry.Move}
+		}
+		// Verification settles the entry by its first move; the rest of its group may still be
+		// relocating, and only a copy still on its way counts then.
+		for _, m := range group {
+			e := ledgerEntry{Move: m, Strategy: entry.Strategy}
+			if entry.Status != statusIssued {
+				e.Strategy = ""
+			}
+			if _, inFlight := whereIs(e, snap); inFlight {
+				out = append(out, m)
+			}
 		}
 	}
 	return out, nil

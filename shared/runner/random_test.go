@@ -45,16 +45,20 @@ func (c randomCluster) String() string {
 	return fmt.Sprintf("seed %d: %d nodes, zones %v, node lost %v, mean WRITE use %.0f %%", c.seed, c.nodes, c.zones, c.nodeLost, 100*c.meanUtil)
 }
 
-// randomScenario draws a cluster from seed: 4–9 nodes of 8 WRITE threads, in three zones with
+// randomScenario draws a cluster from seed: 4–12 nodes of 8 WRITE threads, in three zones with
 // awareness on a third of the seeds; 4–9 indices with 1–6 primaries and one replica, shard sizes of
 // 1–16 GiB and log-normal shard and index loads; at 5 min the write load steps up to a mean WRITE
-// use of 40–90 %. The two shards of the "hot" index start with their copies together on node-0 and
-// node-1, so a hotspot forms at the step. On a third of the seeds the last node leaves at 15 min.
+// use of 40–90 %. The four shards of the "hot" index, 8–10.4 WRITE threads in all, start with their
+// copies together on node-0 and node-1, so a hotspot forms at the step; there are enough nodes for
+// the hot index to be at most 60 % of the load. On a third of the seeds the last node leaves at
+// 15 min.
 func randomScenario(seed uint64) (*sim.Scenario, randomCluster, error) {
 	r := rand.New(rand.NewPCG(seed, seed^0x7261_6e64)) // "rand"
+	const threads = 8
 	c := randomCluster{seed: seed, nodes: 4 + r.IntN(6), zones: r.IntN(3) == 0, nodeLost: r.IntN(3) == 0,
 		meanUtil: 0.4 + 0.5*r.Float64()}
-	const threads = 8
+	hot := threads * (1 + 0.3*r.Float64())
+	c.nodes = min(12, max(c.nodes, int(math.Ceil(2*hot/0.6/(c.meanUtil*threads)))))
 	var nodes []map[string]any
 	for i := range c.nodes {
 		n := map[string]any{"name": fmt.Sprintf("node-%d", i)}
@@ -73,7 +77,7 @@ func randomScenario(seed uint64) (*sim.Scenario, randomCluster, error) {
 		share     float64
 		weights   []float64
 	}
-	idx := []ix{{name: "hot", primaries: 2, bytes: int64(1+r.IntN(8)) << 30, share: 1 + r.Float64(), weights: []float64{1, 1}}}
+	var idx []ix
 	for i := range 4 + r.IntN(6) {
 		p := 1 + r.IntN(6)
 		w := make([]float64, p)
@@ -86,9 +90,14 @@ func randomScenario(seed uint64) (*sim.Scenario, randomCluster, error) {
 	for _, x := range idx {
 		sum += x.share
 	}
+	// The hot index takes its load first; the others share the rest of the total.
+	rest := max(total-2*hot, 0.1*total)
+	idx = append(idx, ix{name: "hot", primaries: 4, bytes: int64(1+r.IntN(8)) << 30, share: 2 * hot / rest * sum,
+		weights: []float64{1 + r.Float64(), 1 + r.Float64(), 1, 1}})
+	sum += idx[len(idx)-1].share
 	var indices []map[string]any
 	for _, x := range idx {
-		after := x.share / sum * total / 2 // per copy: the index's load is borne by both copies
+		after := x.share / sum * (rest + 2*hot) / 2 // per copy: the index's load is borne by both copies
 		spec := map[string]any{
 			"name": x.name, "primaries": x.primaries, "replicas": 1, "shard_bytes": x.bytes,
 			"write_load":    map[string]any{"kind": "step", "before": after * 0.4, "after": after, "at_seconds": 300},
@@ -96,7 +105,7 @@ func randomScenario(seed uint64) (*sim.Scenario, randomCluster, error) {
 			"shard_weights": x.weights,
 		}
 		if x.name == "hot" {
-			spec["placement"] = [][]string{{"node-0", "node-1"}, {"node-1", "node-0"}}
+			spec["placement"] = [][]string{{"node-0", "node-1"}, {"node-1", "node-0"}, {"node-0", "node-1"}, {"node-1", "node-0"}}
 		}
 		indices = append(indices, spec)
 	}
