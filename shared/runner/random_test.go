@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,9 +49,9 @@ func (c randomCluster) String() string {
 // randomScenario draws a cluster from seed: 4–12 nodes of 8 WRITE threads, in three zones with
 // awareness on a third of the seeds; 4–9 indices with 1–6 primaries and one replica, shard sizes of
 // 1–16 GiB and log-normal shard and index loads; at 5 min the write load steps up to a mean WRITE
-// use of 40–90 %. The four shards of the "hot" index, 8–10.4 WRITE threads in all, start with their
-// copies together on node-0 and node-1, so a hotspot forms at the step; there are enough nodes for
-// the hot index to be at most 60 % of the load. On a third of the seeds the last node leaves at
+// use of 40–90 %. The "hot" index has a shard per node and two copies on each node; its shards 0
+// and 1, 8–10.4 WRITE threads together, have their copies together on node-0 and node-1, so a
+// hotspot forms at the step; there are enough nodes for the hot index to be at most 60 % of the load. On a third of the seeds the last node leaves at
 // 15 min.
 func randomScenario(seed uint64) (*sim.Scenario, randomCluster, error) {
 	r := rand.New(rand.NewPCG(seed, seed^0x7261_6e64)) // "rand"
@@ -92,8 +93,13 @@ func randomScenario(seed uint64) (*sim.Scenario, randomCluster, error) {
 	}
 	// The hot index takes its load first; the others share the rest of the total.
 	rest := max(total-2*hot, 0.1*total)
-	idx = append(idx, ix{name: "hot", primaries: 4, bytes: int64(1+r.IntN(8)) << 30, share: 2 * hot / rest * sum,
-		weights: []float64{1 + r.Float64(), 1 + r.Float64(), 1, 1}})
+	// One shard per node and two copies on each, so OpenSearch's balancer sees nothing to even out;
+	// shards 0 and 1 carry nearly all of it.
+	hotWeights := []float64{1 + r.Float64(), 1 + r.Float64()}
+	for range c.nodes - 2 {
+		hotWeights = append(hotWeights, 0.05)
+	}
+	idx = append(idx, ix{name: "hot", primaries: c.nodes, bytes: int64(1+r.IntN(8)) << 30, share: 2 * hot / rest * sum, weights: hotWeights})
 	sum += idx[len(idx)-1].share
 	var indices []map[string]any
 	for _, x := range idx {
@@ -105,7 +111,15 @@ func randomScenario(seed uint64) (*sim.Scenario, randomCluster, error) {
 			"shard_weights": x.weights,
 		}
 		if x.name == "hot" {
-			spec["placement"] = [][]string{{"node-0", "node-1"}, {"node-1", "node-0"}, {"node-0", "node-1"}, {"node-1", "node-0"}}
+			placement := [][]string{{"node-0", "node-1"}, {"node-1", "node-0"}}
+			for k := 2; k < c.nodes; k++ {
+				next := k + 1
+				if next == c.nodes {
+					next = 2
+				}
+				placement = append(placement, []string{fmt.Sprintf("node-%d", k), fmt.Sprintf("node-%d", next)})
+			}
+			spec["placement"] = placement
 		}
 		indices = append(indices, spec)
 	}
@@ -169,6 +183,17 @@ func TestRandomClusters(t *testing.T) {
 				sc, c, err := randomScenario(seed)
 				if err != nil {
 					t.Fatalf("seed %d: scenario: %v", seed, err)
+				}
+				// SHARDWISE_RANDOM_DUMP=dir writes each seed's scenario there, to replay one with
+				// shardwise simulate.
+				if dir := os.Getenv("SHARDWISE_RANDOM_DUMP"); dir != "" {
+					b, err := json.MarshalIndent(sc, "", "  ")
+					if err == nil {
+						err = os.WriteFile(filepath.Join(dir, sc.Name+".json"), b, 0o644)
+					}
+					if err != nil {
+						t.Fatalf("seed %d: dump: %v", seed, err)
+					}
 				}
 				res, ticks := runScenario(t, sc, BalancerShardwise)
 				none, _ := runScenario(t, sc, BalancerNone)
