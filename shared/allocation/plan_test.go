@@ -114,6 +114,34 @@ func TestPlanCycle(t *testing.T) {
 			wantRule:  RuleAllYes,
 		},
 		{
+			name: "relief in flight that reaches the goal: no new move",
+			snap: func() *fixtureResult {
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{3, 3, 2.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+					queueing("a", 6)
+				s := f.snap()
+				s.Copies[0].State, s.Copies[0].RelocatingNode = cluster.StateRelocating, "id-b"
+				return &fixtureResult{s, []string{"a"}}
+			},
+			cfg:      noBuiltin,
+			wantNote: "relief-in-flight",
+		},
+		{
+			name: "relief in flight short of the goal: relieving goes on",
+			snap: func() *fixtureResult {
+				// a carries 9.5 threads; 1 relocating off to b leaves 8.5 (106 %). T = 1.5: hot[3]
+				// (2.5) is in [T, max); c, not b, which the relocation fills.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{1, 3, 3, 2.5}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
+					queueing("a", 6)
+				s := f.snap()
+				s.Copies[0].State, s.Copies[0].RelocatingNode = cluster.StateRelocating, "id-b"
+				return &fixtureResult{s, []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"hot[3] a->c write-hotspot"},
+		},
+		{
 			name: "over capacity: no move, scale up names the capacity bound",
 			snap: func() *fixtureResult {
 				f := newFixture("a", "b", "c").

@@ -22,7 +22,7 @@ const (
 	// chainDepth bounds the cool copies moved off a target to make room before the hot copy.
 	chainDepth = 2
 	// roomCandidates bounds the copies of a target considered as swap returns or room makers.
-	roomCandidates = 24
+	roomCandidates = 8
 )
 
 // SearchBounds are the relief search's limits for one hot node and what it used of them.
@@ -133,9 +133,12 @@ func (p *planner) hotspots(hs []Hotspot) {
 	var searchProof SearchBounds
 	for _, h := range hot {
 		node := v.Node(h.Node)
-		if p.relocatingOff(node.ID) {
-			// A move off this node is already in flight: its effect is not in the stats yet.
-			p.note("relief-in-flight", node.Name, "", nil, "%s: a copy is already relocating off it; the next move waits for stats that show the effect", node.Name)
+		goal := v.Goal(node.ID)
+		if p.relocatingOff(node.ID) && v.Utilization(node.ID) <= goal+1e-9 {
+			// Moves off this node are in flight and bring it to its goal once done: their effect is
+			// not in the stats yet.
+			p.note("relief-in-flight", node.Name, "", nil, "%s: copies relocating off it bring it to %.0f%% (goal %.0f%%); the next move waits for stats that show the effect",
+				node.Name, v.Utilization(node.ID)*100, goal*100)
 			continue
 		}
 		if p.settling[node.ID] {
@@ -153,7 +156,6 @@ func (p *planner) hotspots(hs []Hotspot) {
 				waiting = append(waiting, c)
 			}
 		}
-		goal := v.Goal(node.ID)
 		if proof := p.outweighs(node, copies, waiting, goal); proof != nil {
 			outweighed = append(outweighed, node.Name)
 			if copyProof == nil {

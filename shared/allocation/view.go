@@ -98,6 +98,16 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 		v.mark(c.Node, id)
 		v.count(c.Index, holder, 1)
 	}
+	// A relocation in flight moves its copy's load: the source is projected without it and the
+	// target with it, so relief already under way is counted once and no target is filled twice.
+	for i := range snap.Copies {
+		c := &snap.Copies[i]
+		if c.State == cluster.StateRelocating && c.Node != "" && v.nodes[c.RelocatingNode] != nil {
+			load := v.copyLoad[c.ID()]
+			v.writeLoad[c.Node] -= load
+			v.writeLoad[c.RelocatingNode] += load
+		}
+	}
 	// A copy whose rate is unknown this sample (it just arrived, or its counters reset) still bears
 	// its shard's write load: every copy of a shard indexes the same documents. Without this a node
 	// that just received a hot copy would look cold and attract another one.
