@@ -142,6 +142,18 @@ func TestPlanCycle(t *testing.T) {
 			wantMoves: []string{"hot[3] a->c write-hotspot"},
 		},
 		{
+			name: "a node that just joined, empty, takes the hot copy before an idle node holding copies",
+			snap: func() *fixtureResult {
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{4, 2.5, 1.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("idle", 1<<30, []float64{0, 0, 0}, []string{"b"}, []string{"b"}, []string{"b"}).
+					queueing("a", 6)
+				return &fixtureResult{f.snap(), []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"hot[1] a->c write-hotspot"},
+		},
+		{
 			name: "over capacity: no move, scale up names the capacity bound",
 			snap: func() *fixtureResult {
 				f := newFixture("a", "b", "c").
