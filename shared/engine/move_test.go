@@ -676,3 +676,36 @@ func TestMoveWithRecoveriesInFlight(t *testing.T) {
 		})
 	}
 }
+
+// The move function re-checks with the planner's own admission rule on fresh state: a relocation
+// into the target that started after planning fills it, and the move is no longer admitted.
+func TestMoveRecheckUsesTheAdmissionRule(t *testing.T) {
+	cases := []struct {
+		name    string
+		change  func(w *world)
+		outcome string
+		reason  string
+	}{
+		{"nothing changed: issued", func(*world) {}, "executed", ""},
+		{"a relocation into the target started since: the target would saturate", func(w *world) { w.relocating("big", 0, "c") },
+			"skipped", "fails the improvement rule"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := hotWorld().index("big", 0, []float64{5}, nil, []string{"b"})
+			r := newRig(t, liveConfig("reroute"), map[string]*world{"prod": w})
+			planKey := r.planned(t, w)
+			tc.change(w)
+			res, err := r.e.Move(t.Context(), "prod", planKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := outcomeLabels(res); !slices.Equal(got, []string{wantMove + " " + tc.outcome}) {
+				t.Fatalf("outcomes: got %v want [%s %s]", got, wantMove, tc.outcome)
+			}
+			if why := res.Outcomes[0].Reason; tc.reason != "" && !strings.Contains(why, tc.reason) {
+				t.Errorf("reason: got %q, want it to name %q", why, tc.reason)
+			}
+		})
+	}
+}
