@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPlanCycle(t *testing.T) {
@@ -154,6 +155,19 @@ func TestPlanCycle(t *testing.T) {
 			wantMoves: []string{"hot[1] a->c write-hotspot"},
 		},
 		{
+			name: "a copy on a drained node may not remain: it moves even where only not-preferred homes exist",
+			snap: func() *fixtureResult {
+				// b is the only other node and already holds 6 of 8 threads: the write-load decider
+				// prefers not, but a drained node must not keep the copy.
+				f := newFixture("a", "b").
+					index("x", 1<<30, []float64{2}, []string{"a"}).
+					index("y", 1<<30, []float64{6}, []string{"b"})
+				return &fixtureResult{f.snap(), nil}
+			},
+			cfg:       drained("a"),
+			wantMoves: []string{"x[0] a->b cannot-remain"},
+		},
+		{
 			name: "over capacity: no move, scale up names the capacity bound",
 			snap: func() *fixtureResult {
 				f := newFixture("a", "b", "c").
@@ -266,7 +280,37 @@ func TestPlanCycle(t *testing.T) {
 	}
 }
 
+func drained(nodes ...string) Config {
+	c := DefaultConfig()
+	c.BuiltinBalancer.Enabled = false
+	c.ExcludedNodes = nodes
+	return c
+}
+
 type fixtureResult struct {
 	s   *cluster.Snapshot
 	hot []string
+}
+
+// A relocation off a hot node that ended since the last sample: this sample still mixes before and
+// after, so the node waits one sample.
+func TestPlanCycleSettling(t *testing.T) {
+	f := newFixture("a", "b", "c").
+		index("hot", 1<<30, []float64{3, 3, 2.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+		queueing("a", 6)
+	s := f.snap()
+	cfg := DefaultConfig()
+	cfg.BuiltinBalancer.Enabled = false
+	mem := Memory{Streaks: streaks(s, "a"), Relocating: map[string]time.Time{"id-a": s.At.Add(-30 * time.Second)}}
+	plan, next := PlanCycle(s, mem, cfg)
+	if len(plan.Moves) != 0 || !slices.ContainsFunc(plan.Notes, func(n Note) bool { return n.Kind == "relief-settling" }) {
+		t.Errorf("got moves %v notes %+v, want none and a relief-settling note", moveNames(plan), plan.Notes)
+	}
+	if len(next.Relocating) != 0 {
+		t.Errorf("memory: got relocations %v, want none left", next.Relocating)
+	}
+	plan, _ = PlanCycle(s, Memory{Streaks: streaks(s, "a")}, cfg)
+	if len(plan.Moves) == 0 {
+		t.Errorf("without the ended relocation: got no move, notes %+v", plan.Notes)
+	}
 }
