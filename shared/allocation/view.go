@@ -98,6 +98,14 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 		v.mark(c.Node, id)
 		v.count(c.Index, holder, 1)
 	}
+	// Index time undercounts a saturated WRITE pool (a bulk request's parsing, routing and translog
+	// work is not indexing time); a hot node is queueing, so every thread is busy: its projected load
+	// is at least its active threads, as hotspot detection already counts it.
+	for _, n := range v.data {
+		if v.hot[n.ID] {
+			v.writeLoad[n.ID] = math.Max(v.writeLoad[n.ID], float64(min(n.Write.Active, n.Write.Threads)))
+		}
+	}
 	// A relocation in flight moves its copy's load: the source is projected without it and the
 	// target with it, so relief already under way is counted once and no target is filled twice.
 	for i := range snap.Copies {

@@ -28,10 +28,20 @@ func TestViewProjection(t *testing.T) {
 			s.Nodes[1].Write.Load = 0
 			return s
 		}, map[string]float64{"id-a": 3, "id-b": 2, "id-c": 1}},
+		{"a hot node's undercounted load is at least its active threads", func() *cluster.Snapshot {
+			s := base().snap()
+			s.Nodes[0].Write.Active = 8
+			return s
+		}, map[string]float64{"id-a": 8, "id-b": 2, "id-c": 1}},
+		{"a cool node's active threads are a passing gauge, not its load", func() *cluster.Snapshot {
+			s := base().snap()
+			s.Nodes[1].Write.Active = 8
+			return s
+		}, map[string]float64{"id-a": 3, "id-b": 2, "id-c": 1}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v := NewView(tc.snap(), DefaultConfig(), nil)
+			v := NewView(tc.snap(), DefaultConfig(), map[string]bool{"id-a": true})
 			for node, want := range tc.want {
 				if got := v.WriteLoad(node); got != want {
 					t.Errorf("%s: got %v threads want %v", node, got, want)
