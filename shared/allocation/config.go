@@ -53,7 +53,7 @@ type BuiltinBalancer struct {
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
-		// 3 s queue latency and 50 % utilization, sustained over 2 samples: DESIGN.md, after the
+		// 3 s queue latency and 50 % utilization, sustained over 2 samples: after the
 		// Elasticsearch Serverless WriteLoadDecider's hotspot criteria.
 		QueueLatencyThreshold: duration.Duration(3 * time.Second),
 		HotUtilization:        0.5,

@@ -66,7 +66,7 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 			// Σ index_time_in_millis undercounts a busy WRITE thread (a bulk request's parsing, routing
 			// and translog work is not indexing time; on real OpenSearch a saturated thread reads
 			// about 0.5-0.8), and after a move the sum lacks the new copy's unknown rate. The pool's
-			// active threads when the stats were taken cross-check it (DESIGN.md): a queue only
+			// active threads when the stats were taken cross-check it: a queue only
 			// forms while every thread is active.
 			util = max(util, float64(n.Write.Active)/float64(n.Write.Threads))
 		}

@@ -366,6 +366,11 @@ func (p *planner) swapReturn(m Move) (Move, bool) {
 		}
 		return cands[i].SizeBytes < cands[j].SizeBytes
 	})
+	// Only the first few are weighed against OpenSearch's balancer: each weighing visits every index
+	// on both nodes, and the same-index, lightest copies first are the likeliest to pass.
+	if len(cands) > roomCandidates {
+		cands = cands[:roomCandidates]
+	}
 	for _, c := range cands {
 		vs := Evaluate(v, c, src)
 		ok := true

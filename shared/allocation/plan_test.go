@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPlanCycle(t *testing.T) {
@@ -112,6 +113,59 @@ func TestPlanCycle(t *testing.T) {
 			cfg:       noBuiltin,
 			wantMoves: []string{"warm[0] b->c make-room", "hot[0] a->b write-hotspot"},
 			wantRule:  RuleAllYes,
+		},
+		{
+			name: "relief in flight that reaches the goal: no new move",
+			snap: func() *fixtureResult {
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{3, 3, 2.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+					queueing("a", 6)
+				s := f.snap()
+				s.Copies[0].State, s.Copies[0].RelocatingNode = cluster.StateRelocating, "id-b"
+				return &fixtureResult{s, []string{"a"}}
+			},
+			cfg:      noBuiltin,
+			wantNote: "relief-in-flight",
+		},
+		{
+			name: "relief in flight short of the goal: relieving goes on",
+			snap: func() *fixtureResult {
+				// a carries 9.5 threads; 1 relocating off to b leaves 8.5 (106 %). T = 1.5: hot[3]
+				// (2.5) is in [T, max); c, not b, which the relocation fills.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{1, 3, 3, 2.5}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
+					queueing("a", 6)
+				s := f.snap()
+				s.Copies[0].State, s.Copies[0].RelocatingNode = cluster.StateRelocating, "id-b"
+				return &fixtureResult{s, []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"hot[3] a->c write-hotspot"},
+		},
+		{
+			name: "a node that just joined, empty, takes the hot copy before an idle node holding copies",
+			snap: func() *fixtureResult {
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{4, 2.5, 1.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("idle", 1<<30, []float64{0, 0, 0}, []string{"b"}, []string{"b"}, []string{"b"}).
+					queueing("a", 6)
+				return &fixtureResult{f.snap(), []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"hot[1] a->c write-hotspot"},
+		},
+		{
+			name: "a copy on a drained node may not remain: it moves even where only not-preferred homes exist",
+			snap: func() *fixtureResult {
+				// b is the only other node and already holds 6 of 8 threads: the write-load decider
+				// prefers not, but a drained node must not keep the copy.
+				f := newFixture("a", "b").
+					index("x", 1<<30, []float64{2}, []string{"a"}).
+					index("y", 1<<30, []float64{6}, []string{"b"})
+				return &fixtureResult{f.snap(), nil}
+			},
+			cfg:       drained("a"),
+			wantMoves: []string{"x[0] a->b cannot-remain"},
 		},
 		{
 			name: "over capacity: no move, scale up names the capacity bound",
@@ -226,7 +280,37 @@ func TestPlanCycle(t *testing.T) {
 	}
 }
 
+func drained(nodes ...string) Config {
+	c := DefaultConfig()
+	c.BuiltinBalancer.Enabled = false
+	c.ExcludedNodes = nodes
+	return c
+}
+
 type fixtureResult struct {
 	s   *cluster.Snapshot
 	hot []string
+}
+
+// A relocation off a hot node that ended since the last sample: this sample still mixes before and
+// after, so the node waits one sample.
+func TestPlanCycleSettling(t *testing.T) {
+	f := newFixture("a", "b", "c").
+		index("hot", 1<<30, []float64{3, 3, 2.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+		queueing("a", 6)
+	s := f.snap()
+	cfg := DefaultConfig()
+	cfg.BuiltinBalancer.Enabled = false
+	mem := Memory{Streaks: streaks(s, "a"), Relocating: map[string]time.Time{"id-a": s.At.Add(-30 * time.Second)}}
+	plan, next := PlanCycle(s, mem, cfg)
+	if len(plan.Moves) != 0 || !slices.ContainsFunc(plan.Notes, func(n Note) bool { return n.Kind == "relief-settling" }) {
+		t.Errorf("got moves %v notes %+v, want none and a relief-settling note", moveNames(plan), plan.Notes)
+	}
+	if len(next.Relocating) != 0 {
+		t.Errorf("memory: got relocations %v, want none left", next.Relocating)
+	}
+	plan, _ = PlanCycle(s, Memory{Streaks: streaks(s, "a")}, cfg)
+	if len(plan.Moves) == 0 {
+		t.Errorf("without the ended relocation: got no move, notes %+v", plan.Notes)
+	}
 }

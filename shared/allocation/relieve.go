@@ -22,7 +22,7 @@ const (
 	// chainDepth bounds the cool copies moved off a target to make room before the hot copy.
 	chainDepth = 2
 	// roomCandidates bounds the copies of a target considered as swap returns or room makers.
-	roomCandidates = 24
+	roomCandidates = 8
 )
 
 // SearchBounds are the relief search's limits for one hot node and what it used of them.
@@ -133,9 +133,12 @@ func (p *planner) hotspots(hs []Hotspot) {
 	var searchProof SearchBounds
 	for _, h := range hot {
 		node := v.Node(h.Node)
-		if p.relocatingOff(node.ID) {
-			// A move off this node is already in flight: its effect is not in the stats yet.
-			p.note("relief-in-flight", node.Name, "", nil, "%s: a copy is already relocating off it; the next move waits for stats that show the effect", node.Name)
+		goal := v.Goal(node.ID)
+		if p.relocatingOff(node.ID) && v.Utilization(node.ID) <= goal+1e-9 {
+			// Moves off this node are in flight and bring it to its goal once done: their effect is
+			// not in the stats yet.
+			p.note("relief-in-flight", node.Name, "", nil, "%s: copies relocating off it bring it to %.0f%% (goal %.0f%%); the next move waits for stats that show the effect",
+				node.Name, v.Utilization(node.ID)*100, goal*100)
 			continue
 		}
 		if p.settling[node.ID] {
@@ -153,8 +156,7 @@ func (p *planner) hotspots(hs []Hotspot) {
 				waiting = append(waiting, c)
 			}
 		}
-		goal := v.Goal(node.ID)
-		if proof := p.outweighs(node, copies, waiting, goal); proof != nil {
+		if proof := p.outweighs(node, copies, waiting); proof != nil {
 			outweighed = append(outweighed, node.Name)
 			if copyProof == nil {
 				copyProof = proof
@@ -227,10 +229,11 @@ func (p *planner) overCapacity() *ScaleUp {
 			load, v.Cfg.AllocationUtilization*100, threads, limit)}
 }
 
-// outweighs is the copy proof for one hot node: its load sits in copies too hot to move (each alone
-// over the goal × the threads of the largest node it may go to), so that even moving every other copy
-// leaves the node over its goal. Moves off such a node only shuffle its load: it gets none.
-func (p *planner) outweighs(node *cluster.Node, copies, waiting []*cluster.Copy, goal float64) *ScaleUp {
+// outweighs is the copy proof for one hot node: a copy whose load alone is at or over the goal × the
+// threads of the largest node it may go to. Wherever it goes the node holding it stays over its goal,
+// so moves off such a node only shuffle load: it gets none. On a saturated node a copy's measured
+// load is capped by what the pool served, so the proof uses at-or-over.
+func (p *planner) outweighs(node *cluster.Node, copies, waiting []*cluster.Copy) *ScaleUp {
 	v := p.v
 	rest := v.WriteLoad(node.ID)
 	var heaviest *cluster.Copy
@@ -238,7 +241,7 @@ func (p *planner) outweighs(node *cluster.Node, copies, waiting []*cluster.Copy,
 	for _, group := range [][]*cluster.Copy{copies, waiting} {
 		for _, c := range group {
 			limit := v.Cfg.AllocationUtilization * float64(p.largestHome(c))
-			if c.LoadKnown && c.WriteLoad >= limit {
+			if c.LoadKnown && c.WriteLoad >= limit-1e-9 {
 				if heaviest == nil || c.WriteLoad > heaviest.WriteLoad {
 					heaviest, heaviestLimit = c, limit
 				}
@@ -249,14 +252,14 @@ func (p *planner) outweighs(node *cluster.Node, copies, waiting []*cluster.Copy,
 			}
 		}
 	}
-	if heaviest == nil || rest <= goal*float64(node.Write.Threads) {
+	if heaviest == nil {
 		return nil
 	}
 	p.note("unfixable-hotspot", node.Name, heaviest.Index, &heaviest.Shard,
-		"%s: %s[%d] carries %.2f WRITE threads, over %.0f%% of the largest node it may go to (%.2f); moving every other copy still leaves %.2f of %d threads busy",
+		"%s: %s[%d] carries %.2f WRITE threads, at or over %.0f%% of the largest node it may go to (%.2f); moving every other copy still leaves %.2f of %d threads busy",
 		node.Name, heaviest.Index, heaviest.Shard, heaviest.WriteLoad, v.Cfg.AllocationUtilization*100, heaviestLimit, rest, node.Write.Threads)
 	return &ScaleUp{Bound: BoundCopy, Value: heaviest.WriteLoad, Limit: heaviestLimit,
-		Reason: fmt.Sprintf("%s[%d] on %s carries %.2f WRITE threads, over %.0f%% of the threads of the largest node it may go to (%.2f): the load needs more shards or bigger nodes",
+		Reason: fmt.Sprintf("%s[%d] on %s carries %.2f WRITE threads, at or over %.0f%% of the threads of the largest node it may go to (%.2f): the load needs more shards or bigger nodes",
 			heaviest.Index, heaviest.Shard, node.Name, heaviest.WriteLoad, v.Cfg.AllocationUtilization*100, heaviestLimit)}
 }
 

@@ -98,6 +98,24 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 		v.mark(c.Node, id)
 		v.count(c.Index, holder, 1)
 	}
+	// Index time undercounts a saturated WRITE pool (a bulk request's parsing, routing and translog
+	// work is not indexing time); a hot node is queueing, so every thread is busy: its projected load
+	// is at least its active threads, as hotspot detection already counts it.
+	for _, n := range v.data {
+		if v.hot[n.ID] {
+			v.writeLoad[n.ID] = math.Max(v.writeLoad[n.ID], float64(min(n.Write.Active, n.Write.Threads)))
+		}
+	}
+	// A relocation in flight moves its copy's load: the source is projected without it and the
+	// target with it, so relief already under way is counted once and no target is filled twice.
+	for i := range snap.Copies {
+		c := &snap.Copies[i]
+		if c.State == cluster.StateRelocating && c.Node != "" && v.nodes[c.RelocatingNode] != nil {
+			load := v.copyLoad[c.ID()]
+			v.writeLoad[c.Node] -= load
+			v.writeLoad[c.RelocatingNode] += load
+		}
+	}
 	// A copy whose rate is unknown this sample (it just arrived, or its counters reset) still bears
 	// its shard's write load: every copy of a shard indexes the same documents. Without this a node
 	// that just received a hot copy would look cold and attract another one.

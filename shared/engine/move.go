@@ -56,6 +56,13 @@ type ledgerEntry struct {
 
 func ledgerKey(planKey string, m allocation.Move) string { return "ledger#" + planKey + "#" + m.Key() }
 
+// cycleClaim records that one invocation acts on a plan.
+type cycleClaim struct {
+	PlanKey string `json:"plan_key"`
+}
+
+func cycleClaimKey(planKey string) string { return "claim#" + planKey }
+
 // Move executes a stored plan: the circuit breaker on fresh health (any failing check aborts the
 // whole cycle), dry-run unless turned off, the deciders re-run on fresh topology before each move,
 // the budgets, and a ledger with conditional writes so a duplicate or overlapping invocation never
@@ -191,6 +198,19 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 		return res
 	}
 
+	// One invocation acts on a plan: two overlapping invocations splitting its groups between them
+	// would issue two reroute calls, the second while the first's relocations run.
+	ck := state.Key{PK: pk(name), SK: cycleClaimKey(planKey)}
+	if _, err := state.PutJSON(ctx, e.Store, ck, cycleClaim{PlanKey: planKey}, state.Condition{IfAbsent: true}, e.ttl(), e.now()); err != nil {
+		reason := fmt.Sprintf("ledger: claiming the plan: %v", err)
+		if errors.Is(err, state.ErrConflict) {
+			reason = "ledger: already claimed by another invocation: one invocation acts on a plan, so a cycle's moves go in one reroute call, each once"
+		}
+		for _, c := range ok {
+			res = append(res, outcomes(c.group, OutcomeSkipped, "", reason)...)
+		}
+		return res
+	}
 	var claimed []claim
 	for _, c := range ok {
 		lk := state.Key{PK: pk(name), SK: ledgerKey(planKey, c.group[0])}

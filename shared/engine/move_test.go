@@ -688,3 +688,94 @@ func TestMoveWithRecoveriesInFlight(t *testing.T) {
 		})
 	}
 }
+
+// The move function re-checks with the planner's own admission rule on fresh state: a relocation
+// into the target that started after planning fills it, and the move is no longer admitted.
+func TestMoveRecheckUsesTheAdmissionRule(t *testing.T) {
+	cases := []struct {
+		name    string
+		change  func(w *world)
+		outcome string
+		reason  string
+	}{
+		{"nothing changed: issued", func(*world) {}, "executed", ""},
+		{"a relocation into the target started since: the target would saturate", func(w *world) { w.relocating("big", 0, "c") },
+			"skipped", "fails the improvement rule"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := hotWorld().index("big", 0, []float64{5}, nil, []string{"b"})
+			r := newRig(t, liveConfig("reroute"), map[string]*world{"prod": w})
+			planKey := r.planned(t, w)
+			tc.change(w)
+			res, err := r.e.Move(t.Context(), "prod", planKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := outcomeLabels(res); !slices.Equal(got, []string{wantMove + " " + tc.outcome}) {
+				t.Fatalf("outcomes: got %v want [%s %s]", got, wantMove, tc.outcome)
+			}
+			if why := res.Outcomes[0].Reason; tc.reason != "" && !strings.Contains(why, tc.reason) {
+				t.Errorf("reason: got %q, want it to name %q", why, tc.reason)
+			}
+		})
+	}
+}
+
+// Overlapping invocations on a plan of two groups: one invocation issues both in one reroute call;
+// the others skip, so no second call starts while the first call's relocations run.
+func TestMoveConcurrentInvocationsKeepOneCall(t *testing.T) {
+	const racers = 6
+	w := twoHotWorld()
+	r := newRig(t, liveConfig("reroute"), map[string]*world{"prod": w})
+	var planKey string
+	for i := range 3 {
+		if i > 0 {
+			w.tick(30 * time.Second)
+		}
+		res, err := r.e.Detect(t.Context(), "prod", r.ingest(t, "prod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		planKey = res.PlanKey
+		if i == 2 && len(res.Plan.Moves) != 2 {
+			t.Fatalf("plan: got %d moves, want one off each hot node", len(res.Plan.Moves))
+		}
+	}
+	results := make([]MoveResult, racers)
+	errs := make([]error, racers)
+	var wg sync.WaitGroup
+	for i := range racers {
+		wg.Go(func() { results[i], errs[i] = r.e.Move(t.Context(), "prod", planKey) })
+	}
+	wg.Wait()
+	executedBy := map[int]int{}
+	for i := range racers {
+		if errs[i] != nil {
+			t.Fatalf("racer %d: %v", i, errs[i])
+		}
+		for _, o := range results[i].Outcomes {
+			if o.Outcome == OutcomeExecuted {
+				executedBy[i]++
+			}
+		}
+	}
+	if len(executedBy) != 1 {
+		t.Errorf("invocations that executed moves: got %v, want exactly one", executedBy)
+	}
+	for _, n := range executedBy {
+		if n != 2 {
+			t.Errorf("moves executed: got %d, want both groups", n)
+		}
+	}
+	reroutes, _, _ := r.apis["prod"].calls()
+	issued := 0
+	for _, c := range reroutes {
+		if !c.DryRun {
+			issued++
+		}
+	}
+	if issued != 1 {
+		t.Errorf("real reroute calls: got %d want exactly 1 (%+v)", issued, reroutes)
+	}
+}
