@@ -167,6 +167,12 @@ func (p *planner) hotspots(hs []Hotspot) {
 		aloneHot := v.Cfg.AllocationUtilization * float64(p.largestNode())
 		order := ChooseOrder(copies, aloneHot, v.Cfg.MinShardWriteLoad)
 		best, bounds := p.searchRelief(h, node, order, goal)
+		if best == nil && p.relocatingOff(node.ID) {
+			// Relief is under way: no proof that the search is exhausted until it lands.
+			p.note("relief-in-flight", node.Name, "", nil, "%s: copies relocating off it leave it at %.0f%% (goal %.0f%%) and no further plan fits now; it is looked at again next cycle",
+				node.Name, v.Utilization(node.ID)*100, goal*100)
+			continue
+		}
 		if best == nil {
 			if len(waiting) > 0 {
 				p.note("deferred", node.Name, "", nil, "%s: its best candidates' shards are already moving this cycle; it is looked at again next cycle", node.Name)
