@@ -139,6 +139,11 @@ func PlanCycle(snap *cluster.Snapshot, mem Memory, cfg Config) (Plan, Memory) {
 		}
 	}
 	v := NewView(snap, cfg, hot)
+	for _, h := range hotspots {
+		if h.Hot && h.Demand > 0 {
+			v.SetDemand(h.Node, h.Demand)
+		}
+	}
 	p := &planner{v: v, plan: Plan{Cluster: snap.Cluster, SnapshotAt: snap.At, Hotspots: hotspots, Moves: []Move{}}, settling: map[string]bool{}}
 	next := Memory{Streaks: streaks, LastColocation: mem.LastColocation, Relocating: map[string]time.Time{}}
 	for i := range snap.Copies {

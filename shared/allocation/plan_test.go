@@ -96,12 +96,13 @@ func TestPlanCycle(t *testing.T) {
 			name: "short chain: a cool copy makes room on the target, then the hot copy moves",
 			snap: func() *fixtureResult {
 				// Nothing may go back to a (filters), b would reach 93.75 %, c 112 %; warm[0] fits on
-				// c (87.5 %) and leaves room on b for hot[0] (75 %).
+				// c (87.5 %), cold[0] comes back to keep counts level, and hot[0] fits on b (75 %).
 				f := newFixture("a", "b", "c").
 					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
 					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
 					index("warm", 1<<30, []float64{1.5}, []string{"b"}).
 					index("filler", 1<<30, []float64{2.5, 5.5}, []string{"b"}, []string{"c"}).
+					index("cold", 1<<20, []float64{0}, []string{"c"}).
 					queueing("a", 6)
 				for i := range f.s.Indices {
 					if n := f.s.Indices[i].Name; n == "warm" || n == "filler" {
@@ -111,7 +112,7 @@ func TestPlanCycle(t *testing.T) {
 				return &fixtureResult{f.snap(), []string{"a"}}
 			},
 			cfg:       noBuiltin,
-			wantMoves: []string{"warm[0] b->c make-room", "hot[0] a->b write-hotspot"},
+			wantMoves: []string{"warm[0] b->c make-room", "cold[0] c->b make-room", "hot[0] a->b write-hotspot"},
 			wantRule:  RuleAllYes,
 		},
 		{

@@ -19,10 +19,11 @@ const (
 	searchCandidates = 48
 	// swapReturns bounds the cooler copies sent back in one swap.
 	swapReturns = 3
-	// chainDepth bounds the cool copies moved off a target to make room before the hot copy.
-	chainDepth = 2
+	// chainDepth bounds the room-making moves issued in one call with the hot copy: with it, one
+	// cycle's default budget of 4 moves.
+	chainDepth = 3
 	// roomCandidates bounds the copies of a target considered as swap returns or room makers.
-	roomCandidates = 8
+	roomCandidates = 12
 )
 
 // SearchBounds are the relief search's limits for one hot node and what it used of them.
@@ -166,6 +167,12 @@ func (p *planner) hotspots(hs []Hotspot) {
 		aloneHot := v.Cfg.AllocationUtilization * float64(p.largestNode())
 		order := ChooseOrder(copies, aloneHot, v.Cfg.MinShardWriteLoad)
 		best, bounds := p.searchRelief(h, node, order, goal)
+		if best == nil && p.relocatingOff(node.ID) {
+			// Relief is under way: no proof that the search is exhausted until it lands.
+			p.note("relief-in-flight", node.Name, "", nil, "%s: copies relocating off it leave it at %.0f%% (goal %.0f%%) and no further plan fits now; it is looked at again next cycle",
+				node.Name, v.Utilization(node.ID)*100, goal*100)
+			continue
+		}
 		if best == nil {
 			if len(waiting) > 0 {
 				p.note("deferred", node.Name, "", nil, "%s: its best candidates' shards are already moving this cycle; it is looked at again next cycle", node.Name)
@@ -513,51 +520,98 @@ func (s *search) swap(m Move, t *cluster.Node, rank int) *option {
 	return nil
 }
 
-// chain makes room on t first: up to chainDepth cool copies of t move to nodes every decider accepts,
-// then the hot copy moves to t, all in one call.
+// chain makes room on t first, then moves the hot copy there, all in one call of at most
+// chainDepth+1 moves. One cool copy of t may go back to the hot node while it stays within its goal
+// (with the hot copy, a count-neutral swap); others go to nodes every decider accepts, each paired with
+// a colder copy of that node coming to t so shard counts stay level for OpenSearch's balancer.
 func (s *search) chain(hot *cluster.Copy, load float64, t *cluster.Node, rank int) *option {
 	v := s.p.v
+	src := s.src
 	needRoom := v.writeLoad[t.ID] + load - v.Goal(t.ID)*float64(t.Write.Threads)
-	var group []Move
-	freed := 0.0
+	srcRoom := v.Goal(src.ID)*float64(src.Write.Threads) - (v.writeLoad[src.ID] - load)
+	var pairs, back []Move
+	freed, returned := 0.0, 0.0
 	restore := func() {}
 	defer func() { restore() }()
 	for _, c := range s.roomOn(t.ID, hot, load) {
-		if len(group) == chainDepth || freed >= needRoom || s.spent() {
+		if len(pairs)+len(back) >= chainDepth || freed >= needRoom || s.spent() {
 			break
 		}
-		var dest *cluster.Node
-		var vs []Verdict
-		for _, u := range s.targets(c) {
-			if u.ID == s.src.ID || u.ID == t.ID {
-				continue
-			}
-			if s.spent() {
-				break
-			}
-			if vs = s.evaluate(c, u); Worst(vs) == Yes {
-				dest = u
-				break
-			}
-		}
-		if dest == nil {
+		if len(back) == 0 && returned+c.WriteLoad <= srcRoom && !v.Holds(src.ID, c.ID()) && onlyWriteLoadObjects(s.evaluate(c, src)) {
+			// One copy back to the hot node: with the hot copy it is a count-neutral swap.
+			back = append(back, Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: t.ID, FromName: t.Name, To: src.ID, ToName: src.Name,
+				SizeBytes: c.SizeBytes, WriteLoad: c.WriteLoad, Phase: PhaseSwapReturn})
+			returned += c.WriteLoad
+			freed += c.WriteLoad
 			continue
 		}
-		m := Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: t.ID, FromName: t.Name, To: dest.ID, ToName: dest.Name,
-			SizeBytes: c.SizeBytes, WriteLoad: c.WriteLoad, Phase: PhaseMakeRoom, Verdicts: vs}
-		group = append(group, m)
+		pair := s.roomPair(c, t, hot)
+		if pair == nil {
+			continue
+		}
+		pairs = append(pairs, pair...)
 		prev := restore
-		undo := v.try([]Move{m})
+		undo := v.try(pair)
 		restore = func() { undo(); prev() }
-		freed += c.WriteLoad
-	}
-	if freed < needRoom || len(group) == 0 {
-		return nil
+		freed += pair[0].WriteLoad
+		if len(pair) == 2 {
+			freed -= pair[1].WriteLoad
+		}
 	}
 	restore()
 	restore = func() {}
-	group = append(group, s.move(hot, load, t, nil))
-	return s.admit(group, "chain", t, rank)
+	if freed < needRoom || len(pairs)+len(back) == 0 {
+		return nil
+	}
+	if len(pairs)+len(back)+1 <= chainDepth+1 {
+		group := append(append(append([]Move(nil), pairs...), s.move(hot, load, t, nil)), back...)
+		return s.admit(group, "chain", t, rank)
+	}
+	return nil
+}
+
+// roomPair moves cool copy c off t to the first node every decider accepts, and a colder copy of that
+// node to t, so both keep their shard counts; failing a pair, the move alone to the first such node.
+// It returns nil when no node can take c.
+func (s *search) roomPair(c *cluster.Copy, t *cluster.Node, hot *cluster.Copy) []Move {
+	v := s.p.v
+	var lone []Move
+	for _, u := range s.targets(c) {
+		if u.ID == s.src.ID || u.ID == t.ID || s.spent() {
+			continue
+		}
+		vs := s.evaluate(c, u)
+		if Worst(vs) != Yes {
+			continue
+		}
+		out := Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: t.ID, FromName: t.Name, To: u.ID, ToName: u.Name,
+			SizeBytes: c.SizeBytes, WriteLoad: c.WriteLoad, Phase: PhaseMakeRoom, Verdicts: vs}
+		undo := v.try([]Move{out})
+		var in *Move
+		cs := s.p.copiesOn(u.ID)
+		for i := len(cs) - 1; i >= 0 && len(cs)-i <= roomCandidates && !s.spent(); i-- {
+			cold := cs[i]
+			if !s.p.movable(cold) || !cold.LoadKnown || cold.WriteLoad >= c.WriteLoad || cold.ID() == hot.ID() || v.Holds(t.ID, cold.ID()) {
+				continue
+			}
+			if Worst(s.evaluate(cold, t)) != Yes {
+				continue
+			}
+			in = &Move{Index: cold.Index, Shard: cold.Shard, Primary: cold.Primary, From: u.ID, FromName: u.Name, To: t.ID, ToName: t.Name,
+				SizeBytes: cold.SizeBytes, WriteLoad: cold.WriteLoad, Phase: PhaseMakeRoom}
+			break
+		}
+		undo()
+		if in != nil {
+			return []Move{out, *in}
+		}
+		if lone == nil {
+			lone = []Move{out}
+		}
+	}
+	// No node with room has a colder copy to send back: the move alone, if OpenSearch's balancer
+	// tolerates the counts it leaves (the whole group is weighed before it is kept).
+	return lone
 }
 
 // addOption adds the chosen group to the plan with its reasons.
@@ -603,6 +657,16 @@ func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *opti
 		}
 		p.add(m)
 	}
+}
+
+// onlyWriteLoadObjects reports whether every decider but the write-load one says YES.
+func onlyWriteLoadObjects(vs []Verdict) bool {
+	for _, vd := range vs {
+		if vd.Decision != Yes && vd.Decider != DeciderWriteLoad {
+			return false
+		}
+	}
+	return true
 }
 
 // copiesOn lists the snapshot's started copies on a node, hottest first (sorted on first use).

@@ -250,6 +250,14 @@ func (v *View) heapPerCopy(node string) float64 {
 	return float64(n.HeapUsedBytes) / float64(c)
 }
 
+// SetDemand raises a hot node's projected load to the demand its growing backlog shows (see
+// Hotspot.Demand): its counters only show what a saturated pool served.
+func (v *View) SetDemand(node string, threads float64) {
+	if _, ok := v.writeLoad[node]; ok && threads > v.writeLoad[node] {
+		v.writeLoad[node] = threads
+	}
+}
+
 // Apply records a planned move so later decisions see it.
 func (v *View) Apply(m Move) { v.apply(m) }
 

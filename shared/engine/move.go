@@ -128,6 +128,12 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 		hot[h.Node] = h.Hot
 	}
 	view := allocation.NewView(&snap, e.Config.Allocation, hot)
+	for _, h := range plan.Hotspots {
+		if h.Hot && h.Demand > 0 {
+			// The same demand the planner weighed: a saturated node's counters show only what it served.
+			view.SetDemand(h.Node, h.Demand)
+		}
+	}
 
 	kept, refused := safety.Budget(plan.Moves, e.Config.Safety)
 	kept, throttled := safety.Throttle(kept, safety.RecoveriesOf(&snap, own))
