@@ -212,7 +212,7 @@ func TestWriteHotspot(t *testing.T) {
 		}
 	}
 
-	t.Run("circuit breaker refuses while a relocation is in flight", func(t *testing.T) {
+	t.Run("circuit breaker refuses while its own move is in flight", func(t *testing.T) {
 		// The same plan delivered again, as EventBridge may: the breaker runs before anything else.
 		// It runs milliseconds after the reroute, and the relocation takes a minute.
 		again, err := e.Move(t.Context(), clusterName, plan.PlanKey)
@@ -222,9 +222,9 @@ func TestWriteHotspot(t *testing.T) {
 		if again.Breaker.Closed {
 			t.Fatalf("breaker closed while %s[%d] relocates: %+v", m.Index, m.Shard, again.Breaker.Checks)
 		}
-		reloc := slices.IndexFunc(again.Breaker.Checks, func(c safety.Check) bool { return c.Name == "relocating" })
-		if reloc < 0 || again.Breaker.Checks[reloc].OK {
-			t.Errorf("breaker checks: got %+v, want the relocating check failing", again.Breaker.Checks)
+		own := slices.IndexFunc(again.Breaker.Checks, func(c safety.Check) bool { return c.Name == "own_moves_in_flight" })
+		if own < 0 || again.Breaker.Checks[own].OK {
+			t.Errorf("breaker checks: got %+v, want the own_moves_in_flight check failing", again.Breaker.Checks)
 		}
 		for _, o := range again.Outcomes {
 			if o.Outcome != engine.OutcomeSkipped {

@@ -28,6 +28,10 @@ type Config struct {
 	// IndexBalanceFactor: a target holding ≥ ceil(ceil(copies/eligible nodes) × factor) copies of the
 	// index is NOT_PREFERRED.
 	IndexBalanceFactor float64 `json:"index_balance_factor"`
+	// DrainWithin: a node whose WRITE queue holds a backlog is relieved until the spare capacity left
+	// drains that backlog within this long, not only to AllocationUtilization: at 99 % utilization a
+	// full queue takes hours to drain.
+	DrainWithin duration.Duration `json:"drain_within"`
 	// ColocationEvery: when nothing is hot, at most one index-colocation fix per this period.
 	ColocationEvery duration.Duration `json:"colocation_every"`
 	// BuiltinBalancer models OpenSearch's own count balancer so moves do not invite it to undo them.
@@ -49,7 +53,7 @@ type BuiltinBalancer struct {
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
-		// 3 s queue latency and 50 % utilization, sustained over 2 samples: DESIGN.md, after the
+		// 3 s queue latency and 50 % utilization, sustained over 2 samples: after the
 		// Elasticsearch Serverless WriteLoadDecider's hotspot criteria.
 		QueueLatencyThreshold: duration.Duration(3 * time.Second),
 		HotUtilization:        0.5,
@@ -62,7 +66,10 @@ func DefaultConfig() Config {
 		HeapLimit: 0.85,
 		// 1.5: Elasticsearch Serverless IndexBalanceDecider's allowance over the even spread.
 		IndexBalanceFactor: 1.5,
-		ColocationEvery:    duration.Duration(10 * time.Minute),
+		// 5 minutes: ten 30-second stats periods; queued bulk requests are served well within common
+		// client timeouts, and the relief asked of the cluster stays a few moves.
+		DrainWithin:     duration.Duration(5 * time.Minute),
+		ColocationEvery: duration.Duration(10 * time.Minute),
 		// OpenSearch defaults: balance.shard 0.45, balance.index 0.55, balance.threshold 1.0.
 		BuiltinBalancer: BuiltinBalancer{Enabled: true, Shard: 0.45, Index: 0.55, Threshold: 1},
 	}
@@ -83,6 +90,7 @@ func (c Config) Validate() error {
 	check(c.MinShardWriteLoad >= 0, "min_shard_write_load", "%v must be ≥ 0", c.MinShardWriteLoad)
 	check(c.HeapLimit > 0 && c.HeapLimit <= 1, "heap_limit", "%v must be in (0, 1]", c.HeapLimit)
 	check(c.IndexBalanceFactor >= 1, "index_balance_factor", "%v must be ≥ 1", c.IndexBalanceFactor)
+	check(c.DrainWithin > 0, "drain_within", "%v must be > 0", c.DrainWithin)
 	check(c.ColocationEvery >= 0, "colocation_every", "%v must be ≥ 0", c.ColocationEvery)
 	if c.BuiltinBalancer.Enabled {
 		check(c.BuiltinBalancer.Shard >= 0 && c.BuiltinBalancer.Index >= 0 && c.BuiltinBalancer.Shard+c.BuiltinBalancer.Index > 0,

@@ -56,13 +56,45 @@ func (d *Decision) UnmarshalJSON(b []byte) error {
 }
 
 // Verdict is one decider's answer with its evidence: the measured value, the limit it was held to and
-// a sentence saying why. The CLI, events and logs all print these fields.
+// a sentence saying why. The CLI, events and logs all print these fields. The sentence is built only
+// when asked (Why, or when the verdict is written as JSON): the planner weighs thousands of verdicts a
+// cycle and prints a handful.
 type Verdict struct {
 	Decider  string   `json:"decider"`
 	Decision Decision `json:"decision"`
 	Value    float64  `json:"value,omitempty"`
 	Limit    float64  `json:"limit,omitempty"`
 	Reason   string   `json:"reason"`
+	why      func() string
+}
+
+// Why returns the verdict's sentence, building it on first use.
+func (vd *Verdict) Why() string {
+	if vd.Reason == "" && vd.why != nil {
+		vd.Reason = vd.why()
+		vd.why = nil
+	}
+	return vd.Reason
+}
+
+// MarshalJSON writes the verdict with its sentence built.
+func (vd Verdict) MarshalJSON() ([]byte, error) {
+	type plain Verdict
+	vd.Why()
+	return json.Marshal(plain(vd))
+}
+
+// explained builds the sentence of every verdict, for verdicts kept in a plan.
+func explained(vs []Verdict) []Verdict {
+	for i := range vs {
+		vs[i].Why()
+	}
+	return vs
+}
+
+// verdict is a decider's answer whose sentence is formatted only when asked.
+func verdict(name string, d Decision, value, limit float64, format string, args ...any) Verdict {
+	return Verdict{Decider: name, Decision: d, Value: value, Limit: limit, why: func() string { return fmt.Sprintf(format, args...) }}
 }
 
 // Decider judges whether a copy may be allocated to a node.
@@ -91,7 +123,7 @@ func Deciders() []Decider {
 }
 
 func yes(name, reason string, args ...any) Verdict {
-	return Verdict{Decider: name, Decision: Yes, Reason: fmt.Sprintf(reason, args...)}
+	return verdict(name, Yes, 0, 0, reason, args...)
 }
 
 // Worst folds verdicts into the overall decision: NO beats NOT_PREFERRED beats YES.

@@ -17,6 +17,8 @@ type Streak struct {
 	At    time.Time `json:"at"`
 	// Queue is the WRITE queue length at At, to tell a growing queue from one draining.
 	Queue int `json:"queue"`
+	// Latency is the estimated WRITE queue latency at At, to measure how fast the backlog grows.
+	Latency float64 `json:"latency,omitempty"`
 }
 
 // Hotspot is one node's WRITE pool evidence for this sample.
@@ -35,6 +37,11 @@ type Hotspot struct {
 	Draining    bool `json:"draining,omitempty"`
 	Streak      int  `json:"streak"`
 	StreakLimit int  `json:"streak_limit"`
+	// Demand estimates the WRITE threads the node is asked for when its backlog grows: what it
+	// serves (a saturated pool serves all its threads) plus the backlog's growth in thread-seconds per
+	// second. A saturated node's counters show only what it served. Zero when the backlog is not
+	// growing.
+	Demand float64 `json:"demand_threads,omitempty"`
 	// Hot is true once both criteria held for StreakLimit samples.
 	Hot    bool   `json:"hot"`
 	Reason string `json:"reason"`
@@ -66,7 +73,7 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 			// Σ index_time_in_millis undercounts a busy WRITE thread (a bulk request's parsing, routing
 			// and translog work is not indexing time; on real OpenSearch a saturated thread reads
 			// about 0.5-0.8), and after a move the sum lacks the new copy's unknown rate. The pool's
-			// active threads when the stats were taken cross-check it (DESIGN.md): a queue only
+			// active threads when the stats were taken cross-check it: a queue only
 			// forms while every thread is active.
 			util = max(util, float64(n.Write.Active)/float64(n.Write.Threads))
 		}
@@ -90,14 +97,23 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 			s.Count++
 			s.At = snap.At
 		}
+		demand := 0.0
+		if prev.Count > 0 && prev.Latency > 0 && snap.At.After(prev.At) && n.Write.Threads > 0 {
+			// Latency L is the queued work per thread: its growth g, times the threads, is the work
+			// arriving per second beyond what the pool serves.
+			if g := (n.Write.QueueLatencySeconds - prev.Latency) / snap.At.Sub(prev.At).Seconds(); g > 0 {
+				demand = max(n.Write.Load, float64(min(n.Write.Active, n.Write.Threads))) + g*float64(n.Write.Threads)
+			}
+		}
 		s.Queue = n.Write.Queue
+		s.Latency = n.Write.QueueLatencySeconds
 		next[n.ID] = s
 		h := Hotspot{
 			Node: n.ID, NodeName: n.Name,
 			QueueLatencySeconds: n.Write.QueueLatencySeconds, LatencyLimit: limit,
 			Utilization: util, UtilizationLimit: cfg.HotUtilization,
 			Queue: n.Write.Queue, Rejected: n.Write.Rejected, Stalled: n.Write.Stalled,
-			Draining: draining, Streak: s.Count, StreakLimit: cfg.SustainedSamples,
+			Draining: draining, Streak: s.Count, StreakLimit: cfg.SustainedSamples, Demand: demand,
 			Hot: s.Count >= cfg.SustainedSamples && !draining,
 		}
 		h.Reason = hotspotReason(h)

@@ -58,3 +58,37 @@ func TestDetectHotspots(t *testing.T) {
 		})
 	}
 }
+
+// A growing backlog tells what a saturated pool is asked for beyond what it serves.
+func TestHotspotDemand(t *testing.T) {
+	cases := []struct {
+		name       string
+		prevLat    float64
+		latency    float64
+		wantDemand float64
+	}{
+		{"backlog grew 9 s in 30 s: 8 served + 0.3 × 8 queued", 43.5, 52.5, 10.4},
+		{"backlog steady: no estimate", 20, 20, 0},
+		{"backlog shrinking: no estimate", 30, 20, 0},
+		{"no earlier latency: no estimate", 0, 20, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture("a", "b")
+			n := f.node("a")
+			n.Write.Load, n.Write.Active, n.Write.QueueLatencySeconds, n.Write.Queue = 6, 8, tc.latency, 5000
+			s := f.snap()
+			mem := map[string]Streak{"id-a": {Count: 2, Since: s.At.Add(-time.Minute), At: s.At.Add(-30 * time.Second), Queue: 4000, Latency: tc.prevLat}}
+			hs, next := DetectHotspots(s, mem, DefaultConfig())
+			if len(hs) != 1 {
+				t.Fatalf("hotspots: got %+v", hs)
+			}
+			if got := hs[0].Demand; got < tc.wantDemand-1e-9 || got > tc.wantDemand+1e-9 {
+				t.Errorf("demand: got %v want %v", got, tc.wantDemand)
+			}
+			if next["id-a"].Latency != tc.latency {
+				t.Errorf("stored latency: got %v want %v", next["id-a"].Latency, tc.latency)
+			}
+		})
+	}
+}

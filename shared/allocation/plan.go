@@ -19,8 +19,11 @@ const (
 	PhaseWriteHotspot Phase = "write-hotspot"
 	// PhaseIndexBalance spreads an index's copies, slowly, when nothing is hot.
 	PhaseIndexBalance Phase = "index-balance"
-	// PhaseSwapReturn is the cold copy sent back to keep shard counts level for OpenSearch's balancer.
+	// PhaseSwapReturn is a cooler copy sent back to a hot node in the same call as the hot copy
+	// leaving it: to keep shard counts level for OpenSearch's balancer, or to make the hot copy fit.
 	PhaseSwapReturn Phase = "swap-return"
+	// PhaseMakeRoom moves a cool copy off a target, in the same call, so that a hot copy fits there.
+	PhaseMakeRoom Phase = "make-room"
 )
 
 // Move relocates one copy. Moves sharing a SwapGroup are issued in one reroute call.
@@ -80,11 +83,28 @@ type Note struct {
 	Reason string `json:"reason"`
 }
 
-// ScaleUp is the signal that moves cannot fix the write load: every node is hot, or a hotspot has no
-// set of moves that would bring it back under the threshold.
+// The bounds that prove the cluster needs more or bigger nodes; a ScaleUp names the one that held.
+const (
+	// BoundAllHot: every write node is hot; there is nowhere to move load.
+	BoundAllHot = "all-nodes-hot"
+	// BoundCapacity: the total write load exceeds the goal × the WRITE threads of the eligible nodes.
+	BoundCapacity = "cluster-capacity"
+	// BoundCopy: one copy's load alone exceeds the goal × the threads of the largest node it may go to.
+	BoundCopy = "copy-outweighs-node"
+	// BoundSearch: the bounded search for moves, swaps and chains found no admissible plan.
+	BoundSearch = "search-exhausted"
+)
+
+// ScaleUp is the signal that moves cannot fix the write load, only issued on proof: one of the bounds
+// above held. Value and Limit are the bound's numbers (threads, or evaluations for a search).
 type ScaleUp struct {
 	Nodes  []string `json:"nodes"`
 	Reason string   `json:"reason"`
+	Bound  string   `json:"bound"`
+	Value  float64  `json:"value"`
+	Limit  float64  `json:"limit"`
+	// Search holds the search's bounds when Bound is search-exhausted.
+	Search *SearchBounds `json:"search,omitempty"`
 }
 
 // Plan is one cycle's decision.
@@ -119,6 +139,11 @@ func PlanCycle(snap *cluster.Snapshot, mem Memory, cfg Config) (Plan, Memory) {
 		}
 	}
 	v := NewView(snap, cfg, hot)
+	for _, h := range hotspots {
+		if h.Hot && h.Demand > 0 {
+			v.SetDemand(h.Node, h.Demand)
+		}
+	}
 	p := &planner{v: v, plan: Plan{Cluster: snap.Cluster, SnapshotAt: snap.At, Hotspots: hotspots, Moves: []Move{}}, settling: map[string]bool{}}
 	next := Memory{Streaks: streaks, LastColocation: mem.LastColocation, Relocating: map[string]time.Time{}}
 	for i := range snap.Copies {
@@ -150,6 +175,9 @@ type planner struct {
 	plan     Plan
 	swaps    int
 	moved    map[cluster.ShardID]bool
+	touched  map[string]bool            // nodes a planned move leaves or enters this cycle
+	byNode   map[string][]*cluster.Copy // started copies per node in the snapshot
+	sorted   map[string]bool            // byNode lists already sorted hottest first
 }
 
 func (p *planner) note(kind, node, index string, shard *int, reason string, args ...any) {
@@ -180,7 +208,7 @@ func (p *planner) cannotRemain() {
 			continue
 		}
 		node := v.Node(c.Node)
-		if node == nil {
+		if node == nil || !p.mayNotRemain(c, node) {
 			continue
 		}
 		var no *Verdict
@@ -198,122 +226,14 @@ func (p *planner) cannotRemain() {
 		target, verdicts, ok := p.bestTarget(c, NotPreferred)
 		if !ok {
 			shard := c.Shard
-			p.note("cannot-remain", node.Name, c.Index, &shard, "%s[%d] may not remain on %s (%s) but no node can take it", c.Index, c.Shard, node.Name, no.Reason)
+			p.note("cannot-remain", node.Name, c.Index, &shard, "%s[%d] may not remain on %s (%s) but no node can take it", c.Index, c.Shard, node.Name, no.Why())
 			continue
 		}
 		p.add(Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: node.ID, FromName: node.Name,
 			To: target.ID, ToName: target.Name, SizeBytes: c.SizeBytes, WriteLoad: c.WriteLoad,
 			Phase: PhaseCannotRemain, Verdicts: verdicts,
-			Reason: fmt.Sprintf("may not remain on %s: %s [%s]; %s takes it", node.Name, no.Reason, no.Decider, target.Name)})
+			Reason: fmt.Sprintf("may not remain on %s: %s [%s]; %s takes it", node.Name, no.Why(), no.Decider, target.Name)})
 	}
-}
-
-func (p *planner) hotspots(hs []Hotspot) {
-	v := p.v
-	var hot []Hotspot
-	for _, h := range hs {
-		if h.Hot {
-			hot = append(hot, h)
-		}
-	}
-	if len(hot) == 0 {
-		return
-	}
-	data := 0
-	maxThreads := 0
-	for _, n := range v.DataNodes() {
-		if !v.excluded[n.ID] {
-			data++
-			maxThreads = max(maxThreads, n.Write.Threads)
-		}
-	}
-	if len(hot) >= data {
-		names := make([]string, 0, len(hot))
-		for _, h := range hot {
-			names = append(names, h.NodeName)
-		}
-		p.plan.ScaleUp = &ScaleUp{Nodes: names, Reason: fmt.Sprintf("all %d write nodes are hot: moving shards cannot help, the cluster needs more or bigger nodes", data)}
-		return
-	}
-	// A copy whose load alone would push any node past the allocation threshold only moves the hotspot.
-	aloneHot := v.Cfg.AllocationUtilization * float64(maxThreads)
-	var unfixable []string
-	for _, h := range hot {
-		node := v.Node(h.Node)
-		if p.relocatingOff(node.ID) {
-			// A move off this node is already in flight: its effect is not in the stats yet.
-			p.note("relief-in-flight", node.Name, "", nil, "%s: a copy is already relocating off it; the next move waits for stats that show the effect", node.Name)
-			continue
-		}
-		if p.settling[node.ID] {
-			p.note("relief-settling", node.Name, "", nil, "%s: a relocation off it ended during the last interval; the next sample shows its effect", node.Name)
-			continue
-		}
-		var copies []*cluster.Copy
-		for i := range v.Snap.Copies {
-			c := &v.Snap.Copies[i]
-			if c.Node == node.ID && p.movable(c) {
-				copies = append(copies, c)
-			}
-		}
-		// A copy whose shard is already moving this cycle (its other copy left another hot node)
-		// waits: never two copies of a shard in flight at once.
-		var waiting []*cluster.Copy
-		for i := range v.Snap.Copies {
-			c := &v.Snap.Copies[i]
-			if c.Node == node.ID && c.State == cluster.StateStarted && p.moved[c.ID()] {
-				waiting = append(waiting, c)
-			}
-		}
-		order := ChooseOrder(copies, aloneHot, v.Cfg.MinShardWriteLoad)
-		// When moving every candidate still leaves the node over the threshold, no move helps: one
-		// shard (or a few unmovable ones) carries the load.
-		rest := v.WriteLoad(node.ID)
-		for _, cand := range append(order, ChooseOrder(waiting, aloneHot, v.Cfg.MinShardWriteLoad)...) {
-			rest -= cand.Load
-		}
-		goal := v.Cfg.AllocationUtilization * float64(node.Write.Threads)
-		if rest > goal {
-			unfixable = append(unfixable, node.Name)
-			p.note("unfixable-hotspot", node.Name, "", nil,
-				"%s: even moving all %d movable copies leaves %.2f WRITE threads busy of %d (over %.0f%%): its load sits in copies too hot to move alone",
-				node.Name, len(order), rest, node.Write.Threads, v.Cfg.AllocationUtilization*100)
-			continue
-		}
-		if !p.relieve(h, node, order) && len(waiting) == 0 {
-			unfixable = append(unfixable, node.Name)
-		} else if len(waiting) > 0 && !p.movedFrom(node.ID) {
-			p.note("deferred", node.Name, "", nil, "%s: its best candidates' shards are already moving this cycle; it is looked at again next cycle", node.Name)
-		}
-	}
-	if len(unfixable) > 0 {
-		p.plan.ScaleUp = &ScaleUp{Nodes: unfixable, Reason: fmt.Sprintf("hotspots no move can relieve on %v: the load needs more nodes or more shards", unfixable)}
-	}
-}
-
-// relieve plans the single best move off a hot node: the first candidate, in heuristic order, with a
-// target every decider says YES to, least utilized first.
-func (p *planner) relieve(h Hotspot, node *cluster.Node, order []Candidate) bool {
-	for _, cand := range order {
-		c := cand.Copy
-		target, verdicts, ok := p.bestTarget(c, Yes)
-		if !ok {
-			shard := c.Shard
-			p.note("no-target", node.Name, c.Index, &shard, "%s[%d] (%.2f WRITE threads) has no node every decider accepts: %s",
-				c.Index, c.Shard, cand.Load, p.blockers(c))
-			continue
-		}
-		m := Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: node.ID, FromName: node.Name,
-			To: target.ID, ToName: target.Name, SizeBytes: c.SizeBytes, WriteLoad: cand.Load,
-			Phase: PhaseWriteHotspot, Verdicts: verdicts,
-			Reason: fmt.Sprintf("%s; moving %s[%d] (%.2f WRITE threads, tier %d of the ½-of-hottest heuristic) to %s, the least utilized node every decider accepts (%.0f%% after)",
-				h.Reason, c.Index, c.Shard, cand.Load, cand.Tier, target.Name, (p.v.WriteLoad(target.ID)+cand.Load)/float64(max(target.Write.Threads, 1))*100)}
-		if p.addBalanced(m) {
-			return true
-		}
-	}
-	p.note("no-target", node.Name, "", nil, "%s is hot but no candidate copy has a node every decider accepts without inviting OpenSearch's balancer to undo it", node.Name)
-	return false
 }
 
 func (p *planner) colocation() bool {
@@ -451,13 +371,18 @@ func (p *planner) swapReturn(m Move) (Move, bool) {
 		}
 		return cands[i].SizeBytes < cands[j].SizeBytes
 	})
+	// Only the first few are weighed against OpenSearch's balancer: each weighing visits every index
+	// on both nodes, and the same-index, lightest copies first are the likeliest to pass.
+	if len(cands) > roomCandidates {
+		cands = cands[:roomCandidates]
+	}
 	for _, c := range cands {
 		vs := Evaluate(v, c, src)
 		ok := true
 		for _, vd := range vs {
 			// The source is hot, so the write-load decider says NOT_PREFERRED; the projected
 			// utilization was checked above, so only hard NOs and index balance count here.
-			if vd.Decision == No || (vd.Decision == NotPreferred && vd.Decider != "write_load") {
+			if vd.Decision == No || (vd.Decision == NotPreferred && vd.Decider != DeciderWriteLoad) {
 				ok = false
 				break
 			}
@@ -487,7 +412,7 @@ func (p *planner) blockers(c *cluster.Copy) string {
 		}
 		for _, vd := range Evaluate(p.v, c, n) {
 			if vd.Decision != Yes {
-				parts = append(parts, fmt.Sprintf("%s %s (%s)", n.Name, vd.Decision, vd.Reason))
+				parts = append(parts, fmt.Sprintf("%s %s (%s)", n.Name, vd.Decision, vd.Why()))
 				break
 			}
 		}
@@ -505,62 +430,28 @@ func (p *planner) relocatingOff(node string) bool {
 	return false
 }
 
-func (p *planner) movedFrom(node string) bool {
-	for _, m := range p.plan.Moves {
-		if m.From == node {
-			return true
-		}
-	}
-	return false
-}
-
 func (p *planner) add(m Move) {
 	if p.moved == nil {
 		p.moved = map[cluster.ShardID]bool{}
+		p.touched = map[string]bool{}
 	}
 	p.moved[cluster.ShardID{Index: m.Index, Shard: m.Shard}] = true
+	p.touched[m.From], p.touched[m.To] = true, true
 	p.v.Apply(m)
+	m.Verdicts = explained(m.Verdicts)
 	p.plan.Moves = append(p.plan.Moves, m)
 }
 
-// Explain returns every decider's answer for every node for one copy: the "why" behind any move.
-func Explain(snap *cluster.Snapshot, cfg Config, hot map[string]bool, index string, shard int, primary bool) ([]NodeExplanation, error) {
-	v := NewView(snap, cfg, hot)
-	var c *cluster.Copy
-	for i := range snap.Copies {
-		cp := &snap.Copies[i]
-		if cp.Index == index && cp.Shard == shard && cp.Primary == primary && cp.Node != "" {
-			c = cp
-			break
-		}
+// mayNotRemain is a cheap screen before the remain deciders run: only a drained node, a node over
+// the heap limit or a filter can say a copy may not stay.
+func (p *planner) mayNotRemain(c *cluster.Copy, node *cluster.Node) bool {
+	v := p.v
+	if v.excluded[node.ID] || len(v.Snap.Settings.Filters.Require)+len(v.Snap.Settings.Filters.Include)+len(v.Snap.Settings.Filters.Exclude) > 0 {
+		return true
 	}
-	if c == nil {
-		kind := "replica"
-		if primary {
-			kind = "primary"
-		}
-		return nil, fmt.Errorf("explain %s[%d]: no assigned %s copy", index, shard, kind)
+	if node.HeapMaxBytes > 0 && v.heapUsed[node.ID]/float64(node.HeapMaxBytes) > v.Cfg.HeapLimit {
+		return true
 	}
-	out := make([]NodeExplanation, 0, len(snap.Nodes))
-	for i := range snap.Nodes {
-		n := &snap.Nodes[i]
-		e := NodeExplanation{Node: n.ID, NodeName: n.Name, Current: n.ID == c.Node}
-		if e.Current {
-			e.Verdicts = EvaluateRemain(v, c, n)
-		} else {
-			e.Verdicts = Evaluate(v, c, n)
-		}
-		e.Decision = Worst(e.Verdicts)
-		out = append(out, e)
-	}
-	return out, nil
-}
-
-// NodeExplanation is every decider's verdict for one node.
-type NodeExplanation struct {
-	Node     string    `json:"node"`
-	NodeName string    `json:"node_name"`
-	Current  bool      `json:"current"`
-	Decision Decision  `json:"decision"`
-	Verdicts []Verdict `json:"verdicts"`
+	ix := v.Index(c.Index)
+	return ix != nil && len(ix.Filters.Require)+len(ix.Filters.Include)+len(ix.Filters.Exclude) > 0
 }

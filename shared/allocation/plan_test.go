@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPlanCycle(t *testing.T) {
@@ -17,7 +18,9 @@ func TestPlanCycle(t *testing.T) {
 		cfg       Config
 		wantMoves []string
 		wantScale bool
+		wantBound string
 		wantNote  string
+		wantRule  string
 	}{
 		{
 			name: "middling shard leaves the hot node for the least utilized node",
@@ -42,6 +45,7 @@ func TestPlanCycle(t *testing.T) {
 			},
 			cfg:       noBuiltin,
 			wantScale: true,
+			wantBound: BoundCopy,
 			wantNote:  "unfixable-hotspot",
 		},
 		{
@@ -54,6 +58,142 @@ func TestPlanCycle(t *testing.T) {
 			},
 			cfg:       noBuiltin,
 			wantScale: true,
+			wantBound: BoundAllHot,
+		},
+		{
+			name: "no target says YES: a not-preferred target is taken when it lowers the excess",
+			snap: func() *fixtureResult {
+				// a carries 10 threads of 8; b and c 4.9 each. 2.5 more puts them at 92.5 %, over 90 %
+				// but under saturation and under a's 93.75 % after the move.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{2.5, 2.5, 2.5, 2.5}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("big", 1<<30, []float64{4.9, 4.9}, []string{"b"}, []string{"c"}).
+					queueing("a", 6)
+				return &fixtureResult{f.snap(), []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"hot[0] a->b write-hotspot"},
+			wantRule:  RuleImprovesExcess,
+		},
+		{
+			name: "swap for utilization: a cooler copy comes back so the hot copy fits",
+			snap: func() *fixtureResult {
+				// b at 4 threads would reach 93.75 % with hot[0]; sending warm[0] (1.5) back leaves
+				// it at 75 % and a at 75 %.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
+					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("warm", 1<<30, []float64{1.5}, []string{"b"}).
+					index("filler", 1<<30, []float64{2.5, 4.5}, []string{"b"}, []string{"c"}).
+					queueing("a", 6)
+				return &fixtureResult{f.snap(), []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"hot[0] a->b write-hotspot", "warm[0] b->a swap-return"},
+			wantRule:  RuleFitsAfterGroup,
+		},
+		{
+			name: "short chain: a cool copy makes room on the target, then the hot copy moves",
+			snap: func() *fixtureResult {
+				// Nothing may go back to a (filters), b would reach 93.75 %, c 112 %; warm[0] fits on
+				// c (87.5 %), cold[0] comes back to keep counts level, and hot[0] fits on b (75 %).
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
+					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("warm", 1<<30, []float64{1.5}, []string{"b"}).
+					index("filler", 1<<30, []float64{2.5, 5.5}, []string{"b"}, []string{"c"}).
+					index("cold", 1<<20, []float64{0}, []string{"c"}).
+					queueing("a", 6)
+				for i := range f.s.Indices {
+					if n := f.s.Indices[i].Name; n == "warm" || n == "filler" {
+						f.s.Indices[i].Filters.Exclude = map[string]string{"_name": "a"}
+					}
+				}
+				return &fixtureResult{f.snap(), []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"warm[0] b->c make-room", "cold[0] c->b make-room", "hot[0] a->b write-hotspot"},
+			wantRule:  RuleAllYes,
+		},
+		{
+			name: "relief in flight that reaches the goal: no new move",
+			snap: func() *fixtureResult {
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{3, 3, 2.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+					queueing("a", 6)
+				s := f.snap()
+				s.Copies[0].State, s.Copies[0].RelocatingNode = cluster.StateRelocating, "id-b"
+				return &fixtureResult{s, []string{"a"}}
+			},
+			cfg:      noBuiltin,
+			wantNote: "relief-in-flight",
+		},
+		{
+			name: "relief in flight short of the goal: relieving goes on",
+			snap: func() *fixtureResult {
+				// a carries 9.5 threads; 1 relocating off to b leaves 8.5 (106 %). T = 1.5: hot[3]
+				// (2.5) is in [T, max); c, not b, which the relocation fills.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{1, 3, 3, 2.5}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
+					queueing("a", 6)
+				s := f.snap()
+				s.Copies[0].State, s.Copies[0].RelocatingNode = cluster.StateRelocating, "id-b"
+				return &fixtureResult{s, []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"hot[3] a->c write-hotspot"},
+		},
+		{
+			name: "a node that just joined, empty, takes the hot copy before an idle node holding copies",
+			snap: func() *fixtureResult {
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{4, 2.5, 1.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("idle", 1<<30, []float64{0, 0, 0}, []string{"b"}, []string{"b"}, []string{"b"}).
+					queueing("a", 6)
+				return &fixtureResult{f.snap(), []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"hot[1] a->c write-hotspot"},
+		},
+		{
+			name: "a copy on a drained node may not remain: it moves even where only not-preferred homes exist",
+			snap: func() *fixtureResult {
+				// b is the only other node and already holds 6 of 8 threads: the write-load decider
+				// prefers not, but a drained node must not keep the copy.
+				f := newFixture("a", "b").
+					index("x", 1<<30, []float64{2}, []string{"a"}).
+					index("y", 1<<30, []float64{6}, []string{"b"})
+				return &fixtureResult{f.snap(), nil}
+			},
+			cfg:       drained("a"),
+			wantMoves: []string{"x[0] a->b cannot-remain"},
+		},
+		{
+			name: "over capacity: no move, scale up names the capacity bound",
+			snap: func() *fixtureResult {
+				f := newFixture("a", "b", "c").
+					index("x", 1<<30, []float64{4, 4, 3.75, 3.75, 3.75, 3.75}, []string{"a"}, []string{"a"}, []string{"b"}, []string{"b"}, []string{"c"}, []string{"c"}).
+					queueing("a", 6)
+				return &fixtureResult{f.snap(), []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantScale: true,
+			wantBound: BoundCapacity,
+		},
+		{
+			name: "two hot nodes, one target with room for one: it takes relief from one only",
+			snap: func() *fixtureResult {
+				f := newFixture("a", "b", "c").
+					index("h1", 1<<30, []float64{3, 3, 2}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("h2", 1<<30, []float64{3, 3, 2}, []string{"b"}, []string{"b"}, []string{"b"}).
+					index("filler", 1<<30, []float64{4}, []string{"c"}).
+					queueing("a", 6).queueing("b", 5)
+				return &fixtureResult{f.snap(), []string{"a", "b"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"h1[2] a->c write-hotspot"},
+			wantScale: true,
+			wantBound: BoundSearch,
 		},
 		{
 			name: "not sustained yet: no move",
@@ -121,6 +261,14 @@ func TestPlanCycle(t *testing.T) {
 			if (plan.ScaleUp != nil) != tc.wantScale {
 				t.Errorf("scale up: got %+v want %v", plan.ScaleUp, tc.wantScale)
 			}
+			if tc.wantBound != "" && (plan.ScaleUp == nil || plan.ScaleUp.Bound != tc.wantBound) {
+				t.Errorf("scale up bound: got %+v want %s", plan.ScaleUp, tc.wantBound)
+			}
+			if tc.wantRule != "" && (len(plan.Moves) == 0 || !slices.ContainsFunc(plan.Moves, func(m Move) bool {
+				return m.Phase == PhaseWriteHotspot && strings.Contains(m.Reason, "rule "+tc.wantRule+":")
+			})) {
+				t.Errorf("rule: want a write-hotspot move accepted by %s, got %+v", tc.wantRule, plan.Moves)
+			}
 			if tc.wantNote != "" && !slices.ContainsFunc(plan.Notes, func(n Note) bool { return n.Kind == tc.wantNote }) {
 				t.Errorf("notes: got %+v, want one of kind %s", plan.Notes, tc.wantNote)
 			}
@@ -133,7 +281,37 @@ func TestPlanCycle(t *testing.T) {
 	}
 }
 
+func drained(nodes ...string) Config {
+	c := DefaultConfig()
+	c.BuiltinBalancer.Enabled = false
+	c.ExcludedNodes = nodes
+	return c
+}
+
 type fixtureResult struct {
 	s   *cluster.Snapshot
 	hot []string
+}
+
+// A relocation off a hot node that ended since the last sample: this sample still mixes before and
+// after, so the node waits one sample.
+func TestPlanCycleSettling(t *testing.T) {
+	f := newFixture("a", "b", "c").
+		index("hot", 1<<30, []float64{3, 3, 2.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+		queueing("a", 6)
+	s := f.snap()
+	cfg := DefaultConfig()
+	cfg.BuiltinBalancer.Enabled = false
+	mem := Memory{Streaks: streaks(s, "a"), Relocating: map[string]time.Time{"id-a": s.At.Add(-30 * time.Second)}}
+	plan, next := PlanCycle(s, mem, cfg)
+	if len(plan.Moves) != 0 || !slices.ContainsFunc(plan.Notes, func(n Note) bool { return n.Kind == "relief-settling" }) {
+		t.Errorf("got moves %v notes %+v, want none and a relief-settling note", moveNames(plan), plan.Notes)
+	}
+	if len(next.Relocating) != 0 {
+		t.Errorf("memory: got relocations %v, want none left", next.Relocating)
+	}
+	plan, _ = PlanCycle(s, Memory{Streaks: streaks(s, "a")}, cfg)
+	if len(plan.Moves) == 0 {
+		t.Errorf("without the ended relocation: got no move, notes %+v", plan.Notes)
+	}
 }

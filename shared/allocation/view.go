@@ -13,6 +13,7 @@ type View struct {
 	Cfg      Config
 	deciders []Decider
 
+	data       []*cluster.Node
 	nodes      map[string]*cluster.Node
 	excluded   map[string]bool
 	hot        map[string]bool
@@ -23,6 +24,8 @@ type View struct {
 	writeLoad  map[string]float64                  // node → projected write load
 	diskUsed   map[string]int64                    // node → projected disk bytes
 	heapUsed   map[string]float64                  // node → projected heap bytes
+	copies     map[cluster.ShardID][]*cluster.Copy // shard → its assigned copies
+	eligible   map[string]int                      // index → nodes its filters allow (moves do not change it)
 	shardSize  map[cluster.ShardID]int64
 	copyLoad   map[cluster.ShardID]float64 // shard → write load of one copy (all copies bear it)
 }
@@ -41,16 +44,25 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 		writeLoad:  make(map[string]float64, len(snap.Nodes)),
 		diskUsed:   make(map[string]int64, len(snap.Nodes)),
 		heapUsed:   make(map[string]float64, len(snap.Nodes)),
-		shardSize:  map[cluster.ShardID]int64{},
-		copyLoad:   map[cluster.ShardID]float64{},
+		copies:     make(map[cluster.ShardID][]*cluster.Copy, len(snap.Copies)/2),
+		eligible:   map[string]int{},
+		shardSize:  make(map[cluster.ShardID]int64, len(snap.Copies)/2),
+		copyLoad:   make(map[cluster.ShardID]float64, len(snap.Copies)/2),
 	}
 	for id, h := range hot {
 		v.hot[id] = h
 	}
+	per := make(map[string]int, len(snap.Nodes))
+	for i := range snap.Copies {
+		per[snap.Copies[i].Node]++
+	}
 	for i := range snap.Nodes {
 		n := &snap.Nodes[i]
 		v.nodes[n.ID] = n
-		v.onNode[n.ID] = map[cluster.ShardID]bool{}
+		if n.IsData() {
+			v.data = append(v.data, n)
+		}
+		v.onNode[n.ID] = make(map[cluster.ShardID]bool, per[n.ID]+8)
 		v.writeLoad[n.ID] = n.Write.Load
 		v.diskUsed[n.ID] = n.DiskUsedBytes()
 		v.heapUsed[n.ID] = float64(n.HeapUsedBytes)
@@ -75,6 +87,7 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 		if c.Node == "" {
 			continue
 		}
+		v.copies[id] = append(v.copies[id], c)
 		holder := c.Node
 		if c.State == cluster.StateRelocating && c.RelocatingNode != "" {
 			// The target already holds the incoming copy for the same-shard rule and counts it for
@@ -84,6 +97,24 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 		}
 		v.mark(c.Node, id)
 		v.count(c.Index, holder, 1)
+	}
+	// Index time undercounts a saturated WRITE pool (a bulk request's parsing, routing and translog
+	// work is not indexing time); a hot node is queueing, so every thread is busy: its projected load
+	// is at least its active threads, as hotspot detection already counts it.
+	for _, n := range v.data {
+		if v.hot[n.ID] {
+			v.writeLoad[n.ID] = math.Max(v.writeLoad[n.ID], float64(min(n.Write.Active, n.Write.Threads)))
+		}
+	}
+	// A relocation in flight moves its copy's load: the source is projected without it and the
+	// target with it, so relief already under way is counted once and no target is filled twice.
+	for i := range snap.Copies {
+		c := &snap.Copies[i]
+		if c.State == cluster.StateRelocating && c.Node != "" && v.nodes[c.RelocatingNode] != nil {
+			load := v.copyLoad[c.ID()]
+			v.writeLoad[c.Node] -= load
+			v.writeLoad[c.RelocatingNode] += load
+		}
 	}
 	// A copy whose rate is unknown this sample (it just arrived, or its counters reset) still bears
 	// its shard's write load: every copy of a shard indexes the same documents. Without this a node
@@ -116,6 +147,16 @@ func (v *View) count(index, node string, d int) {
 	v.nodeCount[node] += d
 }
 
+// copyOn returns the snapshot's copy of index[shard] assigned to node, or nil.
+func (v *View) copyOn(index string, shard int, node string) *cluster.Copy {
+	for _, c := range v.copies[cluster.ShardID{Index: index, Shard: shard}] {
+		if c.Node == node {
+			return c
+		}
+	}
+	return nil
+}
+
 // Node returns a node by id.
 func (v *View) Node(id string) *cluster.Node { return v.nodes[id] }
 
@@ -143,19 +184,21 @@ func (v *View) IndexCopies(index, node string) int { return v.indexCount[index][
 // NodeCopies returns how many copies the node holds after planned moves.
 func (v *View) NodeCopies(node string) int { return v.nodeCount[node] }
 
-// DataNodes returns the nodes that may hold copies, in snapshot order.
-func (v *View) DataNodes() []*cluster.Node {
-	out := make([]*cluster.Node, 0, len(v.Snap.Nodes))
-	for i := range v.Snap.Nodes {
-		if v.Snap.Nodes[i].IsData() {
-			out = append(out, &v.Snap.Nodes[i])
-		}
-	}
-	return out
-}
+// DataNodes returns the nodes that may hold copies, in snapshot order. The slice is shared: do not
+// modify it.
+func (v *View) DataNodes() []*cluster.Node { return v.data }
 
 // EligibleNodes counts the data nodes the index's and the cluster's filters allow.
 func (v *View) EligibleNodes(index string) int {
+	if n, ok := v.eligible[index]; ok {
+		return n
+	}
+	n := v.eligibleNodes(index)
+	v.eligible[index] = n
+	return n
+}
+
+func (v *View) eligibleNodes(index string) int {
 	ix := v.index[index]
 	n := 0
 	for _, node := range v.DataNodes() {
@@ -207,8 +250,74 @@ func (v *View) heapPerCopy(node string) float64 {
 	return float64(n.HeapUsedBytes) / float64(c)
 }
 
+// SetDemand raises a hot node's projected load to the demand its growing backlog shows (see
+// Hotspot.Demand): its counters only show what a saturated pool served.
+func (v *View) SetDemand(node string, threads float64) {
+	if _, ok := v.writeLoad[node]; ok && threads > v.writeLoad[node] {
+		v.writeLoad[node] = threads
+	}
+}
+
 // Apply records a planned move so later decisions see it.
-func (v *View) Apply(m Move) {
+func (v *View) Apply(m Move) { v.apply(m) }
+
+// undo is what apply changed, to put back when a tried plan is dropped.
+type undo struct {
+	m                        Move
+	held                     bool
+	fromLoad, toLoad         float64
+	fromDisk, toDisk         int64
+	fromHeap, toHeap         float64
+	fromIdx, toIdx           int
+	fromCount, toCount       int
+	fromIdxSet, toIdxSet     bool
+	fromCountSet, toCountSet bool
+}
+
+// try applies moves and returns a function that takes them back, in reverse order, exactly.
+func (v *View) try(moves []Move) (restore func()) {
+	us := make([]undo, 0, len(moves))
+	for _, m := range moves {
+		u := undo{m: m, fromLoad: v.writeLoad[m.From], toLoad: v.writeLoad[m.To], fromDisk: v.diskUsed[m.From], toDisk: v.diskUsed[m.To],
+			fromHeap: v.heapUsed[m.From], toHeap: v.heapUsed[m.To]}
+		id := cluster.ShardID{Index: m.Index, Shard: m.Shard}
+		u.held = v.onNode[m.To][id]
+		u.fromIdx, u.fromIdxSet = v.indexCount[m.Index][m.From]
+		u.toIdx, u.toIdxSet = v.indexCount[m.Index][m.To]
+		u.fromCount, u.fromCountSet = v.nodeCount[m.From]
+		u.toCount, u.toCountSet = v.nodeCount[m.To]
+		v.apply(m)
+		us = append(us, u)
+	}
+	return func() {
+		for i := len(us) - 1; i >= 0; i-- {
+			u := us[i]
+			m := u.m
+			id := cluster.ShardID{Index: m.Index, Shard: m.Shard}
+			v.writeLoad[m.From], v.writeLoad[m.To] = u.fromLoad, u.toLoad
+			v.diskUsed[m.From], v.diskUsed[m.To] = u.fromDisk, u.toDisk
+			v.heapUsed[m.From], v.heapUsed[m.To] = u.fromHeap, u.toHeap
+			v.mark(m.From, id)
+			if !u.held {
+				delete(v.onNode[m.To], id)
+			}
+			restoreInt(v.indexCount[m.Index], m.From, u.fromIdx, u.fromIdxSet)
+			restoreInt(v.indexCount[m.Index], m.To, u.toIdx, u.toIdxSet)
+			restoreInt(v.nodeCount, m.From, u.fromCount, u.fromCountSet)
+			restoreInt(v.nodeCount, m.To, u.toCount, u.toCountSet)
+		}
+	}
+}
+
+func restoreInt(m map[string]int, k string, val int, set bool) {
+	if set {
+		m[k] = val
+	} else {
+		delete(m, k)
+	}
+}
+
+func (v *View) apply(m Move) {
 	id := cluster.ShardID{Index: m.Index, Shard: m.Shard}
 	delete(v.onNode[m.From], id)
 	v.mark(m.To, id)

@@ -88,11 +88,15 @@ type ReplicasChanged struct {
 	Changes []ReplicaChange `json:"changes"`
 }
 
-// ScaleUpNeeded says moving shards cannot fix the write load.
+// ScaleUpNeeded says moving shards cannot fix the write load, naming the bound that proves it and
+// its numbers.
 type ScaleUpNeeded struct {
 	Cluster string   `json:"cluster"`
 	Nodes   []string `json:"nodes"`
 	Reason  string   `json:"reason"`
+	Bound   string   `json:"bound,omitempty"`
+	Value   float64  `json:"value,omitempty"`
+	Limit   float64  `json:"limit,omitempty"`
 }
 
 // SandboxEnforced reports what the sandbox function found and did.

@@ -43,6 +43,35 @@ type Settings struct {
 	Filters          Filters             `json:"filters"`
 	SameShardHost    bool                `json:"same_shard_host,omitempty"`
 	AllocationEnable string              `json:"allocation_enable,omitempty"`
+	// Recoveries are the cluster's limits on recoveries in flight.
+	Recoveries RecoveryLimits `json:"recoveries"`
+}
+
+// OpenSearch's defaults for the recovery limits (cluster.routing.allocation.node_concurrent_recoveries
+// and cluster_concurrent_rebalance are both 2).
+const (
+	DefaultNodeConcurrentRecoveries   = 2
+	DefaultClusterConcurrentRebalance = 2
+)
+
+// RecoveryLimits are cluster.routing.allocation.node_concurrent_incoming_recoveries,
+// node_concurrent_outgoing_recoveries (both default to node_concurrent_recoveries) and
+// cluster_concurrent_rebalance (-1: unlimited). Known is false when they were not read (a snapshot
+// stored before they were), and OpenSearch's defaults then apply.
+type RecoveryLimits struct {
+	NodeIncoming     int  `json:"node_incoming"`
+	NodeOutgoing     int  `json:"node_outgoing"`
+	ClusterRebalance int  `json:"cluster_rebalance"`
+	Known            bool `json:"known"`
+}
+
+// Effective returns the limits, OpenSearch's defaults when they were not read.
+func (r RecoveryLimits) Effective() RecoveryLimits {
+	if r.Known {
+		return r
+	}
+	return RecoveryLimits{NodeIncoming: DefaultNodeConcurrentRecoveries, NodeOutgoing: DefaultNodeConcurrentRecoveries,
+		ClusterRebalance: DefaultClusterConcurrentRebalance, Known: true}
 }
 
 // Filters are allocation filters: attribute (`_name`, `_id`, `_ip`, `_host`, or a custom node

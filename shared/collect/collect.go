@@ -136,6 +136,12 @@ func Build(at time.Time, ns opensearch.NodesStats, ss opensearch.ShardStats, cs 
 	snap.Settings.Filters = cluster.Filters{Include: f.Include, Exclude: f.Exclude, Require: f.Require}
 	snap.Settings.AllocationEnable = set.AllocationEnable()
 	snap.Settings.SameShardHost = set["cluster.routing.allocation.same_shard.host"] == "true"
+	rl, err := set.RecoveryLimits()
+	if err != nil {
+		return cluster.Sample{}, fmt.Errorf("read cluster: %w", err)
+	}
+	snap.Settings.Recoveries = cluster.RecoveryLimits{NodeIncoming: rl.NodeIncoming, NodeOutgoing: rl.NodeOutgoing,
+		ClusterRebalance: rl.ClusterRebalance, Known: true}
 
 	for _, n := range ns.Nodes {
 		node := cluster.Node{ID: n.ID, Name: n.Name, Host: n.Host, IP: n.IP, Roles: n.Roles, Attributes: n.Attributes,

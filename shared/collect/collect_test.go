@@ -92,6 +92,9 @@ func copies(s cluster.Snapshot) []copyView {
 	return out
 }
 
+// defaultRecoveries are OpenSearch's recovery limits, read where no setting is given.
+var defaultRecoveries = cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 2, ClusterRebalance: 2, Known: true}
+
 func TestBuildRoutingIsTheTruth(t *testing.T) {
 	s := base().build(t)
 	want := []copyView{
@@ -212,17 +215,17 @@ func TestBuildSettings(t *testing.T) {
 		{
 			name: "defaults: 90% high watermark",
 			set:  opensearch.ClusterSettings{},
-			want: cluster.Settings{DiskHighWatermark: 0.9, AllocationEnable: "all"},
+			want: cluster.Settings{DiskHighWatermark: 0.9, AllocationEnable: "all", Recoveries: defaultRecoveries},
 		},
 		{
 			name: "ratio watermark",
 			set:  opensearch.ClusterSettings{"cluster.routing.allocation.disk.watermark.high": "85%"},
-			want: cluster.Settings{DiskHighWatermark: 0.85, AllocationEnable: "all"},
+			want: cluster.Settings{DiskHighWatermark: 0.85, AllocationEnable: "all", Recoveries: defaultRecoveries},
 		},
 		{
 			name: "absolute watermark is free bytes, not a ratio",
 			set:  opensearch.ClusterSettings{"cluster.routing.allocation.disk.watermark.high": "10gb"},
-			want: cluster.Settings{DiskHighWatermarkFreeBytes: 10 << 30, AllocationEnable: "all"},
+			want: cluster.Settings{DiskHighWatermarkFreeBytes: 10 << 30, AllocationEnable: "all", Recoveries: defaultRecoveries},
 		},
 		{
 			name: "filters, awareness and allocation settings are copied",
@@ -240,7 +243,32 @@ func TestBuildSettings(t *testing.T) {
 				ForcedAwareness: map[string][]string{"zone": {"a", "b", "c"}},
 				Filters: cluster.Filters{Include: map[string]string{"zone": "a,b"}, Exclude: map[string]string{"_name": "node-9"},
 					Require: map[string]string{"_ip": "10.0.*"}},
-				SameShardHost: true, AllocationEnable: "primaries"},
+				SameShardHost: true, AllocationEnable: "primaries", Recoveries: defaultRecoveries},
+		},
+		{
+			name: "recovery limits: incoming and outgoing default to node_concurrent_recoveries",
+			set: opensearch.ClusterSettings{
+				"cluster.routing.allocation.node_concurrent_recoveries":          "4",
+				"cluster.routing.allocation.node_concurrent_outgoing_recoveries": "3",
+				"cluster.routing.allocation.cluster_concurrent_rebalance":        "-1",
+			},
+			want: cluster.Settings{DiskHighWatermark: 0.9, AllocationEnable: "all",
+				Recoveries: cluster.RecoveryLimits{NodeIncoming: 4, NodeOutgoing: 3, ClusterRebalance: -1, Known: true}},
+		},
+		{
+			name: "recovery limits: a default incoming of 2 beside a raised node_concurrent_recoveries reads as the lower",
+			set: opensearch.ClusterSettings{
+				"cluster.routing.allocation.node_concurrent_recoveries":          "6",
+				"cluster.routing.allocation.node_concurrent_incoming_recoveries": "2",
+				"cluster.routing.allocation.node_concurrent_outgoing_recoveries": "8",
+			},
+			want: cluster.Settings{DiskHighWatermark: 0.9, AllocationEnable: "all",
+				Recoveries: cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 6, ClusterRebalance: 2, Known: true}},
+		},
+		{
+			name:    "a bad recovery limit is an error naming the setting",
+			set:     opensearch.ClusterSettings{"cluster.routing.allocation.cluster_concurrent_rebalance": "two"},
+			wantErr: "cluster.routing.allocation.cluster_concurrent_rebalance",
 		},
 		{
 			name:    "a bad watermark is an error naming the setting",

@@ -103,8 +103,13 @@ func (e *Engine) Detect(ctx context.Context, name, snapshotKey string) (DetectRe
 		e.log().Info("plan note", "cluster", name, "kind", n.Kind, "node", n.Node, "reason", n.Reason)
 	}
 	if plan.ScaleUp != nil {
-		e.log().Warn("scale up needed", "cluster", name, "nodes", plan.ScaleUp.Nodes, "reason", plan.ScaleUp.Reason)
-		e.metric(name, "ScaleUpNeeded", telemetry.UnitCount, 1)
+		e.log().Warn("scale up needed", "cluster", name, "nodes", plan.ScaleUp.Nodes, "bound", plan.ScaleUp.Bound,
+			"value", plan.ScaleUp.Value, "limit", plan.ScaleUp.Limit, "reason", plan.ScaleUp.Reason)
+		if e.Metrics != nil {
+			// The bound is a dimension, so an alarm can tell a full cluster from an unsplittable shard.
+			e.Metrics.Add("ScaleUpNeeded", telemetry.UnitCount, 1, telemetry.Dimension{Name: "Cluster", Value: name},
+				telemetry.Dimension{Name: "Bound", Value: plan.ScaleUp.Bound})
+		}
 	}
 	hot := 0
 	for _, h := range plan.Hotspots {
@@ -137,7 +142,8 @@ func (e *Engine) publishPlan(ctx context.Context, name, snapshotKey string, plan
 	}
 	if plan.ScaleUp != nil {
 		events = append(events, bus.Event{DetailType: bus.TypeScaleUpNeeded, Time: e.now(), Detail: bus.ScaleUpNeeded{
-			Cluster: name, Nodes: plan.ScaleUp.Nodes, Reason: plan.ScaleUp.Reason}})
+			Cluster: name, Nodes: plan.ScaleUp.Nodes, Reason: plan.ScaleUp.Reason,
+			Bound: plan.ScaleUp.Bound, Value: plan.ScaleUp.Value, Limit: plan.ScaleUp.Limit}})
 	}
 	if len(events) == 0 {
 		return nil

@@ -34,6 +34,8 @@ type world struct {
 	// completions is each node's WRITE completions per second, by node id.
 	completions map[string]float64
 	ctrs        cluster.Counters
+	// limits are the cluster's recovery limits a read reports (OpenSearch's defaults when zero).
+	limits cluster.RecoveryLimits
 }
 
 func newWorld(nodes ...string) *world {
@@ -120,6 +122,19 @@ func (w *world) relocate(index, from, to string) {
 	}
 }
 
+// relocating starts relocating index[shard]'s copy to node to, as OpenSearch's balancer would.
+func (w *world) relocating(index string, shard int, to string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range w.copies {
+		if c := &w.copies[i]; c.Index == index && c.Shard == shard {
+			c.State, c.RelocatingNode = cluster.StateRelocating, w.node(to).ID
+			return
+		}
+	}
+	panic(fmt.Sprintf("no copy of %s[%d]", index, shard))
+}
+
 // tick advances time by d and every counter by the work done in it.
 func (w *world) tick(d time.Duration) {
 	w.mu.Lock()
@@ -163,7 +178,7 @@ func (w *world) sample() cluster.Sample {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s := cluster.Sample{
-		Snapshot: cluster.Snapshot{At: w.at, Health: "green", Settings: cluster.Settings{DiskHighWatermark: 0.9},
+		Snapshot: cluster.Snapshot{At: w.at, Health: "green", Settings: cluster.Settings{DiskHighWatermark: 0.9, Recoveries: w.limits},
 			Nodes: slices.Clone(w.nodes), Indices: slices.Clone(w.indices), Copies: slices.Clone(w.copies)},
 		Counters: cluster.Counters{At: w.ctrs.At, Nodes: map[string]cluster.NodeCounters{}, Copies: map[string]cluster.CopyCounters{}},
 	}
@@ -314,6 +329,23 @@ type rig struct {
 	store *state.Memory
 	bus   *bus.Memory
 	apis  map[string]*fakeAPI
+}
+
+// issued records in the ledger a move issued by an earlier cycle.
+func (r *rig) issued(t *testing.T, m allocation.Move) {
+	t.Helper()
+	r.issuedGroup(t, statusIssued, m)
+}
+
+// issuedGroup records in the ledger a group of moves issued together by an earlier cycle, with the
+// status its verification left.
+func (r *rig) issuedGroup(t *testing.T, status string, group ...allocation.Move) {
+	t.Helper()
+	lk := state.Key{PK: pk("prod"), SK: ledgerKey("plan#earlier", group[0])}
+	entry := ledgerEntry{Move: group[0], Group: group, Status: status, PlanKey: "plan#earlier", Strategy: "reroute"}
+	if _, err := state.PutJSON(t.Context(), r.store, lk, entry, state.Condition{IfAbsent: true}, time.Hour, r.e.now()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func testConfig(clusters ...string) config.Config {

@@ -47,18 +47,28 @@ type MoveResult struct {
 
 // ledgerEntry records that a move was claimed (and then issued) exactly once.
 type ledgerEntry struct {
-	Move      allocation.Move `json:"move"`
-	Status    string          `json:"status"`
-	Strategy  string          `json:"strategy,omitempty"`
-	PlanKey   string          `json:"plan_key"`
-	Reason    string          `json:"reason,omitempty"`
-	ClaimedAt time.Time       `json:"claimed_at"`
+	Move allocation.Move `json:"move"`
+	// Group is every move issued with Move (a swap's returns, a chain's steps), Move first, so
+	// the breaker sees each of them in flight.
+	Group     []allocation.Move `json:"group,omitempty"`
+	Status    string            `json:"status"`
+	Strategy  string            `json:"strategy,omitempty"`
+	PlanKey   string            `json:"plan_key"`
+	Reason    string            `json:"reason,omitempty"`
+	ClaimedAt time.Time         `json:"claimed_at"`
 	// Published: the move's "Shard Move Executed" event is out. An invocation that issued the
 	// move and then failed to publish is retried; the retry publishes it instead of skipping it.
 	Published bool `json:"published,omitempty"`
 }
 
 func ledgerKey(planKey string, m allocation.Move) string { return "ledger#" + planKey + "#" + m.Key() }
+
+// cycleClaim records that one invocation acts on a plan.
+type cycleClaim struct {
+	PlanKey string `json:"plan_key"`
+}
+
+func cycleClaimKey(planKey string) string { return "claim#" + planKey }
 
 // Move executes a stored plan: the circuit breaker on fresh health (any failing check aborts the
 // whole cycle), dry-run unless turned off, the deciders re-run on fresh topology before each move,
@@ -102,6 +112,20 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	in := safety.Inputs{Reachable: herr, Health: health.Status, Relocating: health.Relocating, Initializing: health.Initializing,
 		StatsAge: e.now().Sub(planned.At)}
 	in.SearchLatencyMs, in.LatencyKnown = meanSearchLatency(planned)
+	// The fresh routing table tells what is in flight: shardwise's own moves and the cluster's
+	// recoveries per node, held to the cluster's own limits rather than to zero.
+	var fresh cluster.Sample
+	var own []allocation.Move
+	if herr == nil {
+		if fresh, err = api.Read(ctx); err != nil {
+			return res, fmt.Errorf("move %s: fresh read: %w", name, err)
+		}
+		if own, err = e.ownMovesInFlight(ctx, name, &fresh.Snapshot); err != nil {
+			return res, fmt.Errorf("move %s: %w", name, err)
+		}
+		in.OwnInFlight, in.OwnKnown = len(own), true
+		in.Recoveries = safety.RecoveriesOf(&fresh.Snapshot, own)
+	}
 	res.Breaker = safety.Evaluate(in, e.Config.Safety)
 	for _, c := range res.Breaker.Checks {
 		e.log().Info("breaker check", "cluster", name, "check", c.Name, "ok", c.OK, "value", c.Value, "limit", c.Limit, "reason", c.Reason)
@@ -115,10 +139,6 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 		return res, e.publishOutcomes(ctx, res)
 	}
 
-	fresh, err := api.Read(ctx)
-	if err != nil {
-		return res, fmt.Errorf("move %s: fresh read: %w", name, err)
-	}
 	if err := e.cleanupFilters(ctx, api, name, &fresh.Snapshot, true); err != nil {
 		return res, fmt.Errorf("move %s: %w", name, err)
 	}
@@ -130,8 +150,16 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 		hot[h.Node] = h.Hot
 	}
 	view := allocation.NewView(&snap, e.Config.Allocation, hot)
+	for _, h := range plan.Hotspots {
+		if h.Hot && h.Demand > 0 {
+			// The same demand the planner weighed: a saturated node's counters show only what it served.
+			view.SetDemand(h.Node, h.Demand)
+		}
+	}
 
 	kept, refused := safety.Budget(plan.Moves, e.Config.Safety)
+	kept, throttled := safety.Throttle(kept, safety.RecoveriesOf(&snap, own))
+	refused = append(refused, throttled...)
 	for _, r := range refused {
 		res.Outcomes = append(res.Outcomes, MoveOutcome{Move: r.Move, Outcome: OutcomeSkipped, Reason: fmt.Sprintf("budget %s: %s", r.Budget, r.Reason)})
 	}
@@ -232,17 +260,13 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 			res = append(res, outcomes(g, OutcomeSkipped, "", fmt.Sprintf("ledger: %v", err))...)
 			continue
 		}
-		passed := true
-		for _, m := range g {
-			if why, fine := recheck(view, snap, m); !fine {
-				res = append(res, outcomes(g, OutcomeSkipped, "", "re-check on fresh state: "+why)...)
-				passed = false
-				break
-			}
+		// The same rule the planner used, on fresh state: a group passes whole or not at all.
+		if judged, fine := allocation.AdmitGroup(view, g); !fine {
+			last := judged[len(judged)-1]
+			res = append(res, outcomes(g, OutcomeSkipped, "", "re-check on fresh state: "+last.Admission.Why())...)
+			continue
 		}
-		if passed {
-			ok = append(ok, claim{group: g})
-		}
+		ok = append(ok, claim{group: g})
 	}
 	if len(ok) == 0 {
 		return res
@@ -265,10 +289,23 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 		return res
 	}
 
+	// One invocation acts on a plan: two overlapping invocations splitting its groups between them
+	// would issue two reroute calls, the second while the first's relocations run.
+	ck := state.Key{PK: pk(name), SK: cycleClaimKey(planKey)}
+	if _, err := state.PutJSON(ctx, e.Store, ck, cycleClaim{PlanKey: planKey}, state.Condition{IfAbsent: true}, e.ttl(), e.now()); err != nil {
+		reason := fmt.Sprintf("ledger: claiming the plan: %v", err)
+		if errors.Is(err, state.ErrConflict) {
+			reason = "ledger: already claimed by another invocation: one invocation acts on a plan, so a cycle's moves go in one reroute call, each once"
+		}
+		for _, c := range ok {
+			res = append(res, outcomes(c.group, OutcomeSkipped, "", reason)...)
+		}
+		return res
+	}
 	var claimed []claim
 	for _, c := range ok {
 		lk := state.Key{PK: pk(name), SK: ledgerKey(planKey, c.group[0])}
-		entry := ledgerEntry{Move: c.group[0], Status: statusClaimed, PlanKey: planKey, ClaimedAt: e.now()}
+		entry := ledgerEntry{Move: c.group[0], Group: c.group, Status: statusClaimed, PlanKey: planKey, ClaimedAt: e.now()}
 		if _, err := state.PutJSON(ctx, e.Store, lk, entry, state.Condition{IfAbsent: true}, e.ttl(), e.now()); err != nil {
 			reason := fmt.Sprintf("ledger: %v", err)
 			if errors.Is(err, state.ErrConflict) {
@@ -399,38 +436,6 @@ func (e *Engine) filterMove(ctx context.Context, api ClusterAPI, name string, c 
 	return MoveOutcome{Move: m, Outcome: OutcomeExecuted, Strategy: strategyFilter, ledger: c.key,
 		Reason: fmt.Sprintf("%s; index.routing.allocation.exclude._name on %s now includes %s (removed once the copies have left, the hotspot is over, or %s passed)",
 			why, m.Index, m.FromName, filterMaxAge)}, true
-}
-
-func recheck(v *allocation.View, snap *cluster.Snapshot, m allocation.Move) (string, bool) {
-	var c *cluster.Copy
-	for i := range snap.Copies {
-		cp := &snap.Copies[i]
-		if cp.Index == m.Index && cp.Shard == m.Shard && cp.Node == m.From {
-			c = cp
-			break
-		}
-	}
-	if c == nil || c.State != cluster.StateStarted {
-		return fmt.Sprintf("%s[%d] is no longer STARTED on %s", m.Index, m.Shard, m.FromName), false
-	}
-	target := v.Node(m.To)
-	if target == nil {
-		return fmt.Sprintf("target %s has left the cluster", m.ToName), false
-	}
-	for _, vd := range allocation.Evaluate(v, c, target) {
-		bad := vd.Decision == allocation.No
-		switch m.Phase {
-		case allocation.PhaseWriteHotspot, allocation.PhaseIndexBalance:
-			bad = bad || vd.Decision == allocation.NotPreferred
-		case allocation.PhaseSwapReturn:
-			bad = bad || (vd.Decision == allocation.NotPreferred && vd.Decider != "write_load")
-		}
-		if bad {
-			return fmt.Sprintf("%s says %s for %s[%d] → %s: %s", vd.Decider, vd.Decision, m.Index, m.Shard, m.ToName, vd.Reason), false
-		}
-	}
-	v.Apply(m)
-	return "", true
 }
 
 func meanSearchLatency(s *cluster.Snapshot) (float64, bool) {

@@ -40,12 +40,19 @@ func TestMoveBreakerOpenSkipsEveryMove(t *testing.T) {
 		open    func(w *world, api *fakeAPI)
 		failing string
 		reason  string
+		// settled sets the optional fixed caps on relocating and initializing copies to 0.
+		settled bool
 	}{
-		{"health yellow", func(_ *world, api *fakeAPI) { api.health.Status = "yellow" }, "health", `cluster health "yellow", required "green" or better`},
-		{"a shard relocating", func(_ *world, api *fakeAPI) { api.health.Relocating = 1 }, "relocating", "1 shards relocating, limit 0"},
-		{"a shard initializing", func(_ *world, api *fakeAPI) { api.health.Initializing = 2 }, "initializing", "2 shards initializing, limit 0"},
-		{"stale stats", func(w *world, _ *fakeAPI) { w.wait(2 * time.Minute) }, "stats_fresh", "stats are 2m0s old, limit 1m0s"},
-		{"unreachable", func(_ *world, api *fakeAPI) { api.healthErr = errors.New("dial tcp 10.0.0.1:443: i/o timeout") }, "reachable", "OpenSearch unreachable: dial tcp"},
+		{"health yellow", func(_ *world, api *fakeAPI) { api.health.Status = "yellow" }, "health", `cluster health "yellow", required "green" or better`, false},
+		{"a shard relocating under a fixed cap of 0", func(_ *world, api *fakeAPI) { api.health.Relocating = 1 }, "relocating", "1 shards relocating, limit 0", true},
+		{"a shard initializing under a fixed cap of 0", func(_ *world, api *fakeAPI) { api.health.Initializing = 2 }, "initializing", "2 shards initializing, limit 0", true},
+		{"relocations beyond cluster_concurrent_rebalance", func(w *world, _ *fakeAPI) {
+			w.relocating("other", 0, "c")
+			w.relocating("other", 1, "b")
+			w.relocating("h0", 0, "b")
+		}, "cluster_rebalance", "3 relocations besides shardwise's own, limit 2 (cluster_concurrent_rebalance)", false},
+		{"stale stats", func(w *world, _ *fakeAPI) { w.wait(2 * time.Minute) }, "stats_fresh", "stats are 2m0s old, limit 1m0s", false},
+		{"unreachable", func(_ *world, api *fakeAPI) { api.healthErr = errors.New("dial tcp 10.0.0.1:443: i/o timeout") }, "reachable", "OpenSearch unreachable: dial tcp", false},
 	}
 	for _, mode := range []string{"dry-run", "live"} {
 		for _, tc := range cases {
@@ -53,6 +60,9 @@ func TestMoveBreakerOpenSkipsEveryMove(t *testing.T) {
 				w := hotWorld()
 				cfg := liveConfig("reroute")
 				cfg.Safety.DryRun = mode == "dry-run"
+				if tc.settled {
+					cfg.Safety.MaxRelocating, cfg.Safety.MaxInitializing = 0, 0
+				}
 				r := newRig(t, cfg, map[string]*world{"prod": w})
 				planKey := r.planned(t, w)
 				api := r.apis["prod"]
@@ -89,8 +99,13 @@ func TestMoveBreakerOpenSkipsEveryMove(t *testing.T) {
 				if len(reroutes) != 0 || len(puts) != 0 {
 					t.Errorf("cluster touched with the breaker open: reroutes %+v puts %+v", reroutes, puts)
 				}
-				if reads != readsBefore {
-					t.Errorf("fresh read made with the breaker open: %d reads, want %d", reads, readsBefore)
+				// One fresh read when OpenSearch answered: the in-flight checks read its routing table.
+				wantReads := readsBefore + 1
+				if api.healthErr != nil {
+					wantReads = readsBefore
+				}
+				if reads != wantReads {
+					t.Errorf("fresh reads with the breaker open: got %d, want %d", reads, wantReads)
 				}
 				ev := events[bus.ShardMoveExecuted](t, r.bus.Drain(), bus.TypeShardMoveExecuted)
 				if len(ev) != 1 || ev[0].Outcome != OutcomeSkipped || ev[0].Breaker.Closed || ev[0].Reason != reason || ev[0].DryRun != cfg.Safety.DryRun {
@@ -547,5 +562,220 @@ func TestDetectVerifiesIssuedMoves(t *testing.T) {
 				t.Errorf("ledger status: got %+v (%v), want %s", e, err, tc.status)
 			}
 		})
+	}
+}
+
+// What is in flight is held to what it protects against, not to zero: shardwise acts while
+// OpenSearch's own balancer relocates within its limits, waits for its own moves to land, and
+// keeps each node within node_concurrent_recoveries.
+func TestMoveWithRecoveriesInFlight(t *testing.T) {
+	cases := []struct {
+		name    string
+		setup   func(t *testing.T, r *rig, w *world)
+		outcome string
+		// failing is the breaker check that opens, or the budget a skipped move names.
+		failing string
+		reason  string
+	}{
+		{
+			name:    "OpenSearch's balancer relocating a copy onto the target",
+			setup:   func(_ *testing.T, _ *rig, w *world) { w.relocating("other", 0, "c") },
+			outcome: OutcomeExecuted,
+		},
+		{
+			name: "OpenSearch's balancer at cluster_concurrent_rebalance",
+			setup: func(_ *testing.T, _ *rig, w *world) {
+				w.relocating("other", 0, "c")
+				w.relocating("other", 1, "b")
+			},
+			outcome: OutcomeExecuted,
+		},
+		{
+			name: "a larger cluster_concurrent_rebalance read from the cluster",
+			setup: func(_ *testing.T, _ *rig, w *world) {
+				w.relocating("other", 0, "c")
+				w.relocating("other", 1, "b")
+				w.relocating("h0", 0, "b")
+				w.limits = cluster.RecoveryLimits{NodeIncoming: 4, NodeOutgoing: 4, ClusterRebalance: 4, Known: true}
+			},
+			outcome: OutcomeExecuted,
+		},
+		{
+			name: "the target already at its incoming recoveries limit",
+			setup: func(_ *testing.T, _ *rig, w *world) {
+				w.relocating("other", 0, "c")
+				w.relocating("h2", 0, "c")
+			},
+			outcome: OutcomeSkipped,
+			failing: "node_concurrent_incoming_recoveries",
+			reason:  "budget node_concurrent_incoming_recoveries: c would have 3 incoming recoveries, limit 2",
+		},
+		{
+			name: "one of shardwise's own moves still relocating onto the target",
+			setup: func(t *testing.T, r *rig, w *world) {
+				w.relocating("other", 0, "c")
+				r.issued(t, allocation.Move{Index: "other", Shard: 0, From: "id-b", FromName: "b", To: "id-c", ToName: "c", Phase: allocation.PhaseWriteHotspot})
+			},
+			outcome: OutcomeSkipped,
+			failing: "own_move_in_flight_per_node",
+			reason:  "budget own_move_in_flight_per_node: c has one of shardwise's moves still relocating (other[0] b→c)",
+		},
+		{
+			name: "a swap's return still relocating onto the target after its first move landed",
+			setup: func(t *testing.T, r *rig, w *world) {
+				w.relocating("other", 0, "c")
+				r.issuedGroup(t, statusArrived,
+					allocation.Move{Index: "other", Shard: 1, From: "id-c", FromName: "c", To: "id-b", ToName: "b", Phase: allocation.PhaseWriteHotspot, SwapGroup: 1},
+					allocation.Move{Index: "other", Shard: 0, From: "id-b", FromName: "b", To: "id-c", ToName: "c", Phase: allocation.PhaseSwapReturn, SwapGroup: 1})
+			},
+			outcome: OutcomeSkipped,
+			failing: "own_move_in_flight_per_node",
+			reason:  "budget own_move_in_flight_per_node: c has one of shardwise's moves still relocating (other[0] b→c)",
+		},
+		{
+			name: "shardwise's earlier move has landed",
+			setup: func(t *testing.T, r *rig, _ *world) {
+				r.issued(t, allocation.Move{Index: "other", Shard: 1, From: "id-b", FromName: "b", To: "id-c", ToName: "c", Phase: allocation.PhaseWriteHotspot})
+			},
+			outcome: OutcomeExecuted,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := hotWorld()
+			r := newRig(t, liveConfig("reroute"), map[string]*world{"prod": w})
+			planKey := r.planned(t, w)
+			tc.setup(t, r, w)
+			res, err := r.e.Move(t.Context(), "prod", planKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range res.Breaker.Checks {
+				if c.Value == "" || c.Limit == "" {
+					t.Errorf("check %s: value %q limit %q, want both logged", c.Name, c.Value, c.Limit)
+				}
+			}
+			if got := outcomeLabels(res); !slices.Equal(got, []string{wantMove + " " + tc.outcome}) {
+				t.Fatalf("outcomes: got %v want %s %s (breaker: %s)", got, wantMove, tc.outcome, res.Breaker.Reason())
+			}
+			reroutes, _, _ := r.apis["prod"].calls()
+			if tc.outcome == OutcomeExecuted {
+				if !res.Breaker.Closed {
+					t.Errorf("breaker open: %s", res.Breaker.Reason())
+				}
+				if len(reroutes) == 0 || reroutes[len(reroutes)-1].DryRun {
+					t.Errorf("reroutes: got %+v, want the move issued", reroutes)
+				}
+				return
+			}
+			if len(reroutes) != 0 {
+				t.Errorf("reroutes: got %+v, want none", reroutes)
+			}
+			if got := res.Outcomes[0].Reason; !strings.Contains(got, tc.reason) {
+				t.Errorf("reason: got %q, want it to contain %q", got, tc.reason)
+			}
+			failed := []string{}
+			for _, c := range res.Breaker.Failed() {
+				failed = append(failed, c.Name)
+			}
+			if strings.HasPrefix(tc.reason, "budget ") {
+				if len(failed) != 0 {
+					t.Errorf("breaker failed %v, want closed with the move held by its budget", failed)
+				}
+			} else if !slices.Equal(failed, []string{tc.failing}) {
+				t.Errorf("failed checks: got %v want [%s]", failed, tc.failing)
+			}
+		})
+	}
+}
+
+// The move function re-checks with the planner's own admission rule on fresh state: a relocation
+// into the target that started after planning fills it, and the move is no longer admitted.
+func TestMoveRecheckUsesTheAdmissionRule(t *testing.T) {
+	cases := []struct {
+		name    string
+		change  func(w *world)
+		outcome string
+		reason  string
+	}{
+		{"nothing changed: issued", func(*world) {}, "executed", ""},
+		{"a relocation into the target started since: the target would saturate", func(w *world) { w.relocating("big", 0, "c") },
+			"skipped", "fails the improvement rule"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := hotWorld().index("big", 0, []float64{5}, nil, []string{"b"})
+			r := newRig(t, liveConfig("reroute"), map[string]*world{"prod": w})
+			planKey := r.planned(t, w)
+			tc.change(w)
+			res, err := r.e.Move(t.Context(), "prod", planKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := outcomeLabels(res); !slices.Equal(got, []string{wantMove + " " + tc.outcome}) {
+				t.Fatalf("outcomes: got %v want [%s %s]", got, wantMove, tc.outcome)
+			}
+			if why := res.Outcomes[0].Reason; tc.reason != "" && !strings.Contains(why, tc.reason) {
+				t.Errorf("reason: got %q, want it to name %q", why, tc.reason)
+			}
+		})
+	}
+}
+
+// Overlapping invocations on a plan of two groups: one invocation issues both in one reroute call;
+// the others skip, so no second call starts while the first call's relocations run.
+func TestMoveConcurrentInvocationsKeepOneCall(t *testing.T) {
+	const racers = 6
+	w := twoHotWorld()
+	r := newRig(t, liveConfig("reroute"), map[string]*world{"prod": w})
+	var planKey string
+	for i := range 3 {
+		if i > 0 {
+			w.tick(30 * time.Second)
+		}
+		res, err := r.e.Detect(t.Context(), "prod", r.ingest(t, "prod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		planKey = res.PlanKey
+		if i == 2 && len(res.Plan.Moves) != 2 {
+			t.Fatalf("plan: got %d moves, want one off each hot node", len(res.Plan.Moves))
+		}
+	}
+	results := make([]MoveResult, racers)
+	errs := make([]error, racers)
+	var wg sync.WaitGroup
+	for i := range racers {
+		wg.Go(func() { results[i], errs[i] = r.e.Move(t.Context(), "prod", planKey) })
+	}
+	wg.Wait()
+	executedBy := map[int]int{}
+	for i := range racers {
+		if errs[i] != nil {
+			t.Fatalf("racer %d: %v", i, errs[i])
+		}
+		for _, o := range results[i].Outcomes {
+			if o.Outcome == OutcomeExecuted {
+				executedBy[i]++
+			}
+		}
+	}
+	if len(executedBy) != 1 {
+		t.Errorf("invocations that executed moves: got %v, want exactly one", executedBy)
+	}
+	for _, n := range executedBy {
+		if n != 2 {
+			t.Errorf("moves executed: got %d, want both groups", n)
+		}
+	}
+	reroutes, _, _ := r.apis["prod"].calls()
+	issued := 0
+	for _, c := range reroutes {
+		if !c.DryRun {
+			issued++
+		}
+	}
+	if issued != 1 {
+		t.Errorf("real reroute calls: got %d want exactly 1 (%+v)", issued, reroutes)
 	}
 }

@@ -151,6 +151,10 @@ func (e *Engine) Replicas(ctx context.Context, name, snapshotKey string) (_ Repl
 	in := safety.Inputs{Reachable: herr, Health: health.Status, Relocating: health.Relocating, Initializing: health.Initializing,
 		StatsAge: e.now().Sub(snap.At)}
 	in.SearchLatencyMs, in.LatencyKnown = meanSearchLatency(snap)
+	// Per node from the snapshot the decision was made on; the cluster's relocations from the
+	// fresher health when it counts more.
+	in.Recoveries = safety.RecoveriesOf(snap, nil)
+	in.Recoveries.Relocating = max(in.Recoveries.Relocating, health.Relocating)
 	// Slow searches are what more replicas cure: the latency check does not hold replicas back.
 	in.LatencyKnown = false
 	res.Breaker = safety.Evaluate(in, e.Config.Safety)

@@ -64,7 +64,8 @@ func TestReplicasBreaker(t *testing.T) {
 	}{
 		{"breaker closed: cap and scale-up", Health{Status: "green"}, nil, []string{"capped cap", "popular scale-up"}, []string{"capped=2", "popular=2"}},
 		{"health yellow: the cap applies, the scale-up waits", Health{Status: "yellow", Unassigned: 1}, nil, []string{"capped cap"}, []string{"capped=2"}},
-		{"relocating: the cap applies, the scale-up waits", Health{Status: "green", Relocating: 2}, nil, []string{"capped cap"}, []string{"capped=2"}},
+		{"OpenSearch's balancer within cluster_concurrent_rebalance: both apply", Health{Status: "green", Relocating: 2}, nil, []string{"capped cap", "popular scale-up"}, []string{"capped=2", "popular=2"}},
+		{"relocations over cluster_concurrent_rebalance: the cap applies, the scale-up waits", Health{Status: "green", Relocating: 3}, nil, []string{"capped cap"}, []string{"capped=2"}},
 		{"unreachable: nothing applies", Health{}, errors.New("connection refused"), nil, nil},
 	}
 	for _, tc := range cases {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/state"
@@ -47,29 +48,8 @@ func (e *Engine) verifyMoves(ctx context.Context, name string, snap *cluster.Sna
 			continue
 		}
 		m := entry.Move
-		// With an allocation filter OpenSearch picks the target: the copy has arrived once it has
-		// left the source and another copy is STARTED.
-		byFilter := entry.Strategy == strategyFilter
-		var onTarget, moving, onSource bool
-		for _, c := range snap.Copies {
-			if c.Index != m.Index || c.Shard != m.Shard {
-				continue
-			}
-			if c.State == cluster.StateStarted && (c.Node == m.To || (byFilter && c.Node != m.From)) {
-				onTarget = true
-			}
-			if c.Node == m.From {
-				onSource = true
-			}
-			if c.Node == m.From && c.State == cluster.StateRelocating && (byFilter || c.RelocatingNode == m.To) {
-				moving = true
-			}
-		}
-		if byFilter && onSource && !moving {
-			// OpenSearch has not started moving it yet.
-			continue
-		}
-		if moving {
+		onTarget, inFlight := whereIs(entry, snap)
+		if inFlight {
 			continue
 		}
 		outcome, status := OutcomeArrived, statusArrived
@@ -99,4 +79,65 @@ func (e *Engine) verifyMoves(ctx context.Context, name string, snap *cluster.Sna
 		return fmt.Errorf("verify moves: %w", err)
 	}
 	return nil
+}
+
+// whereIs tells where an issued move stands on a snapshot: arrived on its target, or still in
+// flight (relocating, or, with an allocation filter, not yet started by OpenSearch).
+func whereIs(entry ledgerEntry, snap *cluster.Snapshot) (onTarget, inFlight bool) {
+	m := entry.Move
+	// With an allocation filter OpenSearch picks the target: the copy has arrived once it has
+	// left the source and another copy is STARTED.
+	byFilter := entry.Strategy == strategyFilter
+	var moving, onSource bool
+	for _, c := range snap.Copies {
+		if c.Index != m.Index || c.Shard != m.Shard {
+			continue
+		}
+		if c.State == cluster.StateStarted && (c.Node == m.To || (byFilter && c.Node != m.From)) {
+			onTarget = true
+		}
+		if c.Node == m.From {
+			onSource = true
+		}
+		if c.Node == m.From && c.State == cluster.StateRelocating && (byFilter || c.RelocatingNode == m.To) {
+			moving = true
+		}
+	}
+	return onTarget, moving || (byFilter && onSource)
+}
+
+// ownMovesInFlight lists the moves the ledger says were issued that are still in flight on a
+// fresh snapshot, for the breaker. It reads the ledger only; verification stays with Detect.
+func (e *Engine) ownMovesInFlight(ctx context.Context, name string, snap *cluster.Snapshot) ([]allocation.Move, error) {
+	items, err := e.Store.Query(ctx, pk(name), "ledger#")
+	if err != nil {
+		return nil, fmt.Errorf("own moves in flight: %w", err)
+	}
+	var out []allocation.Move
+	for _, it := range items {
+		entry, err := state.DecodeJSON[ledgerEntry](it.Value)
+		if err != nil {
+			return nil, fmt.Errorf("own moves in flight %s: %w", it.Key.SK, err)
+		}
+		issued := entry.Status == statusIssued || entry.Status == statusArrived || entry.Status == statusLost
+		if !issued || entry.Move.Phase == "" {
+			continue
+		}
+		group := entry.Group
+		if len(group) == 0 {
+			group = []allocation.Move{entry.Move}
+		}
+		// Verification settles the entry by its first move; the rest of its group may still be
+		// relocating, and only a copy still on its way counts then.
+		for _, m := range group {
+			e := ledgerEntry{Move: m, Strategy: entry.Strategy}
+			if entry.Status != statusIssued {
+				e.Strategy = ""
+			}
+			if _, inFlight := whereIs(e, snap); inFlight {
+				out = append(out, m)
+			}
+		}
+	}
+	return out, nil
 }

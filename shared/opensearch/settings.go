@@ -20,6 +20,10 @@ const (
 	settingAwarenessAttributes  = "cluster.routing.allocation.awareness.attributes"
 	settingForcedAwarenessPre   = "cluster.routing.allocation.awareness.force."
 	settingAllocationEnable     = "cluster.routing.allocation.enable"
+	settingNodeRecoveries       = "cluster.routing.allocation.node_concurrent_recoveries"
+	settingNodeIncoming         = "cluster.routing.allocation.node_concurrent_incoming_recoveries"
+	settingNodeOutgoing         = "cluster.routing.allocation.node_concurrent_outgoing_recoveries"
+	settingConcurrentRebalance  = "cluster.routing.allocation.cluster_concurrent_rebalance"
 	clusterAllocationPrefix     = "cluster.routing.allocation."
 	indexAllocationPrefix       = "index.routing.allocation."
 )
@@ -142,6 +146,47 @@ func (s ClusterSettings) AllocationEnable() string {
 		return strings.ToLower(v)
 	}
 	return defaultAllocationEnable
+}
+
+// RecoveryLimits are the limits on recoveries in flight: incoming and outgoing per node
+// (node_concurrent_incoming/outgoing_recoveries, each defaulting to node_concurrent_recoveries,
+// whose default is 2) and cluster_concurrent_rebalance (default 2, -1 for unlimited).
+type RecoveryLimits struct {
+	NodeIncoming, NodeOutgoing, ClusterRebalance int
+}
+
+// RecoveryLimits reads the recovery limits, OpenSearch's defaults where a setting is absent.
+func (s ClusterSettings) RecoveryLimits() (RecoveryLimits, error) {
+	num := func(key string, def int) (int, error) {
+		v, ok := s[key]
+		if !ok || strings.TrimSpace(v) == "" {
+			return def, nil
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", key, err)
+		}
+		return n, nil
+	}
+	node, err := num(settingNodeRecoveries, 2)
+	if err != nil {
+		return RecoveryLimits{}, err
+	}
+	// include_defaults reports the incoming and outgoing defaults as 2 even when
+	// node_concurrent_recoveries is set, and the flat map no longer tells a default from a set
+	// value: the lower of the two is the safe reading.
+	var r RecoveryLimits
+	if r.NodeIncoming, err = num(settingNodeIncoming, node); err != nil {
+		return RecoveryLimits{}, err
+	}
+	if r.NodeOutgoing, err = num(settingNodeOutgoing, node); err != nil {
+		return RecoveryLimits{}, err
+	}
+	r.NodeIncoming, r.NodeOutgoing = min(r.NodeIncoming, node), min(r.NodeOutgoing, node)
+	if r.ClusterRebalance, err = num(settingConcurrentRebalance, 2); err != nil {
+		return RecoveryLimits{}, err
+	}
+	return r, nil
 }
 
 // AllocationFilters are allocation filters: attribute (_name, _id, _ip, _host, or a custom node

@@ -61,6 +61,10 @@ type Tick struct {
 	Breaker    string
 	ScaleUp    string
 	Relocating int
+	// ScaleUpBound is the bound the tick's Scale Up Needed named, when one was emitted.
+	ScaleUpBound string
+	// Report is the simulator's own view of the tick: true loads, threads, queues.
+	Report sim.TickReport
 }
 
 // Result is the run result of SCENARIOS.md.
@@ -143,7 +147,7 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 		}
 		rep := s.Step()
 		n++
-		t := Tick{N: n, Of: total, At: s.Elapsed(), Relocating: rep.Relocating}
+		t := Tick{N: n, Of: total, At: s.Elapsed(), Relocating: rep.Relocating, Report: rep}
 		for _, nt := range rep.Nodes {
 			t.Nodes = append(t.Nodes, nt.Name)
 			if nt.Hot {
@@ -292,7 +296,7 @@ func (r *run) dispatch(ctx context.Context, ev bus.Recorded, t *Tick) error {
 		}
 		r.mu.Lock()
 		r.scaleUps++
-		t.ScaleUp = d.Reason
+		t.ScaleUp, t.ScaleUpBound = d.Reason, d.Bound
 		r.mu.Unlock()
 	}
 	return nil

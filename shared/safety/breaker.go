@@ -16,9 +16,16 @@ type Config struct {
 	DryRun bool `json:"dry_run"`
 	// RequiredHealth is the worst cluster health acting is allowed at: green (default) or yellow.
 	RequiredHealth string `json:"required_health"`
-	// MaxRelocating and MaxInitializing: copies already in flight; 0 means act only on a settled cluster.
+	// MaxRelocating and MaxInitializing are optional fixed caps on the copies relocating and
+	// initializing anywhere in the cluster; -1 (the default) means no fixed cap, and 0 acts only on a
+	// settled cluster. What is in flight is otherwise limited by what it protects against: shardwise's
+	// own moves (MaxOwnMovesInFlight) and the cluster's own recovery limits, read from its settings.
 	MaxRelocating   int `json:"max_relocating"`
 	MaxInitializing int `json:"max_initializing"`
+	// MaxOwnMovesInFlight: shardwise's moves issued and still relocating, from its ledger. Whatever
+	// the limit, a node with one of them in flight takes no other move until it lands, so its effect
+	// is measured first; 0 waits for every move to land before the next anywhere.
+	MaxOwnMovesInFlight int `json:"max_own_moves_in_flight"`
 	// MaxSearchLatency is the mean query time across data nodes above which nothing is moved.
 	MaxSearchLatency duration.Duration `json:"max_search_latency"`
 	// MaxStatsAge: stats older than this (2 refresh periods) are too stale to act on.
@@ -32,10 +39,15 @@ type Config struct {
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
-		DryRun:          true,
-		RequiredHealth:  "green",
-		MaxRelocating:   0,
-		MaxInitializing: 0,
+		DryRun:         true,
+		RequiredHealth: "green",
+		// A growing cluster rebalances for hours; a fixed cap on any relocation would stop shardwise
+		// for all of that time. The cluster's own limits apply instead (Inputs.Recoveries).
+		MaxRelocating:   Unlimited,
+		MaxInitializing: Unlimited,
+		// As many as one cycle may issue: a relocation outlasts the 30 s cycle (5 GiB at 40 MiB/s
+		// takes two minutes), and one per node is held back by Throttle.
+		MaxOwnMovesInFlight: 4,
 		// 200 ms: Sway's default max_avg_latency_ms.
 		MaxSearchLatency: duration.Duration(200 * time.Millisecond),
 		// Two 30 s stats refresh periods (DESIGN.md).
@@ -54,8 +66,14 @@ func (c Config) Validate() error {
 	if healthRank(c.RequiredHealth) < 0 || c.RequiredHealth == "red" {
 		errs = append(errs, fmt.Errorf("safety.required_health: %q must be green or yellow", c.RequiredHealth))
 	}
-	if c.MaxRelocating < 0 || c.MaxInitializing < 0 {
-		errs = append(errs, fmt.Errorf("safety.max_relocating/max_initializing: must be ≥ 0"))
+	if c.MaxRelocating < Unlimited {
+		errs = append(errs, fmt.Errorf("safety.max_relocating: %d must be ≥ 0, or -1 for no fixed cap", c.MaxRelocating))
+	}
+	if c.MaxInitializing < Unlimited {
+		errs = append(errs, fmt.Errorf("safety.max_initializing: %d must be ≥ 0, or -1 for no fixed cap", c.MaxInitializing))
+	}
+	if c.MaxOwnMovesInFlight < 0 {
+		errs = append(errs, fmt.Errorf("safety.max_own_moves_in_flight: %d must be ≥ 0", c.MaxOwnMovesInFlight))
 	}
 	if c.MaxSearchLatency <= 0 {
 		errs = append(errs, fmt.Errorf("safety.max_search_latency: %v must be > 0", c.MaxSearchLatency))
@@ -72,13 +90,23 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// Unlimited turns a fixed cap off, as -1 does for OpenSearch's cluster_concurrent_rebalance.
+const Unlimited = -1
+
 // Inputs are the measured values the breaker checks, read fresh just before acting.
 type Inputs struct {
 	// Reachable is the error of the fresh health call, nil when OpenSearch answered.
-	Reachable       error
-	Health          string
-	Relocating      int
-	Initializing    int
+	Reachable error
+	Health    string
+	// Relocating and Initializing are the cluster's counts from its health.
+	Relocating   int
+	Initializing int
+	// OwnInFlight is shardwise's moves still relocating, from its ledger checked against the fresh
+	// routing table; OwnKnown is false where the caller does not move shards (replica changes).
+	OwnInFlight int
+	OwnKnown    bool
+	// Recoveries are the cluster's recoveries in flight and its limits on them.
+	Recoveries      Recoveries
 	SearchLatencyMs float64
 	LatencyKnown    bool
 	StatsAge        time.Duration
@@ -140,10 +168,25 @@ func Evaluate(in Inputs, cfg Config) Verdict {
 	hr, lr := healthRank(in.Health), healthRank(cfg.RequiredHealth)
 	add("health", in.Reachable == nil && hr >= 0 && hr <= lr, in.Health, cfg.RequiredHealth,
 		fmt.Sprintf("cluster health %q, required %q or better", in.Health, cfg.RequiredHealth))
-	add("relocating", in.Reachable == nil && in.Relocating <= cfg.MaxRelocating, fmt.Sprint(in.Relocating), fmt.Sprint(cfg.MaxRelocating),
-		fmt.Sprintf("%d shards relocating, limit %d", in.Relocating, cfg.MaxRelocating))
-	add("initializing", in.Reachable == nil && in.Initializing <= cfg.MaxInitializing, fmt.Sprint(in.Initializing), fmt.Sprint(cfg.MaxInitializing),
-		fmt.Sprintf("%d shards initializing, limit %d", in.Initializing, cfg.MaxInitializing))
+	fixedCap := func(name, what string, n, limit int) {
+		if limit == Unlimited {
+			add(name, in.Reachable == nil, fmt.Sprint(n), "none",
+				fmt.Sprintf("%d shards %s, no fixed cap (safety.max_%s -1)", n, what, name))
+			return
+		}
+		add(name, in.Reachable == nil && n <= limit, fmt.Sprint(n), fmt.Sprint(limit),
+			fmt.Sprintf("%d shards %s, limit %d", n, what, limit))
+	}
+	fixedCap("relocating", "relocating", in.Relocating, cfg.MaxRelocating)
+	fixedCap("initializing", "initializing", in.Initializing, cfg.MaxInitializing)
+	if in.OwnKnown {
+		add("own_moves_in_flight", in.Reachable == nil && in.OwnInFlight <= cfg.MaxOwnMovesInFlight, fmt.Sprint(in.OwnInFlight), fmt.Sprint(cfg.MaxOwnMovesInFlight),
+			fmt.Sprintf("%d of shardwise's moves still relocating, limit %d", in.OwnInFlight, cfg.MaxOwnMovesInFlight))
+	} else {
+		add("own_moves_in_flight", in.Reachable == nil, "not read", fmt.Sprint(cfg.MaxOwnMovesInFlight),
+			"shardwise's own moves not read: this action moves no shard")
+	}
+	checks = append(checks, in.Recoveries.checks(in.Reachable == nil)...)
 	limitMs := float64(cfg.MaxSearchLatency.Std()) / float64(time.Millisecond)
 	if in.LatencyKnown {
 		add("search_latency", in.SearchLatencyMs < limitMs, fmt.Sprintf("%.1fms", in.SearchLatencyMs), fmt.Sprintf("%.0fms", limitMs),

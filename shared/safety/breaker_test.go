@@ -2,17 +2,31 @@ package safety
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/duration"
 )
 
-// healthy is a reading every check passes with the default limits.
+// healthy is a reading every check passes with the default limits: OpenSearch's own balancer
+// has its two relocations in flight, and shardwise none.
 func healthy() Inputs {
-	return Inputs{Health: "green", SearchLatencyMs: 40, LatencyKnown: true, StatsAge: 20 * time.Second}
+	return Inputs{Health: "green", SearchLatencyMs: 40, LatencyKnown: true, StatsAge: 20 * time.Second,
+		Relocating: 2, OwnKnown: true, Recoveries: rebalancing(2, 0)}
+}
+
+// rebalancing is n relocations between distinct pairs of nodes, own of them shardwise's.
+func rebalancing(n, own int) Recoveries {
+	r := Recoveries{Relocating: n, Own: own, PerNode: true, Incoming: map[string]int{}, Outgoing: map[string]int{}}
+	for i := range n {
+		r.Outgoing[fmt.Sprintf("old-%d", i)]++
+		r.Incoming[fmt.Sprintf("new-%d", i)]++
+	}
+	return r
 }
 
 func TestEvaluate(t *testing.T) {
@@ -20,6 +34,10 @@ func TestEvaluate(t *testing.T) {
 	yellowOK.RequiredHealth = "yellow"
 	twoInFlight := DefaultConfig()
 	twoInFlight.MaxRelocating, twoInFlight.MaxInitializing = 2, 2
+	settled := DefaultConfig()
+	settled.MaxRelocating, settled.MaxInitializing, settled.MaxOwnMovesInFlight = 0, 0, 0
+	ownZero := DefaultConfig()
+	ownZero.MaxOwnMovesInFlight = 0
 
 	cases := []struct {
 		name   string
@@ -32,12 +50,12 @@ func TestEvaluate(t *testing.T) {
 		{
 			name:   "every check passes",
 			edit:   func(*Inputs) {},
-			values: map[string][2]string{"health": {"green", "green"}, "relocating": {"0", "0"}, "search_latency": {"40.0ms", "200ms"}, "stats_fresh": {"20s", "1m0s"}},
+			values: map[string][2]string{"health": {"green", "green"}, "own_moves_in_flight": {"0", "4"}, "search_latency": {"40.0ms", "200ms"}, "stats_fresh": {"20s", "1m0s"}},
 		},
 		{
 			name:   "unreachable fails reachability and every check that needs an answer",
 			edit:   func(in *Inputs) { in.Reachable = errors.New("dial tcp: connection refused") },
-			failed: []string{"reachable", "health", "relocating", "initializing"},
+			failed: []string{"reachable", "health", "relocating", "initializing", "own_moves_in_flight", "cluster_rebalance", "node_recoveries"},
 			values: map[string][2]string{"reachable": {"unreachable", "reachable"}},
 		},
 		{
@@ -65,21 +83,100 @@ func TestEvaluate(t *testing.T) {
 			values: map[string][2]string{"health": {"unavailable", "green"}},
 		},
 		{
-			name:   "a shard relocating",
+			name:   "OpenSearch's balancer at its own limit does not stop shardwise",
+			edit:   func(*Inputs) {},
+			values: map[string][2]string{"relocating": {"2", "none"}, "cluster_rebalance": {"2", "2"}, "node_recoveries": {"new-0: 1 in, 0 out", "2 in, 2 out"}},
+		},
+		{
+			name:   "a fixed cap of 0 acts only on a settled cluster",
 			edit:   func(in *Inputs) { in.Relocating = 1 },
+			cfg:    settled,
 			failed: []string{"relocating"},
 			values: map[string][2]string{"relocating": {"1", "0"}},
 		},
 		{
-			name:   "a shard initializing",
-			edit:   func(in *Inputs) { in.Initializing = 3 },
+			name:   "a fixed cap on initializing copies",
+			edit:   func(in *Inputs) { in.Relocating, in.Initializing, in.Recoveries = 0, 3, rebalancing(0, 0) },
+			cfg:    settled,
 			failed: []string{"initializing"},
 			values: map[string][2]string{"initializing": {"3", "0"}},
 		},
 		{
-			name: "copies in flight within a raised limit",
+			name: "copies in flight within raised fixed caps",
 			edit: func(in *Inputs) { in.Relocating, in.Initializing = 2, 2 },
 			cfg:  twoInFlight,
+		},
+		{
+			name:   "shardwise's moves in flight over the limit",
+			edit:   func(in *Inputs) { in.OwnInFlight, in.Recoveries = 5, rebalancing(7, 5) },
+			failed: []string{"own_moves_in_flight"},
+			values: map[string][2]string{"own_moves_in_flight": {"5", "4"}, "cluster_rebalance": {"2", "2"}},
+		},
+		{
+			name:   "shardwise's moves in flight within the limit",
+			edit:   func(in *Inputs) { in.OwnInFlight, in.Recoveries = 4, rebalancing(6, 4) },
+			values: map[string][2]string{"own_moves_in_flight": {"4", "4"}, "cluster_rebalance": {"2", "2"}},
+		},
+		{
+			name:   "a limit of 0 waits for every move to land",
+			edit:   func(in *Inputs) { in.OwnInFlight, in.Recoveries = 1, rebalancing(3, 1) },
+			cfg:    ownZero,
+			failed: []string{"own_moves_in_flight"},
+			values: map[string][2]string{"own_moves_in_flight": {"1", "0"}},
+		},
+		{
+			name:   "own moves not read where no shard moves",
+			edit:   func(in *Inputs) { in.OwnKnown, in.OwnInFlight = false, 5 },
+			values: map[string][2]string{"own_moves_in_flight": {"not read", "4"}},
+		},
+		{
+			name:   "relocations besides shardwise's own over cluster_concurrent_rebalance",
+			edit:   func(in *Inputs) { in.Recoveries = rebalancing(3, 0) },
+			failed: []string{"cluster_rebalance"},
+			values: map[string][2]string{"cluster_rebalance": {"3", "2"}},
+		},
+		{
+			name: "cluster_concurrent_rebalance read from the cluster",
+			edit: func(in *Inputs) {
+				in.Recoveries = rebalancing(5, 0)
+				in.Recoveries.Limits = cluster.RecoveryLimits{NodeIncoming: 4, NodeOutgoing: 4, ClusterRebalance: 6, Known: true}
+			},
+			values: map[string][2]string{"cluster_rebalance": {"5", "6"}, "node_recoveries": {"new-0: 1 in, 0 out", "4 in, 4 out"}},
+		},
+		{
+			name: "cluster_concurrent_rebalance -1 is unlimited",
+			edit: func(in *Inputs) {
+				in.Recoveries = rebalancing(40, 0)
+				in.Recoveries.Limits = cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 2, ClusterRebalance: -1, Known: true}
+			},
+			values: map[string][2]string{"cluster_rebalance": {"40", "unlimited"}},
+		},
+		{
+			name: "a node over its incoming recoveries",
+			edit: func(in *Inputs) {
+				in.Recoveries.Incoming["new-1"] = 3
+			},
+			failed: []string{"node_recoveries"},
+			values: map[string][2]string{"node_recoveries": {"new-1: 3 in, 0 out", "2 in, 2 out"}},
+		},
+		{
+			name: "a node over its outgoing recoveries, named over a busier node within its limits",
+			edit: func(in *Inputs) {
+				in.Recoveries.Outgoing["old-0"] = 3
+				in.Recoveries.Incoming["new-1"], in.Recoveries.Outgoing["new-1"] = 2, 2
+			},
+			failed: []string{"node_recoveries"},
+			values: map[string][2]string{"node_recoveries": {"old-0: 0 in, 3 out", "2 in, 2 out"}},
+		},
+		{
+			name:   "per-node recoveries not read",
+			edit:   func(in *Inputs) { in.Recoveries.PerNode = false },
+			values: map[string][2]string{"node_recoveries": {"not read", "2 in, 2 out"}},
+		},
+		{
+			name:   "nothing recovering",
+			edit:   func(in *Inputs) { in.Relocating, in.Recoveries = 0, rebalancing(0, 0) },
+			values: map[string][2]string{"node_recoveries": {"none", "2 in, 2 out"}, "cluster_rebalance": {"0", "2"}},
 		},
 		{
 			name:   "search latency at the limit",
@@ -107,15 +204,18 @@ func TestEvaluate(t *testing.T) {
 			name: "every answerable check failing together",
 			edit: func(in *Inputs) {
 				in.Health, in.Relocating, in.Initializing, in.SearchLatencyMs, in.StatsAge = "red", 4, 2, 950, time.Hour
+				in.OwnInFlight, in.Recoveries = 1, rebalancing(4, 1)
+				in.Recoveries.Incoming["new-0"] = 3
 			},
-			failed: []string{"health", "relocating", "initializing", "search_latency", "stats_fresh"},
+			cfg:    settled,
+			failed: []string{"health", "relocating", "initializing", "own_moves_in_flight", "cluster_rebalance", "node_recoveries", "search_latency", "stats_fresh"},
 		},
 		{
 			name: "unreachable with slow searches and stale stats",
 			edit: func(in *Inputs) {
 				in.Reachable, in.SearchLatencyMs, in.StatsAge = errors.New("timeout"), 300, 5*time.Minute
 			},
-			failed: []string{"reachable", "health", "relocating", "initializing", "search_latency", "stats_fresh"},
+			failed: []string{"reachable", "health", "relocating", "initializing", "own_moves_in_flight", "cluster_rebalance", "node_recoveries", "search_latency", "stats_fresh"},
 		},
 	}
 	for _, tc := range cases {
@@ -132,7 +232,7 @@ func TestEvaluate(t *testing.T) {
 			for _, c := range v.Checks {
 				names = append(names, c.Name)
 			}
-			wantNames := []string{"reachable", "health", "relocating", "initializing", "search_latency", "stats_fresh"}
+			wantNames := []string{"reachable", "health", "relocating", "initializing", "own_moves_in_flight", "cluster_rebalance", "node_recoveries", "search_latency", "stats_fresh"}
 			if !slices.Equal(names, wantNames) {
 				t.Fatalf("checks: got %v want %v (every check runs, never short-circuits)", names, wantNames)
 			}
@@ -189,8 +289,11 @@ func TestConfigValidate(t *testing.T) {
 		{name: "yellow is an allowed requirement", edit: func(c *Config) { c.RequiredHealth = "yellow" }},
 		{name: "red is not a requirement", edit: func(c *Config) { c.RequiredHealth = "red" }, fields: []string{"safety.required_health"}},
 		{name: "unknown health", edit: func(c *Config) { c.RequiredHealth = "blue" }, fields: []string{"safety.required_health"}},
-		{name: "negative relocating", edit: func(c *Config) { c.MaxRelocating = -1 }, fields: []string{"safety.max_relocating"}},
-		{name: "negative initializing", edit: func(c *Config) { c.MaxInitializing = -1 }, fields: []string{"max_initializing"}},
+		{name: "fixed caps off by default", edit: func(c *Config) { c.MaxRelocating, c.MaxInitializing = -1, -1 }},
+		{name: "a fixed cap of 0 is valid (the old default)", edit: func(c *Config) { c.MaxRelocating, c.MaxInitializing = 0, 0 }},
+		{name: "relocating below -1", edit: func(c *Config) { c.MaxRelocating = -2 }, fields: []string{"safety.max_relocating"}},
+		{name: "initializing below -1", edit: func(c *Config) { c.MaxInitializing = -3 }, fields: []string{"safety.max_initializing"}},
+		{name: "negative own moves in flight", edit: func(c *Config) { c.MaxOwnMovesInFlight = -1 }, fields: []string{"safety.max_own_moves_in_flight"}},
 		{name: "zero search latency", edit: func(c *Config) { c.MaxSearchLatency = 0 }, fields: []string{"safety.max_search_latency"}},
 		{name: "zero stats age", edit: func(c *Config) { c.MaxStatsAge = 0 }, fields: []string{"safety.max_stats_age"}},
 		{name: "zero moves per node", edit: func(c *Config) { c.MaxMovesPerNode = 0 }, fields: []string{"safety.max_moves_per_node"}},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // decisionType orders decisions from best to worst, as OpenSearch's Decision.Type.
@@ -69,6 +70,7 @@ type allocConfig struct {
 	watermarkFree          float64
 	watermarkText          string
 	totalShardsPerNode     int
+	awareness              []string
 	recoveryRate           float64
 	filters                filterSet
 }
@@ -100,6 +102,11 @@ func (s *Sim) config() *allocConfig {
 	}
 	c.watermarkUsed, c.watermarkFree = used, free
 	c.totalShardsPerNode = s.intSetting("cluster.routing.allocation.total_shards_per_node", -1)
+	for _, a := range strings.Split(s.settingOr("cluster.routing.allocation.awareness.attributes", ""), ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			c.awareness = append(c.awareness, a)
+		}
+	}
 	c.recoveryRate = s.recoveryDefault
 	if v, ok := s.setting("indices.recovery.max_bytes_per_sec"); ok {
 		if b, err := parseByteSize(v); err == nil && b > 0 {
@@ -252,6 +259,15 @@ func (s *Sim) canAllocate(sh *shard, c *shardCopy, n *node, explain, explicit bo
 			return fmt.Sprintf("below shard recovery limit of outgoing: [%d < %d] incoming: [%d < %d]", out, cfg.outgoing, in, cfg.incoming)
 		})
 	}
+	// awareness
+	if why := s.awarenessCheck(sh, c, n, true); why != "" {
+		v.add(decNo, "awareness", func() string { return why })
+	} else if len(cfg.awareness) > 0 {
+		v.add(decYes, "awareness", func() string { return "node meets all awareness attribute requirements" })
+	}
+	if v.done() {
+		return v
+	}
 	// shards_limit
 	held := 0
 	if ix.counts != nil {
@@ -291,6 +307,9 @@ func (s *Sim) canRemain(c *shardCopy, explain bool) verdict {
 		v.add(decNo, "filter", func() string { return why })
 	} else {
 		v.add(decYes, "filter", func() string { return "node passes include/exclude/require filters" })
+	}
+	if why := s.awarenessCheck(c.sh, c, n, false); why != "" {
+		v.add(decNo, "awareness", func() string { return why })
 	}
 	if cfg.diskEnabled && float64(n.diskUsed-s.leaving[n.ord]) > cfg.diskLimit(n) {
 		v.add(decNo, "disk_threshold", func() string {
@@ -378,6 +397,32 @@ func (s *Sim) relocatingCount() int {
 		}
 	}
 	return n
+}
+
+// flight is what is in flight when a reroute arrives: relocations started by reroute commands
+// (external), the others, and each node's recoveries.
+type flight struct {
+	external, others   int
+	incoming, outgoing []int
+	// externalAt counts, per node ord, the reroute relocations in flight from or to it.
+	externalAt []int
+}
+
+// inFlight counts the recoveries in flight; refresh must have run.
+func (s *Sim) inFlight() flight {
+	f := flight{incoming: slices.Clone(s.incoming), outgoing: slices.Clone(s.outgoing), externalAt: make([]int, len(s.nodes))}
+	for _, r := range s.recoveries {
+		switch {
+		case !r.relocation:
+		case r.external:
+			f.external++
+			f.externalAt[r.source.ord]++
+			f.externalAt[r.target.ord]++
+		default:
+			f.others++
+		}
+	}
+	return f
 }
 
 // refresh recomputes per-node shard counts, disk use and recovery counts, and per-index counts.
@@ -806,4 +851,79 @@ func (s *Sim) floatSetting(key string, def float64) float64 {
 		}
 	}
 	return def
+}
+
+// nodeAttr is a node's value of an awareness attribute; the simulator's nodes carry only zone.
+func nodeAttr(n *node, attr string) (string, bool) {
+	if attr == "zone" && n.zone != "" {
+		return n.zone, true
+	}
+	return "", false
+}
+
+// awarenessCheck is OpenSearch's AwarenessAllocationDecider: over each awareness attribute, the
+// shard's copies (relocation targets in place of their sources) may hold at most
+// ceil(copies / values) in one value, values being those of the present nodes. moveTo counts c on
+// n, as allocating it there would. It returns why not, or "" when the node meets every attribute.
+func (s *Sim) awarenessCheck(sh *shard, c *shardCopy, n *node, moveTo bool) string {
+	cfg := s.config()
+	for _, attr := range cfg.awareness {
+		val, ok := nodeAttr(n, attr)
+		if !ok {
+			return fmt.Sprintf("node does not contain the awareness attribute [%s]; required attributes cluster setting "+
+				"[cluster.routing.allocation.awareness.attributes=%s]", attr, strings.Join(cfg.awareness, ","))
+		}
+		values := map[string]bool{}
+		for _, pn := range s.nodes {
+			if v, ok := nodeAttr(pn, attr); ok && pn.present {
+				values[v] = true
+			}
+		}
+		per := map[string]int{}
+		for _, o := range sh.copies {
+			at := o.node
+			if o.target != nil {
+				at = o.target
+			}
+			if at == nil || (o.state != stateStarted && o.state != stateInitializing && o.state != stateRelocating) {
+				continue
+			}
+			if v, ok := nodeAttr(at, attr); ok {
+				per[v]++
+			}
+		}
+		if moveTo {
+			if c != nil && c.node != nil {
+				from := c.node
+				if c.target != nil {
+					from = c.target
+				}
+				if from != n {
+					if v, ok := nodeAttr(from, attr); ok {
+						per[v]--
+					}
+					per[val]++
+				}
+			} else {
+				per[val]++
+			}
+		}
+		copies := sh.idx.replicas + 1
+		avg, left := copies/len(values), copies%len(values)
+		required := avg
+		if avg == 0 {
+			required, left = 1, 0
+		}
+		most := required
+		if left > 0 {
+			most++
+		}
+		if per[val] > most {
+			return fmt.Sprintf("there are too many copies of the shard allocated to nodes with attribute [%s], there are [%d] total "+
+				"configured shard copies for this shard id and [%d] total attribute values, expected the allocated shard count per "+
+				"attribute [%d] to be less than or equal to the upper bound of the required number of shards per attribute [%d]",
+				attr, copies, len(values), per[val], most)
+		}
+	}
+	return ""
 }

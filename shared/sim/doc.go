@@ -55,8 +55,12 @@
 // unassigned (allow_rebalance indices_all_active). builtin_balancer false is a cluster with
 // cluster.routing.rebalance.enable set to none. Every placement passes the deciders: same shard (no two
 // copies of a shard on a node), index- and cluster-level include/exclude/require filters on _name, _id,
-// _ip, _host and custom attributes (zone), the disk high watermark, recovery throttling, and
-// total_shards_per_node. The settings that tune them can be changed through PUT _cluster/settings.
+// _ip, _host and custom attributes (zone), the disk high watermark, recovery throttling,
+// awareness and total_shards_per_node. The settings that tune them can be changed through PUT
+// _cluster/settings. Awareness is OpenSearch's AwarenessAllocationDecider on the zone attribute
+// (cluster.awareness_attributes in the scenario sets cluster.routing.allocation.awareness.attributes
+// persistently): a shard's copies, relocation targets counted in place of their sources, may hold at
+// most ceil(copies / zones of the present nodes) in one zone, and a node without a zone takes none.
 //
 // # Events
 //
@@ -78,9 +82,14 @@
 // replica node hours (assigned replica copies × hours); the p99 of 20 ms + search queue wait over
 // node-ticks weighted by search tasks; and safety violations, checked on every tick and every reroute
 // in the simulator's own truth: two copies of a shard on one node, a shard left with no active copy by
-// a reroute, a move accepted while health was not green or a shard was relocating or initializing
-// before the request, and the same move (index, shard, from, to) accepted twice with no other movement
-// of that shard in between.
+// a reroute, a move accepted while health was not green, while an earlier reroute move from or to
+// one of its nodes was still relocating, while OpenSearch's own relocations exceeded
+// cluster_concurrent_rebalance, or taking a node past node_concurrent_incoming/outgoing_recoveries
+// (with the other moves of its request), and the same move (index, shard, from, to) accepted twice
+// with no other movement of that shard in between. moves_while_builtin_busy counts accepted moves
+// made while OpenSearch had relocations of its own in flight. Each tick's report also gives every
+// node's offered WRITE load and threads and the heaviest copy's WRITE load, the truth against which
+// a Scale Up Needed's bound is checked.
 //
 // # REST API
 //

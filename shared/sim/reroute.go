@@ -161,8 +161,9 @@ type rerouteOutcome struct {
 // routing as it was. The cluster state answer is built by the caller while the changes are in place,
 // through the done callback.
 func (s *Sim) reroute(cmds []rerouteCommand, dryRun, explain bool, done func()) (*rerouteOutcome, *apiError) {
-	healthBefore, relocBefore, initBefore, _ := s.healthCounts()
+	healthBefore, _, _, _ := s.healthCounts()
 	s.refresh()
+	flight := s.inFlight()
 	snap := newRoutingSnapshot(s)
 	out := &rerouteOutcome{}
 	fail := func(e *apiError) (*rerouteOutcome, *apiError) {
@@ -202,21 +203,38 @@ func (s *Sim) reroute(cmds []rerouteCommand, dryRun, explain bool, done func()) 
 		snap.restore(s)
 		return out, nil
 	}
-	// Safety invariants in the simulator's own truth, for every accepted move.
+	// Safety invariants in the simulator's own truth, for every accepted move: what the breaker and
+	// its per-node holds allow. Moves of one call count against the node limits together.
+	cfg := s.config()
+	in, outgoing := slices.Clone(flight.incoming), slices.Clone(flight.outgoing)
 	for i, c := range out.moves {
 		sh := c.sh
 		what := fmt.Sprintf("move %s %s -> %s", sh, out.moveKeys[i].from, out.moveKeys[i].to)
+		in[c.target.ord]++
+		outgoing[c.node.ord]++
 		switch {
 		case healthBefore != "green":
 			s.violate(what + " accepted while cluster health was " + healthBefore)
-		case relocBefore > 0 || initBefore > 0:
-			s.violate(fmt.Sprintf("%s accepted while %d shards were relocating and %d initializing", what, relocBefore, initBefore))
+		case flight.externalAt[c.node.ord] > 0 || flight.externalAt[c.target.ord] > 0:
+			s.violate(fmt.Sprintf("%s accepted while an earlier reroute move from or to %s or %s was still relocating", what, c.node.name, c.target.name))
+		case cfg.concurrentRebalance >= 0 && flight.others > cfg.concurrentRebalance:
+			s.violate(fmt.Sprintf("%s accepted while OpenSearch had %d relocations in flight, over cluster_concurrent_rebalance %d",
+				what, flight.others, cfg.concurrentRebalance))
+		case in[c.target.ord] > cfg.incoming:
+			s.violate(fmt.Sprintf("%s takes %s to %d incoming recoveries, over node_concurrent_incoming_recoveries %d",
+				what, c.target.name, in[c.target.ord], cfg.incoming))
+		case outgoing[c.node.ord] > cfg.outgoing:
+			s.violate(fmt.Sprintf("%s takes %s to %d outgoing recoveries, over node_concurrent_outgoing_recoveries %d",
+				what, c.node.name, outgoing[c.node.ord], cfg.outgoing))
 		}
 		if sh.hasLastMove && sh.lastMove == out.moveKeys[i] && !sh.movedSinceCmd {
 			s.violate(what + " issued twice with no other movement of the shard in between")
 		}
 		sh.lastMove, sh.hasLastMove, sh.movedSinceCmd = out.moveKeys[i], true, false
 		s.res.Moves++
+		if flight.others > 0 {
+			s.res.MovesWhileBuiltinBusy++
+		}
 		s.res.BytesMoved += sh.idx.shardBytes
 	}
 	for sh := range snap.shards {

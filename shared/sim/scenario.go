@@ -35,6 +35,9 @@ type ClusterSpec struct {
 	RecoveryBytesPerSecond   float64 `json:"recovery_bytes_per_second,omitempty"`
 	NodeConcurrentRecoveries int     `json:"node_concurrent_recoveries,omitempty"`
 	DiskHighWatermark        float64 `json:"disk_high_watermark,omitempty"`
+	// AwarenessAttributes is cluster.routing.allocation.awareness.attributes, set persistently
+	// from the start as an operator would; only "zone" is a node attribute the simulator knows.
+	AwarenessAttributes []string `json:"awareness_attributes,omitempty"`
 }
 
 // NodeSpec describes a data node. In nodes and node_join events zero fields inherit node_defaults.
@@ -452,6 +455,11 @@ func (c ClusterSpec) validate(path string) error {
 	}
 	if c.DiskHighWatermark < 0 || c.DiskHighWatermark > 1 || math.IsNaN(c.DiskHighWatermark) {
 		return fieldError(path+".disk_high_watermark", "must be a fraction in (0, 1], got %v", c.DiskHighWatermark)
+	}
+	for i, a := range c.AwarenessAttributes {
+		if a != "zone" {
+			return fieldError(fmt.Sprintf("%s.awareness_attributes[%d]", path, i), "%q: the simulator's nodes carry only the zone attribute", a)
+		}
 	}
 	return nil
 }

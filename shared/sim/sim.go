@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -86,6 +87,8 @@ type TickReport struct {
 	BuiltinRelocations int         `json:"builtin_relocations"`
 	RejectedWrites     int64       `json:"rejected_writes"`
 	Violations         []Violation `json:"violations,omitempty"`
+	// MaxCopyWriteLoad is the offered WRITE load of the heaviest active copy, in threads.
+	MaxCopyWriteLoad float64 `json:"max_copy_write_load"`
 }
 
 // NodeTick is one node's state over one tick.
@@ -101,6 +104,9 @@ type NodeTick struct {
 	SearchLatencyMs     float64 `json:"search_latency_ms"`
 	Shards              int     `json:"shards"`
 	DiskUsedBytes       int64   `json:"disk_used_bytes"`
+	// WriteLoad is the offered WRITE load in threads; WriteThreads the pool's size.
+	WriteLoad    float64 `json:"write_load"`
+	WriteThreads int     `json:"write_threads"`
 }
 
 // Violation is a breach of a safety invariant.
@@ -132,7 +138,10 @@ type Result struct {
 	// rebalancing, and moving copies off nodes they may not remain on (filters, watermark).
 	BuiltinRelocations   int `json:"builtin_relocations"`
 	AllocatorRelocations int `json:"allocator_relocations"`
-	TasksCancelled       int `json:"tasks_cancelled"`
+	// MovesWhileBuiltinBusy counts reroute moves accepted while OpenSearch had relocations of its
+	// own in flight.
+	MovesWhileBuiltinBusy int `json:"moves_while_builtin_busy"`
+	TasksCancelled        int `json:"tasks_cancelled"`
 
 	rejectedRaw float64
 	longestEp   int
@@ -174,6 +183,9 @@ func New(sc *Scenario, opts Options) (*Sim, error) {
 	s.watermarkDefault = cmp.Or(sc.Cluster.DiskHighWatermark, defaultDiskHighWatermark)
 	s.recoveryDefault = cmp.Or(sc.Cluster.RecoveryBytesPerSecond, defaultRecoveryBytesPerSecond)
 	s.defaults = s.defaultSettings()
+	if len(sc.Cluster.AwarenessAttributes) > 0 {
+		s.persistent["cluster.routing.allocation.awareness.attributes"] = strings.Join(sc.Cluster.AwarenessAttributes, ",")
+	}
 	for _, ns := range sc.Nodes {
 		s.addNode(ns)
 	}
@@ -379,8 +391,7 @@ func (s *Sim) Step() TickReport {
 	dt := s.tickSecs
 	applied := s.applyEvents(t)
 	clear(s.cancelled)
-	s.computeLoads(t)
-	rep := TickReport{Tick: s.ticks + 1, Events: applied}
+	rep := TickReport{Tick: s.ticks + 1, Events: applied, MaxCopyWriteLoad: s.computeLoads(t)}
 	rejected := 0.0
 	anyHot := false
 	for _, n := range s.nodes {
@@ -406,7 +417,7 @@ func (s *Sim) Step() TickReport {
 		rep.Nodes = append(rep.Nodes, NodeTick{
 			Name: n.name, WriteUtil: n.writeLoad / float64(n.write.threads), QueueLatencySeconds: wt.wait,
 			WriteQueue: wt.queue, Hot: hot, SearchUtil: n.searchLoad / float64(n.search.threads),
-			SearchLatencyMs: searchMs,
+			SearchLatencyMs: searchMs, WriteLoad: n.writeLoad, WriteThreads: n.write.threads,
 		})
 	}
 	s.serveCopies()
@@ -506,8 +517,9 @@ func scaled(p LoadProfile, f float64) LoadProfile {
 	return p
 }
 
-// computeLoads sets each active copy's demand and each node's offered load at time t.
-func (s *Sim) computeLoads(t float64) {
+// computeLoads sets each active copy's demand and each node's offered load at time t, and returns
+// the heaviest copy's WRITE load.
+func (s *Sim) computeLoads(t float64) (heaviest float64) {
 	for _, n := range s.nodes {
 		n.writeLoad, n.searchLoad = 0, 0
 	}
@@ -535,9 +547,11 @@ func (s *Sim) computeLoads(t float64) {
 				c.writeDemand, c.searchDemand = shardWrite, perCopySearch
 				c.node.writeLoad += shardWrite
 				c.node.searchLoad += perCopySearch
+				heaviest = max(heaviest, shardWrite)
 			}
 		}
 	}
+	return heaviest
 }
 
 // serveCopies splits what each node's pools served over its copies in proportion to their demand and

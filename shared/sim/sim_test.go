@@ -350,10 +350,20 @@ func TestSafetyViolations(t *testing.T) {
 		{"a clean move is no violation", func(t *testing.T, s *Sim) {
 			mustReroute(t, s, commands(move("x", 0, "a", "c")))
 		}, nil},
-		{"a move while another shard relocates", func(t *testing.T, s *Sim) {
+		{"a move while an earlier reroute move relocates", func(t *testing.T, s *Sim) {
 			mustReroute(t, s, commands(move("x", 0, "a", "c")))
 			mustReroute(t, s, commands(move("y", 0, "a", "b")))
-		}, []string{"move [y][0] a -> b accepted while 1 shards were relocating and 0 initializing"}},
+		}, []string{"move [y][0] a -> b accepted while an earlier reroute move from or to a or b was still relocating"}},
+
+		{"two moves in one call within the node recovery limits", func(t *testing.T, s *Sim) {
+			mustReroute(t, s, commands(move("x", 0, "a", "c"), move("y", 0, "a", "c")))
+		}, nil},
+		{"a move taking its source over node_concurrent_outgoing_recoveries", func(t *testing.T, s *Sim) {
+			if code, _ := call(t, s, "PUT", "/_cluster/settings", `{"transient":{"cluster.routing.allocation.node_concurrent_outgoing_recoveries":1}}`); code != 200 {
+				t.Fatal("set node_concurrent_outgoing_recoveries")
+			}
+			mustReroute(t, s, commands(move("x", 0, "a", "c"), move("y", 0, "a", "b")))
+		}, []string{"move [y][0] a -> b takes a to 2 outgoing recoveries, over node_concurrent_outgoing_recoveries 1"}},
 		{"a move while the cluster is yellow", func(t *testing.T, s *Sim) {
 			if code, _ := call(t, s, "PUT", "/y/_settings", `{"number_of_replicas":3}`); code != 200 {
 				t.Fatal("raise replicas")

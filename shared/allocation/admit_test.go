@@ -1,0 +1,119 @@
+package allocation
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/duration"
+)
+
+func TestAdmit(t *testing.T) {
+	yesAll := []Verdict{{Decider: DeciderSameShard, Decision: Yes}, {Decider: DeciderWriteLoad, Decision: Yes}}
+	wlNP := []Verdict{{Decider: DeciderSameShard, Decision: Yes}, {Decider: DeciderWriteLoad, Decision: NotPreferred, Reason: "would be 91%"}}
+	ibNP := []Verdict{{Decider: DeciderIndexBalance, Decision: NotPreferred, Reason: "crowded"}, {Decider: DeciderWriteLoad, Decision: Yes}}
+	no := []Verdict{{Decider: DeciderHeap, Decision: No, Reason: "heap"}, {Decider: DeciderWriteLoad, Decision: NotPreferred}}
+	improves := Projection{SourceAfter: 0.7, TargetAfter: 0.6, TargetGoal: 0.9, ExcessBefore: 0.2, ExcessAfter: 0}
+	cases := []struct {
+		name     string
+		phase    Phase
+		verdicts []Verdict
+		pr       Projection
+		want     bool
+		rule     string
+	}{
+		{"all yes", PhaseWriteHotspot, yesAll, Projection{}, true, RuleAllYes},
+		{"no is absolute, even when it improves", PhaseWriteHotspot, no, improves, false, RuleRefused},
+		{"no is absolute for a copy that may not remain", PhaseCannotRemain, no, improves, false, RuleRefused},
+		{"cannot remain takes a not-preferred home", PhaseCannotRemain, wlNP, Projection{}, true, RuleCannotRemain},
+		{"write load not preferred, group makes target fit", PhaseWriteHotspot, wlNP,
+			Projection{SourceAfter: 0.6, TargetAfter: 0.8, TargetGoal: 0.9, ExcessBefore: 0.1, ExcessAfter: 0}, true, RuleFitsAfterGroup},
+		{"write load not preferred, lowers excess, target under source", PhaseWriteHotspot, wlNP,
+			Projection{SourceAfter: 0.95, TargetAfter: 0.92, TargetGoal: 0.9, ExcessBefore: 0.3, ExcessAfter: 0.07}, true, RuleImprovesExcess},
+		{"write load not preferred, target would end above source", PhaseWriteHotspot, wlNP,
+			Projection{SourceAfter: 0.57, TargetAfter: 0.91, TargetGoal: 0.9, ExcessBefore: 0.1, ExcessAfter: 0.01}, false, RuleRefused},
+		{"write load not preferred, target would saturate", PhaseWriteHotspot, wlNP,
+			Projection{SourceAfter: 1.2, TargetAfter: 1.0, TargetGoal: 0.9, ExcessBefore: 0.5, ExcessAfter: 0.4}, false, RuleRefused},
+		{"write load not preferred, excess not lowered", PhaseWriteHotspot, wlNP,
+			Projection{SourceAfter: 0.95, TargetAfter: 0.92, TargetGoal: 0.9, ExcessBefore: 0.07, ExcessAfter: 0.07}, false, RuleRefused},
+		{"write load not preferred, target hot", PhaseWriteHotspot, wlNP,
+			Projection{SourceAfter: 0.9, TargetAfter: 0.6, TargetGoal: 0.9, TargetHot: true, ExcessBefore: 0.3, ExcessAfter: 0}, false, RuleRefused},
+		{"index balance not preferred stays a refusal", PhaseWriteHotspot, ibNP, improves, false, RuleRefused},
+		{"swap return to the hot node when the swap lowers excess", PhaseSwapReturn, wlNP,
+			Projection{SourceAfter: 0.75, TargetAfter: 0.73, ExcessBefore: 0.2, ExcessAfter: 0}, true, RuleSwapReturn},
+		{"swap return refused when the swap lowers nothing", PhaseSwapReturn, wlNP,
+			Projection{SourceAfter: 0.75, TargetAfter: 0.73, ExcessBefore: 0, ExcessAfter: 0}, false, RuleRefused},
+		{"colocation needs every decider's yes", PhaseIndexBalance, wlNP, improves, false, RuleRefused},
+		{"room-making move needs every decider's yes", PhaseMakeRoom, wlNP, improves, false, RuleRefused},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := Admit(tc.phase, append([]Verdict(nil), tc.verdicts...), tc.pr)
+			if a.Allowed != tc.want || a.Rule != tc.rule {
+				t.Errorf("got allowed %v rule %s (%s), want %v %s", a.Allowed, a.Rule, a.Why(), tc.want, tc.rule)
+			}
+			if a.Why() == "" {
+				t.Error("reason: got none")
+			}
+		})
+	}
+}
+
+func TestGoal(t *testing.T) {
+	cases := []struct {
+		name    string
+		latency float64
+		want    float64
+	}{
+		{"no queue: the allocation utilization", 0, 0.9},
+		{"short queue: still the allocation utilization", 6, 0.9},
+		{"a minute of backlog drains within 5 minutes at 80 %", 60, 0.8},
+		{"a backlog past the drain time: never under the hot utilization", 600, 0.5},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture("a").queueing("a", tc.latency)
+			cfg := DefaultConfig()
+			cfg.DrainWithin = duration.Duration(5 * time.Minute)
+			v := NewView(f.snap(), cfg, nil)
+			if got := v.Goal("id-a"); got < tc.want-1e-9 || got > tc.want+1e-9 {
+				t.Errorf("got %v want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// AdmitGroup judges a swap as one: the hot copy alone would saturate the target (5.5 + 3 of 8
+// threads), the copy sent back makes it fit (87.5 %); a refused group leaves the view as it was.
+func TestAdmitGroup(t *testing.T) {
+	f := newFixture("a", "b").
+		index("hot", 1<<30, []float64{3, 3}, []string{"a"}, []string{"a"}).
+		index("warm", 1<<30, []float64{2, 1.5, 1.5}, []string{"a"}, []string{"b"}, []string{"b"}).
+		index("bulk", 1<<30, []float64{2.5}, []string{"b"}).
+		queueing("a", 6)
+	s := f.snap()
+	v := NewView(s, DefaultConfig(), map[string]bool{"id-a": true})
+	out := Move{Index: "hot", Shard: 0, From: "id-a", FromName: "a", To: "id-b", ToName: "b", WriteLoad: 3, Phase: PhaseWriteHotspot}
+	back := Move{Index: "warm", Shard: 1, From: "id-b", FromName: "b", To: "id-a", ToName: "a", WriteLoad: 1.5, Phase: PhaseSwapReturn}
+	before := v.WriteLoad("id-b")
+	if judged, ok := AdmitGroup(v, []Move{out}); ok {
+		t.Fatalf("lone move: got admitted (%s), want refused: b would saturate", judged[0].Admission.Why())
+	}
+	if v.WriteLoad("id-b") != before {
+		t.Fatalf("refused group changed the view: b carries %v, was %v", v.WriteLoad("id-b"), before)
+	}
+	judged, ok := AdmitGroup(v, []Move{out, back})
+	if !ok {
+		t.Fatalf("swap: got refused (%s), want admitted", judged[len(judged)-1].Admission.Why())
+	}
+	if judged[0].Admission.Rule != RuleFitsAfterGroup || judged[1].Admission.Rule != RuleSwapReturn {
+		t.Errorf("rules: got %s, %s want %s, %s", judged[0].Admission.Rule, judged[1].Admission.Rule, RuleFitsAfterGroup, RuleSwapReturn)
+	}
+	if got := v.WriteLoad("id-b"); got != before+1.5 {
+		t.Errorf("admitted group: b carries %v, want %v", got, before+1.5)
+	}
+	gone := Move{Index: "hot", Shard: 1, From: "id-b", FromName: "b", To: "id-a", ToName: "a", WriteLoad: 3, Phase: PhaseWriteHotspot}
+	if judged, ok := AdmitGroup(v, []Move{gone}); ok || !strings.Contains(judged[0].Admission.Why(), "no longer STARTED") {
+		t.Errorf("move of a copy not on its source: got %v (%s)", ok, judged[0].Admission.Why())
+	}
+}

@@ -1,0 +1,690 @@
+package allocation
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/shardwise/shardwise/shared/cluster"
+)
+
+// The relief search is bounded by counts, not by a clock, so the same snapshot always gives the same
+// plan.
+const (
+	// searchEvaluations bounds the decider evaluations (one copy against one node) per hot node.
+	searchEvaluations = 4096
+	// searchCandidates bounds the copies of a hot node tried, in the heuristic's order.
+	searchCandidates = 48
+	// swapReturns bounds the cooler copies sent back in one swap.
+	swapReturns = 3
+	// chainDepth bounds the room-making moves issued in one call with the hot copy: with it, one
+	// cycle's default budget of 4 moves.
+	chainDepth = 3
+	// roomCandidates bounds the copies of a target considered as swap returns or room makers.
+	roomCandidates = 12
+)
+
+// SearchBounds are the relief search's limits for one hot node and what it used of them.
+type SearchBounds struct {
+	Evaluations    int `json:"evaluations"`
+	MaxEvaluations int `json:"max_evaluations"`
+	Candidates     int `json:"candidates"`
+	MaxCandidates  int `json:"max_candidates"`
+	MaxReturns     int `json:"max_returns"`
+	MaxChainDepth  int `json:"max_chain_depth"`
+}
+
+func (b SearchBounds) String() string {
+	return fmt.Sprintf("%d of %d decider evaluations, %d of %d candidate copies, swaps of up to %d returns, chains of up to %d room-making moves",
+		b.Evaluations, b.MaxEvaluations, b.Candidates, b.MaxCandidates, b.MaxReturns, b.MaxChainDepth)
+}
+
+// option is one way to relieve a hot node: a move, a swap or a chain, issued as one group.
+type option struct {
+	group    []Move
+	judged   []Judged
+	kind     string // move, swap, chain
+	target   *cluster.Node
+	rank     int // target's place in preference order
+	srcAfter float64
+	drop     float64
+}
+
+func (o *option) sufficient(goal float64) bool { return o.srcAfter <= goal+1e-9 }
+
+func ruleRank(rule string) int {
+	switch rule {
+	case RuleAllYes:
+		return 0
+	case RuleFitsAfterGroup:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// better orders options: bringing the source to its goal, then the gentler rule, then the larger drop
+// in excess, then the preferred target.
+func better(a, b *option, goal float64) bool {
+	if sa, sb := a.sufficient(goal), b.sufficient(goal); sa != sb {
+		return sa
+	}
+	if ra, rb := ruleRank(a.judged[a.hot()].Admission.Rule), ruleRank(b.judged[b.hot()].Admission.Rule); ra != rb {
+		return ra < rb
+	}
+	if a.drop != b.drop {
+		return a.drop > b.drop
+	}
+	return a.rank < b.rank
+}
+
+// hot is the position of the hot copy's move in the group.
+func (o *option) hot() int {
+	for i, m := range o.group {
+		if m.Phase == PhaseWriteHotspot {
+			return i
+		}
+	}
+	return 0
+}
+
+type search struct {
+	p      *planner
+	src    *cluster.Node
+	bounds SearchBounds
+}
+
+func (s *search) spent() bool { return s.bounds.Evaluations >= s.bounds.MaxEvaluations }
+
+func (s *search) evaluate(c *cluster.Copy, t *cluster.Node) []Verdict {
+	s.bounds.Evaluations++
+	return Evaluate(s.p.v, c, t)
+}
+
+func (p *planner) hotspots(hs []Hotspot) {
+	v := p.v
+	var hot []Hotspot
+	for _, h := range hs {
+		if h.Hot {
+			hot = append(hot, h)
+		}
+	}
+	if len(hot) == 0 {
+		return
+	}
+	live := 0
+	for _, n := range v.DataNodes() {
+		if !v.excluded[n.ID] {
+			live++
+		}
+	}
+	hotNames := make([]string, 0, len(hot))
+	for _, h := range hot {
+		hotNames = append(hotNames, h.NodeName)
+	}
+	if len(hot) >= live {
+		p.plan.ScaleUp = &ScaleUp{Nodes: hotNames, Bound: BoundAllHot, Value: float64(len(hot)), Limit: float64(live),
+			Reason: fmt.Sprintf("all %d write nodes are hot: moving shards cannot help, the cluster needs more or bigger nodes", live)}
+		return
+	}
+	var outweighed, exhausted []string
+	var copyProof *ScaleUp
+	var searchProof SearchBounds
+	for _, h := range hot {
+		node := v.Node(h.Node)
+		goal := v.Goal(node.ID)
+		if p.relocatingOff(node.ID) && v.Utilization(node.ID) <= goal+1e-9 {
+			// Moves off this node are in flight and bring it to its goal once done: their effect is
+			// not in the stats yet.
+			p.note("relief-in-flight", node.Name, "", nil, "%s: copies relocating off it bring it to %.0f%% (goal %.0f%%); the next move waits for stats that show the effect",
+				node.Name, v.Utilization(node.ID)*100, goal*100)
+			continue
+		}
+		if p.settling[node.ID] {
+			p.note("relief-settling", node.Name, "", nil, "%s: a relocation off it ended during the last interval; the next sample shows its effect", node.Name)
+			continue
+		}
+		var copies, waiting []*cluster.Copy
+		for _, c := range p.copiesOn(node.ID) {
+			switch {
+			case p.movable(c):
+				copies = append(copies, c)
+			case c.State == cluster.StateStarted && p.moved[c.ID()]:
+				// Its shard is already moving this cycle (its other copy left another hot node): it
+				// waits, never two copies of a shard in flight at once.
+				waiting = append(waiting, c)
+			}
+		}
+		if proof := p.outweighs(node, copies, waiting); proof != nil {
+			outweighed = append(outweighed, node.Name)
+			if copyProof == nil {
+				copyProof = proof
+			}
+			continue
+		}
+		aloneHot := v.Cfg.AllocationUtilization * float64(p.largestNode())
+		order := ChooseOrder(copies, aloneHot, v.Cfg.MinShardWriteLoad)
+		best, bounds := p.searchRelief(h, node, order, goal)
+		if best == nil && p.relocatingOff(node.ID) {
+			// Relief is under way: no proof that the search is exhausted until it lands.
+			p.note("relief-in-flight", node.Name, "", nil, "%s: copies relocating off it leave it at %.0f%% (goal %.0f%%) and no further plan fits now; it is looked at again next cycle",
+				node.Name, v.Utilization(node.ID)*100, goal*100)
+			continue
+		}
+		if best == nil {
+			if len(waiting) > 0 {
+				p.note("deferred", node.Name, "", nil, "%s: its best candidates' shards are already moving this cycle; it is looked at again next cycle", node.Name)
+				continue
+			}
+			exhausted = append(exhausted, node.Name)
+			searchProof = bounds
+			why := ""
+			if len(order) > 0 {
+				c := order[0].Copy
+				why = fmt.Sprintf("; its first candidate %s[%d] (%.2f WRITE threads): %s", c.Index, c.Shard, order[0].Load, p.blockers(c))
+			}
+			p.note("no-plan", node.Name, "", nil, "%s is hot and no move, swap or chain within the search bounds (%s) lowers the excess over the goal%s", node.Name, bounds, why)
+			continue
+		}
+		p.addOption(h, node, goal, best)
+	}
+	switch {
+	case p.overCapacity() != nil:
+		p.plan.ScaleUp = p.overCapacity()
+		p.plan.ScaleUp.Nodes = hotNames
+	case copyProof != nil:
+		copyProof.Nodes = outweighed
+		p.plan.ScaleUp = copyProof
+	case len(exhausted) > 0:
+		p.plan.ScaleUp = &ScaleUp{Nodes: exhausted, Bound: BoundSearch, Value: float64(searchProof.Evaluations), Limit: float64(searchProof.MaxEvaluations),
+			Search: &searchProof,
+			Reason: fmt.Sprintf("search exhausted on %v: no move, swap or chain lowers the excess over the goal within its bounds (%s)", exhausted, searchProof)}
+	}
+}
+
+// largestNode is the most WRITE threads any node in service has.
+func (p *planner) largestNode() int {
+	most := 0
+	for _, n := range p.v.DataNodes() {
+		if !p.v.excluded[n.ID] {
+			most = max(most, n.Write.Threads)
+		}
+	}
+	return most
+}
+
+// overCapacity is the capacity proof: the total write load over goal × the WRITE threads of the nodes
+// in service.
+func (p *planner) overCapacity() *ScaleUp {
+	v := p.v
+	load, threads := 0.0, 0
+	for _, n := range v.DataNodes() {
+		if v.excluded[n.ID] {
+			continue
+		}
+		load += v.writeLoad[n.ID]
+		threads += n.Write.Threads
+	}
+	limit := v.Cfg.AllocationUtilization * float64(threads)
+	if load <= limit {
+		return nil
+	}
+	return &ScaleUp{Bound: BoundCapacity, Value: load, Limit: limit,
+		Reason: fmt.Sprintf("the cluster's write load, %.2f WRITE threads, is over %.0f%% of the %d threads of its nodes in service (%.2f): moves cannot make room that is not there",
+			load, v.Cfg.AllocationUtilization*100, threads, limit)}
+}
+
+// outweighs is the copy proof for one hot node: a copy whose load alone is at or over the goal × the
+// threads of the largest node it may go to. Wherever it goes the node holding it stays over its goal,
+// so moves off such a node only shuffle load: it gets none. On a saturated node a copy's measured
+// load is capped by what the pool served, so the proof uses at-or-over.
+func (p *planner) outweighs(node *cluster.Node, copies, waiting []*cluster.Copy) *ScaleUp {
+	v := p.v
+	rest := v.WriteLoad(node.ID)
+	var heaviest *cluster.Copy
+	heaviestLimit := 0.0
+	for _, group := range [][]*cluster.Copy{copies, waiting} {
+		for _, c := range group {
+			limit := v.Cfg.AllocationUtilization * float64(p.largestHome(c))
+			if c.LoadKnown && c.WriteLoad >= limit-1e-9 {
+				if heaviest == nil || c.WriteLoad > heaviest.WriteLoad {
+					heaviest, heaviestLimit = c, limit
+				}
+				continue
+			}
+			if c.LoadKnown {
+				rest -= c.WriteLoad
+			}
+		}
+	}
+	if heaviest == nil {
+		return nil
+	}
+	p.note("unfixable-hotspot", node.Name, heaviest.Index, &heaviest.Shard,
+		"%s: %s[%d] carries %.2f WRITE threads, at or over %.0f%% of the largest node it may go to (%.2f); moving every other copy still leaves %.2f of %d threads busy",
+		node.Name, heaviest.Index, heaviest.Shard, heaviest.WriteLoad, v.Cfg.AllocationUtilization*100, heaviestLimit, rest, node.Write.Threads)
+	return &ScaleUp{Bound: BoundCopy, Value: heaviest.WriteLoad, Limit: heaviestLimit,
+		Reason: fmt.Sprintf("%s[%d] on %s carries %.2f WRITE threads, at or over %.0f%% of the threads of the largest node it may go to (%.2f): the load needs more shards or bigger nodes",
+			heaviest.Index, heaviest.Shard, node.Name, heaviest.WriteLoad, v.Cfg.AllocationUtilization*100, heaviestLimit)}
+}
+
+// largestHome is the most WRITE threads of a node in service the copy's filters allow.
+func (p *planner) largestHome(c *cluster.Copy) int {
+	v := p.v
+	ix := v.Index(c.Index)
+	most := 0
+	for _, n := range v.DataNodes() {
+		if v.excluded[n.ID] || n.Write.Threads <= most {
+			continue
+		}
+		if ix != nil {
+			if ok, _ := filtersAllow(ix.Filters, n); !ok {
+				continue
+			}
+		}
+		if ok, _ := filtersAllow(v.Snap.Settings.Filters, n); !ok {
+			continue
+		}
+		most = n.Write.Threads
+	}
+	return most
+}
+
+// searchRelief finds the group of moves that relieves a hot node best. Candidates are tried in the
+// shard-choice heuristic's order, first those whose load could bring the node to its goal, then all:
+// the first candidate with a plan that reaches the goal wins, else the first with any admissible plan.
+func (p *planner) searchRelief(h Hotspot, node *cluster.Node, order []Candidate, goal float64) (*option, SearchBounds) {
+	s := &search{p: p, src: node, bounds: SearchBounds{MaxEvaluations: searchEvaluations, MaxCandidates: searchCandidates,
+		MaxReturns: swapReturns, MaxChainDepth: chainDepth}}
+	need := (p.v.Utilization(node.ID) - goal) * float64(node.Write.Threads)
+	tried := map[int]*option{}
+	for pass := 0; pass < 2; pass++ {
+		for i, cand := range order {
+			if s.spent() || s.bounds.Candidates >= searchCandidates && tried[i] == nil {
+				break
+			}
+			if pass == 0 && cand.Load < need {
+				continue
+			}
+			o, seen := tried[i]
+			if !seen {
+				s.bounds.Candidates++
+				o = s.bestFor(cand)
+				tried[i] = o
+			}
+			if o == nil {
+				continue
+			}
+			if pass == 1 || o.sufficient(goal) {
+				return o, s.bounds
+			}
+		}
+	}
+	return nil, s.bounds
+}
+
+// targets lists the nodes a copy might go to, best first: nodes no move touches yet this cycle, then
+// the least utilized, then the fewest copies (a node that just joined is empty), then by name.
+func (s *search) targets(c *cluster.Copy) []*cluster.Node {
+	v := s.p.v
+	out := make([]*cluster.Node, 0, len(v.DataNodes()))
+	for _, n := range v.DataNodes() {
+		if n.ID == c.Node || v.hot[n.ID] || v.excluded[n.ID] || v.Holds(n.ID, c.ID()) {
+			continue
+		}
+		out = append(out, n)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if ta, tb := s.p.touched[a.ID], s.p.touched[b.ID]; ta != tb {
+			return !ta
+		}
+		if ua, ub := v.Utilization(a.ID), v.Utilization(b.ID); ua != ub {
+			return ua < ub
+		}
+		if ca, cb := v.NodeCopies(a.ID), v.NodeCopies(b.ID); ca != cb {
+			return ca < cb
+		}
+		return a.Name < b.Name
+	})
+	return out
+}
+
+// bestFor returns the best admissible plan that moves the candidate off the hot node: a move to a
+// node every decider accepts (least utilized first) wins at once; otherwise moves accepted by the
+// improvement rule and swaps that make the copy fit are compared; chains are tried only when neither
+// exists.
+func (s *search) bestFor(cand Candidate) *option {
+	v := s.p.v
+	c := cand.Copy
+	var best *option
+	goal := v.Goal(s.src.ID)
+	var preferredOnly []*cluster.Node
+	for rank, t := range s.targets(c) {
+		if s.spent() {
+			break
+		}
+		vs := s.evaluate(c, t)
+		worst, onlyWriteLoad := Yes, true
+		for _, vd := range vs {
+			if vd.Decision > worst {
+				worst = vd.Decision
+			}
+			if vd.Decision != Yes && vd.Decider != DeciderWriteLoad {
+				onlyWriteLoad = false
+			}
+		}
+		if worst == No || !onlyWriteLoad {
+			continue
+		}
+		m := s.move(c, cand.Load, t, vs)
+		if worst == Yes {
+			if o := s.admit([]Move{m}, "move", t, rank); o != nil {
+				return o
+			}
+			continue
+		}
+		preferredOnly = append(preferredOnly, t)
+		for _, o := range []*option{s.admit([]Move{m}, "move", t, rank), s.swap(m, t, rank)} {
+			if o != nil && (best == nil || better(o, best, goal)) {
+				best = o
+			}
+		}
+	}
+	if best != nil {
+		return best
+	}
+	for rank, t := range preferredOnly {
+		if s.spent() {
+			break
+		}
+		if o := s.chain(c, cand.Load, t, rank); o != nil && (best == nil || better(o, best, goal)) {
+			best = o
+		}
+	}
+	return best
+}
+
+func (s *search) move(c *cluster.Copy, load float64, t *cluster.Node, vs []Verdict) Move {
+	return Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: s.src.ID, FromName: s.src.Name,
+		To: t.ID, ToName: t.Name, SizeBytes: c.SizeBytes, WriteLoad: load, Phase: PhaseWriteHotspot, Verdicts: vs}
+}
+
+// admit judges a group on the view and, when admitted and acceptable to OpenSearch's own balancer
+// (adding a count-neutral return to a lone move if needed), returns it as an option.
+func (s *search) admit(group []Move, kind string, t *cluster.Node, rank int) *option {
+	v := s.p.v
+	judged, ok := admitGroup(v, group, false)
+	s.bounds.Evaluations += len(group)
+	if !ok {
+		return nil
+	}
+	if invites, _, _ := v.invitesBuiltin(group); invites {
+		if len(group) != 1 {
+			return nil
+		}
+		back, found := s.p.swapReturn(group[0])
+		if !found {
+			return nil
+		}
+		group = []Move{group[0], back}
+		judged, ok = admitGroup(v, group, false)
+		s.bounds.Evaluations += len(group)
+		if !ok {
+			return nil
+		}
+		kind = "count-swap"
+	}
+	o := &option{group: group, judged: judged, kind: kind, target: t, rank: rank}
+	src := s.src.ID
+	delta := 0.0
+	for _, m := range group {
+		if m.From == src {
+			delta -= m.WriteLoad
+		}
+		if m.To == src {
+			delta += m.WriteLoad
+		}
+	}
+	pr := v.Project(group, o.hot())
+	o.srcAfter = v.utilOf(src, v.writeLoad[src]+delta)
+	o.drop = pr.ExcessBefore - pr.ExcessAfter
+	return o
+}
+
+// roomOn lists the copies on node that could leave it in the same call as the hot copy arrives:
+// started, not moving yet, with a known load under the hot copy's, not a copy of the same shard.
+func (s *search) roomOn(node string, hot *cluster.Copy, load float64) []*cluster.Copy {
+	var out []*cluster.Copy
+	for _, c := range s.p.copiesOn(node) {
+		if len(out) >= roomCandidates {
+			break
+		}
+		if !s.p.movable(c) || !c.LoadKnown || c.WriteLoad >= load || c.WriteLoad <= 0 || c.ID() == hot.ID() {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// swap sends the hot copy to t and one or more cooler copies of t back to the hot node, so that t
+// ends within its goal: first the single lightest copy that is enough, else the heaviest few.
+func (s *search) swap(m Move, t *cluster.Node, rank int) *option {
+	v := s.p.v
+	hot := v.copyOn(m.Index, m.Shard, m.From)
+	needBack := v.writeLoad[t.ID] + m.WriteLoad - v.Goal(t.ID)*float64(t.Write.Threads)
+	// Same-index returns first: they keep the index's counts level for OpenSearch's balancer too.
+	room := append([]*cluster.Copy(nil), s.roomOn(t.ID, hot, m.WriteLoad)...)
+	sort.SliceStable(room, func(i, j int) bool {
+		if si, sj := room[i].Index == m.Index, room[j].Index == m.Index; si != sj {
+			return si
+		}
+		return room[i].WriteLoad < room[j].WriteLoad
+	})
+	var sets [][]*cluster.Copy
+	for _, c := range room {
+		if len(sets) == swapReturns {
+			break
+		}
+		if c.WriteLoad >= needBack {
+			sets = append(sets, []*cluster.Copy{c})
+		}
+	}
+	var greedy []*cluster.Copy
+	sum := 0.0
+	for i := len(room) - 1; i >= 0 && len(greedy) < swapReturns && sum < needBack; i-- {
+		if c := room[i]; sum+c.WriteLoad < m.WriteLoad {
+			greedy = append(greedy, c)
+			sum += c.WriteLoad
+		}
+	}
+	if sum >= needBack && len(greedy) > 1 {
+		sets = append(sets, greedy)
+	}
+	for _, set := range sets {
+		if s.spent() {
+			return nil
+		}
+		group := []Move{m}
+		for _, c := range set {
+			group = append(group, Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: t.ID, FromName: t.Name,
+				To: s.src.ID, ToName: s.src.Name, SizeBytes: c.SizeBytes, WriteLoad: c.WriteLoad, Phase: PhaseSwapReturn})
+		}
+		if o := s.admit(group, "swap", t, rank); o != nil {
+			return o
+		}
+	}
+	return nil
+}
+
+// chain makes room on t first, then moves the hot copy there, all in one call of at most
+// chainDepth+1 moves. One cool copy of t may go back to the hot node while it stays within its goal
+// (with the hot copy, a count-neutral swap); others go to nodes every decider accepts, each paired with
+// a colder copy of that node coming to t so shard counts stay level for OpenSearch's balancer.
+func (s *search) chain(hot *cluster.Copy, load float64, t *cluster.Node, rank int) *option {
+	v := s.p.v
+	src := s.src
+	needRoom := v.writeLoad[t.ID] + load - v.Goal(t.ID)*float64(t.Write.Threads)
+	srcRoom := v.Goal(src.ID)*float64(src.Write.Threads) - (v.writeLoad[src.ID] - load)
+	var pairs, back []Move
+	freed, returned := 0.0, 0.0
+	restore := func() {}
+	defer func() { restore() }()
+	for _, c := range s.roomOn(t.ID, hot, load) {
+		if len(pairs)+len(back) >= chainDepth || freed >= needRoom || s.spent() {
+			break
+		}
+		if len(back) == 0 && returned+c.WriteLoad <= srcRoom && !v.Holds(src.ID, c.ID()) && onlyWriteLoadObjects(s.evaluate(c, src)) {
+			// One copy back to the hot node: with the hot copy it is a count-neutral swap.
+			back = append(back, Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: t.ID, FromName: t.Name, To: src.ID, ToName: src.Name,
+				SizeBytes: c.SizeBytes, WriteLoad: c.WriteLoad, Phase: PhaseSwapReturn})
+			returned += c.WriteLoad
+			freed += c.WriteLoad
+			continue
+		}
+		pair := s.roomPair(c, t, hot)
+		if pair == nil {
+			continue
+		}
+		pairs = append(pairs, pair...)
+		prev := restore
+		undo := v.try(pair)
+		restore = func() { undo(); prev() }
+		freed += pair[0].WriteLoad
+		if len(pair) == 2 {
+			freed -= pair[1].WriteLoad
+		}
+	}
+	restore()
+	restore = func() {}
+	if freed < needRoom || len(pairs)+len(back) == 0 {
+		return nil
+	}
+	if len(pairs)+len(back)+1 <= chainDepth+1 {
+		group := append(append(append([]Move(nil), pairs...), s.move(hot, load, t, nil)), back...)
+		return s.admit(group, "chain", t, rank)
+	}
+	return nil
+}
+
+// roomPair moves cool copy c off t to the first node every decider accepts, and a colder copy of that
+// node to t, so both keep their shard counts; failing a pair, the move alone to the first such node.
+// It returns nil when no node can take c.
+func (s *search) roomPair(c *cluster.Copy, t *cluster.Node, hot *cluster.Copy) []Move {
+	v := s.p.v
+	var lone []Move
+	for _, u := range s.targets(c) {
+		if u.ID == s.src.ID || u.ID == t.ID || s.spent() {
+			continue
+		}
+		vs := s.evaluate(c, u)
+		if Worst(vs) != Yes {
+			continue
+		}
+		out := Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: t.ID, FromName: t.Name, To: u.ID, ToName: u.Name,
+			SizeBytes: c.SizeBytes, WriteLoad: c.WriteLoad, Phase: PhaseMakeRoom, Verdicts: vs}
+		undo := v.try([]Move{out})
+		var in *Move
+		cs := s.p.copiesOn(u.ID)
+		for i := len(cs) - 1; i >= 0 && len(cs)-i <= roomCandidates && !s.spent(); i-- {
+			cold := cs[i]
+			if !s.p.movable(cold) || !cold.LoadKnown || cold.WriteLoad >= c.WriteLoad || cold.ID() == hot.ID() || v.Holds(t.ID, cold.ID()) {
+				continue
+			}
+			if Worst(s.evaluate(cold, t)) != Yes {
+				continue
+			}
+			in = &Move{Index: cold.Index, Shard: cold.Shard, Primary: cold.Primary, From: u.ID, FromName: u.Name, To: t.ID, ToName: t.Name,
+				SizeBytes: cold.SizeBytes, WriteLoad: cold.WriteLoad, Phase: PhaseMakeRoom}
+			break
+		}
+		undo()
+		if in != nil {
+			return []Move{out, *in}
+		}
+		if lone == nil {
+			lone = []Move{out}
+		}
+	}
+	// No node with room has a colder copy to send back: the move alone, if OpenSearch's balancer
+	// tolerates the counts it leaves (the whole group is weighed before it is kept).
+	return lone
+}
+
+// addOption adds the chosen group to the plan with its reasons.
+func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *option) {
+	v := p.v
+	hi := o.hot()
+	hm := o.group[hi]
+	a := o.judged[hi].Admission
+	var others []string
+	for i, m := range o.group {
+		if i != hi {
+			others = append(others, fmt.Sprintf("%s[%d] %s→%s (%.2f threads)", m.Index, m.Shard, m.FromName, m.ToName, m.WriteLoad))
+		}
+	}
+	cand := v.copyOn(hm.Index, hm.Shard, hm.From)
+	tier := ""
+	if cand != nil {
+		for _, cd := range ChooseOrder([]*cluster.Copy{cand}, 1e18, 0) {
+			tier = fmt.Sprintf(", tier %d of the ½-of-hottest heuristic", cd.Tier)
+		}
+	}
+	pr := v.Project(o.group, hi)
+	hm.Reason = fmt.Sprintf("%s; moving %s[%d] (%.2f WRITE threads%s) to %s as a %s: %s ends at %.0f%% (goal %.0f%%), %s at %.0f%%; rule %s: %s",
+		h.Reason, hm.Index, hm.Shard, hm.WriteLoad, tier, hm.ToName, o.kind, node.Name, o.srcAfter*100, goal*100, hm.ToName, pr.TargetAfter*100,
+		a.Rule, a.Why())
+	if len(others) > 0 {
+		hm.Reason += "; with " + strings.Join(others, ", ")
+	}
+	if len(o.group) > 1 {
+		p.swaps++
+	}
+	for i, m := range o.group {
+		if i == hi {
+			m = hm
+		}
+		m.Verdicts = o.judged[i].Verdicts
+		if len(o.group) > 1 {
+			m.SwapGroup = p.swaps
+		}
+		if m.Reason == "" {
+			j := o.judged[i].Admission
+			m.Reason = fmt.Sprintf("%s for %s[%d] leaving %s: rule %s: %s", m.Phase, hm.Index, hm.Shard, node.Name, j.Rule, j.Why())
+		}
+		p.add(m)
+	}
+}
+
+// onlyWriteLoadObjects reports whether every decider but the write-load one says YES.
+func onlyWriteLoadObjects(vs []Verdict) bool {
+	for _, vd := range vs {
+		if vd.Decision != Yes && vd.Decider != DeciderWriteLoad {
+			return false
+		}
+	}
+	return true
+}
+
+// copiesOn lists the snapshot's started copies on a node, hottest first (sorted on first use).
+func (p *planner) copiesOn(node string) []*cluster.Copy {
+	if p.byNode == nil {
+		p.byNode = map[string][]*cluster.Copy{}
+		p.sorted = map[string]bool{}
+		for i := range p.v.Snap.Copies {
+			c := &p.v.Snap.Copies[i]
+			if c.Node != "" && c.State == cluster.StateStarted {
+				p.byNode[c.Node] = append(p.byNode[c.Node], c)
+			}
+		}
+	}
+	cs := p.byNode[node]
+	if !p.sorted[node] {
+		slices.SortStableFunc(cs, func(a, b *cluster.Copy) int { return cmp.Compare(b.WriteLoad, a.WriteLoad) })
+		p.sorted[node] = true
+	}
+	return cs
+}

@@ -1,0 +1,147 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/sim"
+)
+
+// Bounds a Scale Up Needed may name (shared/allocation).
+const (
+	boundCapacity = allocation.BoundCapacity
+	boundCopy     = allocation.BoundCopy
+	boundSearch   = allocation.BoundSearch
+)
+
+// Relief targets on a hotspot the cluster has room for: shardwise's hot node-seconds against
+// OpenSearch's balancer alone on the same scenario.
+const hotRatioLimit = 0.3
+
+// signals sorts a run's Scale Up Needed signals by what proves them, in the simulator's truth at the
+// tick: the total offered WRITE load over the goal × the present nodes' threads (capacity), the
+// heaviest copy over the goal × the largest node's threads (copy), or else what the signal names.
+type signals struct {
+	total, capacity, copy, exhausted, unproven int
+	// firstUnproven describes the first signal no bound proves, for the failure message.
+	firstUnproven string
+}
+
+func countSignals(ticks []Tick, goal float64) signals {
+	var s signals
+	for _, tk := range ticks {
+		if tk.ScaleUp == "" {
+			continue
+		}
+		s.total++
+		load, threads, largest := 0.0, 0, 0
+		for _, n := range tk.Report.Nodes {
+			load += n.WriteLoad
+			threads += n.WriteThreads
+			largest = max(largest, n.WriteThreads)
+		}
+		switch {
+		case load > goal*float64(threads):
+			s.capacity++
+		case tk.Report.MaxCopyWriteLoad > goal*float64(largest):
+			s.copy++
+		case tk.ScaleUpBound == boundSearch:
+			s.exhausted++
+		default:
+			s.unproven++
+			if s.firstUnproven == "" {
+				s.firstUnproven = fmt.Sprintf("tick %d (%s): load %.1f of %d threads, heaviest copy %.2f, bound %q: %s",
+					tk.N, tk.At, load, threads, tk.Report.MaxCopyWriteLoad, tk.ScaleUpBound, tk.ScaleUp)
+			}
+		}
+	}
+	return s
+}
+
+// runScenario runs a scenario acting, with the default configuration, and keeps every tick.
+func runScenario(t *testing.T, sc *sim.Scenario, balancer string) (Result, []Tick) {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Safety.DryRun = false
+	var ticks []Tick
+	res, err := Run(context.Background(), sc, Options{Balancer: balancer, Config: cfg, OnTick: func(tk Tick) { ticks = append(ticks, tk) }})
+	if err != nil {
+		t.Fatalf("%s with %s: %v", sc.Name, balancer, err)
+	}
+	return res, ticks
+}
+
+// Every scenario of scenarios/ with a write hotspot: relief where the cluster has room, a signal
+// only where a bound proves it, nothing undone by OpenSearch's balancer, no safety violation.
+func TestBalancerScenarios(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs whole scenarios")
+	}
+	goal := config.Default().Allocation.AllocationUtilization
+	cases := []struct {
+		name string
+		// fixable: the cluster has the room; hot node-seconds must fall to hotRatioLimit × none and
+		// no signal may go unproven. Otherwise no move helps: 0 moves and a signal naming bound.
+		fixable bool
+		bound   string
+		// builtinBusy: OpenSearch's balancer relocates for most of the run; shardwise must act then.
+		builtinBusy bool
+	}{
+		{name: "write-hotspot", fixable: true},
+		{name: "hotspot-near-goal", fixable: true},
+		{name: "tight-packing", fixable: true},
+		{name: "node-leave-mid-hotspot", fixable: true},
+		{name: "hotspot-three-zones", fixable: true},
+		{name: "write-spike-scale-out", fixable: true, builtinBusy: true},
+		{name: "shard-outweighs-node", bound: boundCopy},
+		{name: "every-node-hot", bound: boundCapacity},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sc := scenario(t, tc.name)
+			res, ticks := runScenario(t, sc, BalancerShardwise)
+			none, _ := runScenario(t, sc, BalancerNone)
+			sig := countSignals(ticks, goal)
+			t.Logf("%s: hot node-seconds %v (none %v), moves %d (%d while OpenSearch's balancer was busy), undone %d, violations %d, signals %d (capacity %d, copy %d, exhausted search %d, unproven %d)",
+				tc.name, res.HotNodeSeconds, none.HotNodeSeconds, res.Moves, res.MovesWhileBuiltinBusy, res.MovesUndoneByBuiltin,
+				res.SafetyViolations, sig.total, sig.capacity, sig.copy, sig.exhausted, sig.unproven)
+			if res.SafetyViolations != 0 {
+				t.Errorf("safety violations: got %d want 0: %+v", res.SafetyViolations, res.Violations)
+			}
+			if res.MovesUndoneByBuiltin != 0 {
+				t.Errorf("moves undone by OpenSearch's balancer: got %d want 0", res.MovesUndoneByBuiltin)
+			}
+			if !tc.fixable {
+				if res.Moves != 0 {
+					t.Errorf("moves: got %d, want 0 (no move can help)", res.Moves)
+				}
+				if sig.total == 0 {
+					t.Fatal("scale-up signals: got 0, want the hotspot signalled")
+				}
+				for _, tk := range ticks {
+					if tk.ScaleUp != "" && tk.ScaleUpBound != tc.bound {
+						t.Errorf("tick %d: signal names bound %q, want %q: %s", tk.N, tk.ScaleUpBound, tc.bound, tk.ScaleUp)
+						break
+					}
+				}
+				return
+			}
+			if none.HotNodeSeconds == 0 {
+				t.Fatal("no hotspot without shardwise: the scenario tests nothing")
+			}
+			if ratio := res.HotNodeSeconds / none.HotNodeSeconds; ratio > hotRatioLimit {
+				t.Errorf("hot node-seconds: got %v against %v without shardwise (ratio %.2f), want at most %.1f×", res.HotNodeSeconds, none.HotNodeSeconds, ratio, hotRatioLimit)
+			}
+			if sig.unproven != 0 {
+				t.Errorf("scale-up signals no bound proves: got %d of %d, want 0; first: %s", sig.unproven, sig.total, sig.firstUnproven)
+			}
+			if tc.builtinBusy && res.MovesWhileBuiltinBusy == 0 {
+				t.Errorf("moves while OpenSearch's balancer was busy: got 0 of %d, want shardwise to act then", res.Moves)
+			}
+		})
+	}
+}

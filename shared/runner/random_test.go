@@ -1,0 +1,236 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/sim"
+)
+
+// randomSeeds is how many random clusters TestRandomClusters runs: SHARDWISE_RANDOM_SEEDS,
+// default 24.
+func randomSeeds(t *testing.T) int {
+	if v := os.Getenv("SHARDWISE_RANDOM_SEEDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("SHARDWISE_RANDOM_SEEDS=%q: want a positive number", v)
+		}
+		return n
+	}
+	return 24
+}
+
+// Relief where the cluster has room: shardwise's hot node-seconds at most this share of OpenSearch's
+// balancer alone.
+const randomReliefLimit = 0.5
+
+// randomCluster describes what a seed drew, for the failure messages.
+type randomCluster struct {
+	seed     uint64
+	nodes    int
+	zones    bool
+	nodeLost bool
+	meanUtil float64
+}
+
+func (c randomCluster) String() string {
+	return fmt.Sprintf("seed %d: %d nodes, zones %v, node lost %v, mean WRITE use %.0f %%", c.seed, c.nodes, c.zones, c.nodeLost, 100*c.meanUtil)
+}
+
+// randomScenario draws a cluster from seed: 4–12 nodes of 8 WRITE threads, in three zones with
+// awareness on a third of the seeds; 4–9 indices with 1–6 primaries and one replica, shard sizes of
+// 1–16 GiB and log-normal shard and index loads; at 5 min the write load steps up to a mean WRITE
+// use of 40–90 %. The "hot" index has a shard per node and two copies on each node; its shards 0
+// and 1, 8–10.4 WRITE threads together, have their copies together on node-0 and node-1, so a
+// hotspot forms at the step; there are enough nodes for the hot index to be at most 60 % of the load. On a third of the seeds the last node leaves at
+// 15 min.
+func randomScenario(seed uint64) (*sim.Scenario, randomCluster, error) {
+	r := rand.New(rand.NewPCG(seed, seed^0x7261_6e64)) // "rand"
+	const threads = 8
+	c := randomCluster{seed: seed, nodes: 4 + r.IntN(6), zones: r.IntN(3) == 0, nodeLost: r.IntN(3) == 0,
+		meanUtil: 0.4 + 0.5*r.Float64()}
+	hot := threads * (1 + 0.3*r.Float64())
+	c.nodes = min(12, max(c.nodes, int(math.Ceil(2*hot/0.6/(c.meanUtil*threads)))))
+	var nodes []map[string]any
+	for i := range c.nodes {
+		n := map[string]any{"name": fmt.Sprintf("node-%d", i)}
+		if c.zones {
+			n["zone"] = string(rune('a' + i%3))
+		}
+		nodes = append(nodes, n)
+	}
+	logNormal := func(sigma float64) float64 { return math.Exp(sigma * r.NormFloat64()) }
+	// Copy-threads at the peak: every copy bears its shard's load, and each index has one replica.
+	total := c.meanUtil * float64(c.nodes*threads)
+	type ix struct {
+		name      string
+		primaries int
+		bytes     int64
+		share     float64
+		weights   []float64
+	}
+	var idx []ix
+	for i := range 4 + r.IntN(6) {
+		p := 1 + r.IntN(6)
+		w := make([]float64, p)
+		for j := range w {
+			w[j] = logNormal(0.8)
+		}
+		idx = append(idx, ix{name: fmt.Sprintf("idx-%d", i), primaries: p, bytes: int64(1) << (30 + r.IntN(5)), share: logNormal(1), weights: w})
+	}
+	sum := 0.0
+	for _, x := range idx {
+		sum += x.share
+	}
+	// The hot index takes its load first; the others share the rest of the total.
+	rest := max(total-2*hot, 0.1*total)
+	// One shard per node and two copies on each, so OpenSearch's balancer sees nothing to even out;
+	// shards 0 and 1 carry nearly all of it.
+	hotWeights := []float64{1 + r.Float64(), 1 + r.Float64()}
+	for range c.nodes - 2 {
+		hotWeights = append(hotWeights, 0.05)
+	}
+	idx = append(idx, ix{name: "hot", primaries: c.nodes, bytes: int64(1+r.IntN(8)) << 30, share: 2 * hot / rest * sum, weights: hotWeights})
+	sum += idx[len(idx)-1].share
+	var indices []map[string]any
+	for _, x := range idx {
+		after := x.share / sum * (rest + 2*hot) / 2 // per copy: the index's load is borne by both copies
+		spec := map[string]any{
+			"name": x.name, "primaries": x.primaries, "replicas": 1, "shard_bytes": x.bytes,
+			"write_load":    map[string]any{"kind": "step", "before": after * 0.4, "after": after, "at_seconds": 300},
+			"search_load":   map[string]any{"kind": "constant", "value": 0.2},
+			"shard_weights": x.weights,
+		}
+		if x.name == "hot" {
+			placement := [][]string{{"node-0", "node-1"}, {"node-1", "node-0"}}
+			for k := 2; k < c.nodes; k++ {
+				next := k + 1
+				if next == c.nodes {
+					next = 2
+				}
+				placement = append(placement, []string{fmt.Sprintf("node-%d", k), fmt.Sprintf("node-%d", next)})
+			}
+			spec["placement"] = placement
+		}
+		indices = append(indices, spec)
+	}
+	cluster := map[string]any{"builtin_balancer": true, "recovery_bytes_per_second": 41943040, "node_concurrent_recoveries": 2, "disk_high_watermark": 0.9}
+	if c.zones {
+		cluster["awareness_attributes"] = []string{"zone"}
+	}
+	var events []map[string]any
+	if c.nodeLost {
+		events = append(events, map[string]any{"at_seconds": 900, "kind": "node_leave", "node": fmt.Sprintf("node-%d", c.nodes-1)})
+	}
+	sc := map[string]any{
+		"name": fmt.Sprintf("random-%d", seed), "seed": seed, "tick_seconds": 30, "duration_seconds": 1800,
+		"cluster":       cluster,
+		"node_defaults": map[string]any{"write_threads": threads, "search_threads": 13, "heap_bytes": 8 << 30, "disk_bytes": 1 << 40},
+		"nodes":         nodes, "indices": indices, "events": events,
+	}
+	b, err := json.Marshal(sc)
+	if err != nil {
+		return nil, c, err
+	}
+	s, err := sim.ParseScenario(b)
+	return s, c, err
+}
+
+// roomy reports whether the cluster had the room to relieve every hotspot on every tick after the
+// step, in the simulator's truth: the total offered WRITE load under the goal × the threads of the
+// nodes present, and no copy over the goal × a node's threads.
+func roomy(ticks []Tick, goal float64) bool {
+	for _, tk := range ticks {
+		load, threads, largest := 0.0, 0, 0
+		for _, n := range tk.Report.Nodes {
+			load += n.WriteLoad
+			threads += n.WriteThreads
+			largest = max(largest, n.WriteThreads)
+		}
+		if load >= goal*float64(threads) || tk.Report.MaxCopyWriteLoad > goal*float64(largest) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestRandomClusters checks properties over many random clusters, each against OpenSearch's
+// balancer alone on the same scenario: no safety violation; no move undone by OpenSearch's
+// balancer; no Scale Up Needed that no bound proves; and, where the cluster has the room, hot
+// node-seconds well below those without shardwise.
+func TestRandomClusters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs many scenarios")
+	}
+	goal := config.Default().Allocation.AllocationUtilization
+	seeds := randomSeeds(t)
+	var mu sync.Mutex
+	var rows []string
+	var roomySeeds, relieved int
+	t.Run("seeds", func(t *testing.T) {
+		for seed := uint64(1); seed <= uint64(seeds); seed++ {
+			t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
+				t.Parallel()
+				sc, c, err := randomScenario(seed)
+				if err != nil {
+					t.Fatalf("seed %d: scenario: %v", seed, err)
+				}
+				// SHARDWISE_RANDOM_DUMP=dir writes each seed's scenario there, to replay one with
+				// shardwise simulate.
+				if dir := os.Getenv("SHARDWISE_RANDOM_DUMP"); dir != "" {
+					b, err := json.MarshalIndent(sc, "", "  ")
+					if err == nil {
+						err = os.WriteFile(filepath.Join(dir, sc.Name+".json"), b, 0o644)
+					}
+					if err != nil {
+						t.Fatalf("seed %d: dump: %v", seed, err)
+					}
+				}
+				res, ticks := runScenario(t, sc, BalancerShardwise)
+				none, _ := runScenario(t, sc, BalancerNone)
+				sig := countSignals(ticks, goal)
+				room := roomy(ticks[10:], goal)
+				ratio := math.NaN()
+				if none.HotNodeSeconds > 0 {
+					ratio = res.HotNodeSeconds / none.HotNodeSeconds
+				}
+				mu.Lock()
+				rows = append(rows, fmt.Sprintf("%v | room %v | hot %v vs %v (%.2f) | moves %d | signals %d (unproven %d) | undone %d | violations %d",
+					c, room, res.HotNodeSeconds, none.HotNodeSeconds, ratio, res.Moves, sig.total, sig.unproven, res.MovesUndoneByBuiltin, res.SafetyViolations))
+				if room && none.HotNodeSeconds > 0 {
+					roomySeeds++
+					if ratio <= randomReliefLimit {
+						relieved++
+					}
+				}
+				mu.Unlock()
+				if res.SafetyViolations != 0 {
+					t.Errorf("%v: safety violations %d: %+v", c, res.SafetyViolations, res.Violations)
+				}
+				if res.MovesUndoneByBuiltin != 0 {
+					t.Errorf("%v: moves undone by OpenSearch's balancer: got %d want 0", c, res.MovesUndoneByBuiltin)
+				}
+				if sig.unproven != 0 {
+					t.Errorf("%v: %d of %d scale-up signals no bound proves; first: %s", c, sig.unproven, sig.total, sig.firstUnproven)
+				}
+				if room && none.HotNodeSeconds > 0 && ratio > randomReliefLimit {
+					t.Errorf("%v: room for relief, yet hot node-seconds %v against %v without shardwise (%.2f), want at most %.1f×",
+						c, res.HotNodeSeconds, none.HotNodeSeconds, ratio, randomReliefLimit)
+				}
+			})
+		}
+	})
+	summary := fmt.Sprintf("random clusters: %d seeds; %d with room and a hotspot, %d of them relieved to %.1f× or better",
+		seeds, roomySeeds, relieved, randomReliefLimit)
+	t.Log(summary + "\n" + strings.Join(rows, "\n"))
+	fmt.Println(summary)
+}

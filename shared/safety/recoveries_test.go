@@ -1,0 +1,187 @@
+package safety
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/cluster"
+)
+
+func TestRecoveriesOf(t *testing.T) {
+	nodes := []cluster.Node{{ID: "id-a", Name: "a"}, {ID: "id-b", Name: "b"}, {ID: "id-c", Name: "c"}}
+	started := func(ix string, sh int, primary bool, node string) cluster.Copy {
+		return cluster.Copy{Index: ix, Shard: sh, Primary: primary, State: cluster.StateStarted, Node: node}
+	}
+	cases := []struct {
+		name       string
+		copies     []cluster.Copy
+		limits     cluster.RecoveryLimits
+		own        []allocation.Move
+		relocating int
+		in, out    map[string]int
+		wantLimits cluster.RecoveryLimits
+	}{
+		{
+			name:       "a settled cluster, limits not read: OpenSearch's defaults",
+			copies:     []cluster.Copy{started("x", 0, true, "id-a"), started("x", 0, false, "id-b")},
+			in:         map[string]int{},
+			out:        map[string]int{},
+			wantLimits: cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 2, ClusterRebalance: 2, Known: true},
+		},
+		{
+			name: "a relocation counts out on its source and in on its target",
+			copies: []cluster.Copy{
+				{Index: "x", Shard: 0, Primary: true, State: cluster.StateRelocating, Node: "id-a", RelocatingNode: "id-c"},
+				started("x", 0, false, "id-b"),
+			},
+			limits:     cluster.RecoveryLimits{NodeIncoming: 3, NodeOutgoing: 1, ClusterRebalance: -1, Known: true},
+			relocating: 1,
+			in:         map[string]int{"id-c": 1},
+			out:        map[string]int{"id-a": 1},
+			wantLimits: cluster.RecoveryLimits{NodeIncoming: 3, NodeOutgoing: 1, ClusterRebalance: -1, Known: true},
+		},
+		{
+			name: "a replica recovering from its primary; a primary from its store counts nowhere",
+			copies: []cluster.Copy{
+				started("x", 0, true, "id-a"),
+				{Index: "x", Shard: 0, State: cluster.StateInitializing, Node: "id-b"},
+				{Index: "y", Shard: 0, Primary: true, State: cluster.StateInitializing, Node: "id-c"},
+			},
+			in:         map[string]int{"id-b": 1},
+			out:        map[string]int{"id-a": 1},
+			wantLimits: cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 2, ClusterRebalance: 2, Known: true},
+		},
+		{
+			name: "own moves beyond the relocations seen are clamped",
+			copies: []cluster.Copy{
+				{Index: "x", Shard: 0, Primary: true, State: cluster.StateRelocating, Node: "id-a", RelocatingNode: "id-b"},
+			},
+			own:        []allocation.Move{mv("x", 0, "a", "b", 1, 0), mv("y", 0, "c", "b", 1, 0), mv("z", 0, "c", "a", 1, 0)},
+			relocating: 1,
+			in:         map[string]int{"id-b": 1},
+			out:        map[string]int{"id-a": 1},
+			wantLimits: cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 2, ClusterRebalance: 2, Known: true},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &cluster.Snapshot{Nodes: nodes, Copies: tc.copies, Settings: cluster.Settings{Recoveries: tc.limits}}
+			r := RecoveriesOf(s, tc.own)
+			if r.Relocating != tc.relocating || r.Own != min(len(tc.own), tc.relocating) || !r.PerNode {
+				t.Errorf("got relocating %d own %d per-node %v, want %d, %d, true", r.Relocating, r.Own, r.PerNode, tc.relocating, min(len(tc.own), tc.relocating))
+			}
+			for _, m := range tc.own {
+				if _, ok := r.OwnAt[m.From]; !ok {
+					t.Errorf("own move %s: source not marked busy", label(m))
+				}
+				if _, ok := r.OwnAt[m.To]; !ok {
+					t.Errorf("own move %s: target not marked busy", label(m))
+				}
+			}
+			if !maps.Equal(r.Incoming, tc.in) || !maps.Equal(r.Outgoing, tc.out) {
+				t.Errorf("got in %v out %v, want in %v out %v", r.Incoming, r.Outgoing, tc.in, tc.out)
+			}
+			if got := r.Limits.Effective(); got != tc.wantLimits {
+				t.Errorf("limits: got %+v want %+v", got, tc.wantLimits)
+			}
+		})
+	}
+}
+
+func TestThrottle(t *testing.T) {
+	busy := func(in, out map[string]int) Recoveries {
+		return Recoveries{PerNode: true, Incoming: in, Outgoing: out,
+			Limits: cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 2, ClusterRebalance: 2, Known: true}}
+	}
+	type refusal struct{ move, budget, reason string }
+	cases := []struct {
+		name    string
+		moves   []allocation.Move
+		rec     Recoveries
+		kept    []string
+		refused []refusal
+	}{
+		{
+			name:  "nothing in flight: every move fits",
+			moves: []allocation.Move{mv("x", 0, "a", "b", 1, 0), mv("x", 1, "c", "d", 1, 0)},
+			rec:   busy(map[string]int{}, map[string]int{}),
+			kept:  []string{"x[0] a->b", "x[1] c->d"},
+		},
+		{
+			name:  "OpenSearch's balancer busy elsewhere: the move goes",
+			moves: []allocation.Move{mv("x", 0, "a", "b", 1, 0)},
+			rec:   busy(map[string]int{"id-e": 2}, map[string]int{"id-f": 2}),
+			kept:  []string{"x[0] a->b"},
+		},
+		{
+			name:    "a target already at its incoming limit",
+			moves:   []allocation.Move{mv("x", 0, "a", "b", 1, 0), mv("x", 1, "c", "d", 1, 0)},
+			rec:     busy(map[string]int{"id-b": 2}, map[string]int{}),
+			kept:    []string{"x[1] c->d"},
+			refused: []refusal{{"x[0] a->b", "node_concurrent_incoming_recoveries", "b would have 3 incoming recoveries, limit 2"}},
+		},
+		{
+			name:    "a source already at its outgoing limit",
+			moves:   []allocation.Move{mv("x", 0, "a", "b", 1, 0)},
+			rec:     busy(map[string]int{}, map[string]int{"id-a": 2}),
+			refused: []refusal{{"x[0] a->b", "node_concurrent_outgoing_recoveries", "a would have 3 outgoing recoveries, limit 2"}},
+		},
+		{
+			name:    "moves kept earlier in the cycle count",
+			moves:   []allocation.Move{mv("x", 0, "a", "c", 1, 0), mv("y", 0, "b", "c", 1, 0)},
+			rec:     busy(map[string]int{"id-c": 1}, map[string]int{}),
+			kept:    []string{"x[0] a->c"},
+			refused: []refusal{{"y[0] b->c", "node_concurrent_incoming_recoveries", "c would have 3 incoming recoveries, limit 2"}},
+		},
+		{
+			name:    "a swap is kept or refused whole",
+			moves:   []allocation.Move{mv("hot", 0, "a", "b", 1, 1), mv("cold", 0, "b", "a", 1, 1)},
+			rec:     busy(map[string]int{"id-a": 2}, map[string]int{}),
+			refused: []refusal{{"hot[0] a->b", "node_concurrent_incoming_recoveries", "a would have 3 incoming recoveries, limit 2"}, {"cold[0] b->a", "node_concurrent_incoming_recoveries", "a would have 3 incoming recoveries, limit 2"}},
+		},
+		{
+			name:  "a node with one of shardwise's moves in flight takes no other",
+			moves: []allocation.Move{mv("x", 0, "a", "b", 1, 0), mv("x", 1, "c", "d", 1, 0), mv("x", 2, "e", "a", 1, 0)},
+			rec: func() Recoveries {
+				r := busy(map[string]int{"id-a": 1}, map[string]int{"id-f": 1})
+				r.OwnAt = map[string]allocation.Move{"id-f": mv("w", 0, "f", "a", 1, 0), "id-a": mv("w", 0, "f", "a", 1, 0)}
+				return r
+			}(),
+			kept: []string{"x[1] c->d"},
+			refused: []refusal{
+				{"x[0] a->b", "own_move_in_flight_per_node", "a has one of shardwise's moves still relocating (w[0] f→a)"},
+				{"x[2] e->a", "own_move_in_flight_per_node", "a has one of shardwise's moves still relocating (w[0] f→a)"},
+			},
+		},
+		{
+			name:  "without per-node counts every move is kept",
+			moves: []allocation.Move{mv("x", 0, "a", "b", 1, 0)},
+			rec:   Recoveries{Relocating: 9},
+			kept:  []string{"x[0] a->b"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			kept, refused := Throttle(tc.moves, tc.rec)
+			var gotKept []string
+			for _, m := range kept {
+				gotKept = append(gotKept, label(m))
+			}
+			if !slices.Equal(gotKept, tc.kept) {
+				t.Errorf("kept: got %v want %v", gotKept, tc.kept)
+			}
+			var got []refusal
+			for _, r := range refused {
+				got = append(got, refusal{label(r.Move), r.Budget, r.Reason})
+				if want := map[bool]int64{true: 1, false: 2}[r.Budget == "own_move_in_flight_per_node"]; r.Limit != want {
+					t.Errorf("refusal limit: got %d want %d", r.Limit, want)
+				}
+			}
+			if !slices.Equal(got, tc.refused) {
+				t.Errorf("refused: got %v want %v", got, tc.refused)
+			}
+		})
+	}
+}
