@@ -221,7 +221,8 @@ func (p *planner) largestNode() int {
 }
 
 // overCapacity is the capacity proof: the total write load over goal × the WRITE threads of the nodes
-// in service. It counts what the nodes serve, not a growing backlog's estimate: a proof, not a guess.
+// in service. It counts what the nodes' counters show they served, a lower bound of what they are
+// asked for: not a growing backlog's estimate, nor active threads, nor relocations in flight.
 func (p *planner) overCapacity() *ScaleUp {
 	v := p.v
 	load, threads := 0.0, 0
@@ -229,7 +230,7 @@ func (p *planner) overCapacity() *ScaleUp {
 		if v.excluded[n.ID] {
 			continue
 		}
-		load += v.served(n.ID)
+		load += n.Write.Load
 		threads += n.Write.Threads
 	}
 	limit := v.Cfg.AllocationUtilization * float64(threads)

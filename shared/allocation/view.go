@@ -28,7 +28,6 @@ type View struct {
 	eligible   map[string]int                      // index → nodes its filters allow (moves do not change it)
 	shardSize  map[cluster.ShardID]int64
 	copyLoad   map[cluster.ShardID]float64 // shard → write load of one copy (all copies bear it)
-	demand     map[string]float64          // node → threads a growing backlog adds to what it serves
 }
 
 // NewView indexes snap. hot marks the nodes currently judged hot (may be nil).
@@ -255,16 +254,9 @@ func (v *View) heapPerCopy(node string) float64 {
 // Hotspot.Demand): its counters only show what a saturated pool served.
 func (v *View) SetDemand(node string, threads float64) {
 	if _, ok := v.writeLoad[node]; ok && threads > v.writeLoad[node] {
-		if v.demand == nil {
-			v.demand = map[string]float64{}
-		}
-		v.demand[node] += threads - v.writeLoad[node]
 		v.writeLoad[node] = threads
 	}
 }
-
-// served is the node's projected load without the demand estimate: what its pool serves.
-func (v *View) served(node string) float64 { return v.writeLoad[node] - v.demand[node] }
 
 // Apply records a planned move so later decisions see it.
 func (v *View) Apply(m Move) { v.apply(m) }
