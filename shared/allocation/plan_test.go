@@ -58,7 +58,8 @@ func TestPlanCycle(t *testing.T) {
 			},
 			cfg:       noBuiltin,
 			wantScale: true,
-			wantBound: BoundAllHot,
+			// Every node is hot and the load is over 90 % of all threads: the stronger proof is named.
+			wantBound: BoundCapacity,
 		},
 		{
 			name: "no target says YES: a not-preferred target is taken when it lowers the excess",

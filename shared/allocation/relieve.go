@@ -127,6 +127,11 @@ func (p *planner) hotspots(hs []Hotspot) {
 	if len(hot) >= live {
 		p.plan.ScaleUp = &ScaleUp{Nodes: hotNames, Bound: BoundAllHot, Value: float64(len(hot)), Limit: float64(live),
 			Reason: fmt.Sprintf("all %d write nodes are hot: moving shards cannot help, the cluster needs more or bigger nodes", live)}
+		if proof := p.overCapacity(); proof != nil {
+			// The stronger proof, with its numbers.
+			proof.Nodes = hotNames
+			p.plan.ScaleUp = proof
+		}
 		return
 	}
 	var outweighed, exhausted []string
@@ -216,7 +221,8 @@ func (p *planner) largestNode() int {
 }
 
 // overCapacity is the capacity proof: the total write load over goal × the WRITE threads of the nodes
-// in service.
+// in service. It counts what the nodes' counters show they served, a lower bound of what they are
+// asked for: not a growing backlog's estimate, nor active threads, nor relocations in flight.
 func (p *planner) overCapacity() *ScaleUp {
 	v := p.v
 	load, threads := 0.0, 0
@@ -224,7 +230,7 @@ func (p *planner) overCapacity() *ScaleUp {
 		if v.excluded[n.ID] {
 			continue
 		}
-		load += v.writeLoad[n.ID]
+		load += n.Write.Load
 		threads += n.Write.Threads
 	}
 	limit := v.Cfg.AllocationUtilization * float64(threads)
