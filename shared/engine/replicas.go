@@ -156,7 +156,7 @@ func (e *Engine) Replicas(ctx context.Context, name, snapshotKey string) (_ Repl
 	in.Recoveries = safety.RecoveriesOf(snap, nil)
 	in.Recoveries.Relocating = max(in.Recoveries.Relocating, health.Relocating)
 	// Slow searches are what more replicas cure: the latency check does not hold replicas back.
-	in.LatencyKnown = false
+	in.LatencyExempt = true
 	res.Breaker = safety.Evaluate(in, e.Config.Safety)
 
 	// Memory first, conditionally: a racing invocation loses here before touching the cluster,

@@ -109,7 +109,10 @@ type Inputs struct {
 	Recoveries      Recoveries
 	SearchLatencyMs float64
 	LatencyKnown    bool
-	StatsAge        time.Duration
+	// LatencyExempt skips the latency check for an action that cures slow searches rather than
+	// adding to them: a replica change.
+	LatencyExempt bool
+	StatsAge      time.Duration
 }
 
 // Check is one breaker check with its measured value and its limit.
@@ -188,13 +191,16 @@ func Evaluate(in Inputs, cfg Config) Verdict {
 	}
 	checks = append(checks, in.Recoveries.checks(in.Reachable == nil)...)
 	limitMs := float64(cfg.MaxSearchLatency.Std()) / float64(time.Millisecond)
-	if in.LatencyKnown {
+	switch {
+	case in.LatencyExempt:
+		add("search_latency", true, "exempt", fmt.Sprintf("%.0fms", limitMs), "not checked: this action cures slow searches")
+	case in.LatencyKnown:
 		add("search_latency", in.SearchLatencyMs < limitMs, fmt.Sprintf("%.1fms", in.SearchLatencyMs), fmt.Sprintf("%.0fms", limitMs),
 			fmt.Sprintf("mean search latency %.1f ms, limit %.0f ms", in.SearchLatencyMs, limitMs))
-	} else {
-		// Without two samples the latency is unknown; unknown is not evidence of harm, and the
-		// freshness check below still requires stats.
-		add("search_latency", true, "unknown", fmt.Sprintf("%.0fms", limitMs), "mean search latency not yet measurable (first sample)")
+	default:
+		// Fail closed: a cluster whose search latency cannot be read (no node has two samples) is
+		// not known to be safe to load with relocations.
+		add("search_latency", false, "unknown", fmt.Sprintf("%.0fms", limitMs), "mean search latency unknown (no data node has two samples yet): not acting blind")
 	}
 	add("stats_fresh", in.StatsAge >= 0 && in.StatsAge <= cfg.MaxStatsAge.Std(), in.StatsAge.Round(time.Second).String(), cfg.MaxStatsAge.String(),
 		fmt.Sprintf("stats are %s old, limit %s", in.StatsAge.Round(time.Second), cfg.MaxStatsAge))

@@ -185,9 +185,15 @@ func TestEvaluate(t *testing.T) {
 			values: map[string][2]string{"search_latency": {"200.0ms", "200ms"}},
 		},
 		{
-			name:   "search latency unknown passes",
+			name:   "search latency unknown fails closed",
 			edit:   func(in *Inputs) { in.SearchLatencyMs, in.LatencyKnown = 900, false },
+			failed: []string{"search_latency"},
 			values: map[string][2]string{"search_latency": {"unknown", "200ms"}},
+		},
+		{
+			name:   "search latency exempt passes, however slow",
+			edit:   func(in *Inputs) { in.SearchLatencyMs, in.LatencyExempt = 900, true },
+			values: map[string][2]string{"search_latency": {"exempt", "200ms"}},
 		},
 		{
 			name:   "stats older than the limit",
