@@ -125,7 +125,7 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 	if opts.Balancer != BalancerShardwise && opts.Balancer != BalancerNone {
 		return Result{}, fmt.Errorf("balancer %q: want %s or %s", opts.Balancer, BalancerShardwise, BalancerNone)
 	}
-	s, err := sim.New(sc, sim.Options{})
+	s, err := sim.New(sc, sim.Options{MaxMovesPerCycle: opts.Config.Safety.MaxMovesPerCycle})
 	if err != nil {
 		return Result{}, err
 	}
@@ -207,7 +207,12 @@ func (r *run) cycle(ctx context.Context, t *Tick) error {
 			return nil
 		}
 		for _, ev := range evs {
-			if err := r.race(func() error { return r.dispatch(ctx, ev, t) }); err != nil {
+			run := r.race
+			if ev.DetailType == bus.TypeScaleUpNeeded {
+				// No function consumes it (it goes to people): the run counts the signal once.
+				run = func(fn func() error) error { return fn() }
+			}
+			if err := run(func() error { return r.dispatch(ctx, ev, t) }); err != nil {
 				return err
 			}
 		}

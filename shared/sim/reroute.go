@@ -237,6 +237,7 @@ func (s *Sim) reroute(cmds []rerouteCommand, dryRun, explain bool, done func()) 
 		}
 		s.res.BytesMoved += sh.idx.shardBytes
 	}
+	s.checkCycleInvariants(len(out.moves))
 	for sh := range snap.shards {
 		if firstActive(sh) == nil && snap.hadActive[sh] {
 			s.violate(fmt.Sprintf("shard %s left with no active copy by a reroute", sh))
@@ -473,4 +474,22 @@ func (rs *routingSnapshot) restore(s *Sim) {
 	s.res = rs.res
 	s.res.Violations = violations[:len(rs.res.Violations)]
 	s.refresh()
+}
+
+// checkCycleInvariants counts an accepted reroute call that started moves relocations. A balancer
+// acts once per cycle (a tick), with all of its moves in one call and within its budget: a second
+// call in the same tick is two movers acting on the cluster at once, and more relocations than
+// MaxMovesPerCycle is a budget breached.
+func (s *Sim) checkCycleInvariants(moves int) {
+	if moves == 0 {
+		return
+	}
+	s.tickReroutes++
+	s.tickMoves += moves
+	if s.tickReroutes > 1 {
+		s.violate(fmt.Sprintf("reroute call %d of this cycle started %d relocations: two movers acting on the cluster at once", s.tickReroutes, moves))
+	}
+	if s.maxMovesPerCycle > 0 && s.tickMoves > s.maxMovesPerCycle {
+		s.violate(fmt.Sprintf("%d relocations started by reroute this cycle, over max_moves_per_cycle %d", s.tickMoves, s.maxMovesPerCycle))
+	}
 }

@@ -18,6 +18,9 @@ import (
 type Options struct {
 	// Start is the virtual epoch; zero means 2026-01-01T00:00:00Z.
 	Start time.Time
+	// MaxMovesPerCycle is the balancer's own budget of relocations per cycle (one tick): more
+	// started by reroute within a tick is a safety violation. 0 leaves it unchecked.
+	MaxMovesPerCycle int
 }
 
 // Sim is a simulated OpenSearch cluster on a virtual clock. All methods are safe for concurrent use.
@@ -62,6 +65,12 @@ type Sim struct {
 	faultRN *rand.Rand
 
 	cancelled map[string]time.Time // task ids cancelled during the current tick
+
+	// Reroute calls that started relocations during the current tick, and those relocations:
+	// one mover acts once per cycle, within its budget.
+	maxMovesPerCycle int
+	tickReroutes     int
+	tickMoves        int
 
 	res          Result
 	queueSamples []float64
@@ -176,6 +185,8 @@ func New(sc *Scenario, opts Options) (*Sim, error) {
 		transient:  map[string]string{},
 		cancelled:  map[string]time.Time{},
 		seen:       map[string]bool{},
+
+		maxMovesPerCycle: opts.MaxMovesPerCycle,
 		builtinOn:  sc.Cluster.BuiltinBalancer == nil || *sc.Cluster.BuiltinBalancer,
 	}
 	s.res.Scenario = sc.Name
@@ -391,6 +402,7 @@ func (s *Sim) Step() TickReport {
 	dt := s.tickSecs
 	applied := s.applyEvents(t)
 	clear(s.cancelled)
+	s.tickReroutes, s.tickMoves = 0, 0
 	rep := TickReport{Tick: s.ticks + 1, Events: applied, MaxCopyWriteLoad: s.computeLoads(t)}
 	rejected := 0.0
 	anyHot := false
