@@ -187,7 +187,7 @@ func New(sc *Scenario, opts Options) (*Sim, error) {
 		seen:       map[string]bool{},
 
 		maxMovesPerCycle: opts.MaxMovesPerCycle,
-		builtinOn:  sc.Cluster.BuiltinBalancer == nil || *sc.Cluster.BuiltinBalancer,
+		builtinOn:        sc.Cluster.BuiltinBalancer == nil || *sc.Cluster.BuiltinBalancer,
 	}
 	s.res.Scenario = sc.Name
 	s.clusterUUID = makeID(sc.Seed, "cluster/"+sc.Name)
