@@ -37,7 +37,7 @@ func TestSimulateJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	// Every field of the run result in SCENARIOS.md.
+	// Every field of the run result (docs/scenarios.md).
 	for _, k := range []string{"scenario", "balancer", "ticks", "moves", "bytes_moved", "moves_undone_by_builtin",
 		"hot_node_seconds", "max_queue_latency_seconds", "p99_queue_latency_seconds", "rejected_writes",
 		"time_to_correct_seconds", "replica_changes", "replica_node_hours", "p99_search_latency_ms",

@@ -81,7 +81,7 @@ unless --dry-run=false; it only ever touches the simulator.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&scenario, "scenario", "", "scenario file (SCENARIOS.md format)")
+	cmd.Flags().StringVar(&scenario, "scenario", "", "scenario file (format: docs/scenarios.md)")
 	cmd.Flags().StringVar(&balancer, "balancer", runner.BalancerShardwise, "shardwise | none (only OpenSearch's own balancer)")
 	cmd.Flags().StringVar(&configFile, "config", "", "shardwise configuration JSON (defaults otherwise)")
 	cmd.Flags().StringVar(&logFile, "log", "", "write the functions' JSON logs to this file")

@@ -64,7 +64,7 @@ type Config struct {
 	LogLevel     string            `json:"log_level"`
 }
 
-// SandboxConfig holds the resource-limit groups (the RFC's sandboxes) in their JSON form; empty
+// SandboxConfig holds the resource-limit groups (the sandboxes of the OpenSearch query sandboxing RFC) in their JSON form; empty
 // means none are defined and the sandbox function reports nothing.
 type SandboxConfig struct {
 	Definitions json.RawMessage `json:"definitions,omitempty"`

@@ -11,7 +11,7 @@ const (
 	esDelete = "es:ESHttpDelete"
 )
 
-// Detail types on the shardwise bus (DESIGN.md, "Configuration and events").
+// Detail types on the shardwise bus (see docs/architecture.md).
 const (
 	detailStatsIngested = "Stats Ingested"
 	detailMovesPlanned  = "Moves Planned"

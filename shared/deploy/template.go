@@ -121,7 +121,7 @@ func parameters() cloudformation.Parameters {
 		},
 		paramDryRun: {
 			Type: "String",
-			// Dry-run unless explicitly turned off (DESIGN.md, "Acting safely").
+			// Dry-run unless explicitly turned off (README, "Acting safely").
 			Default:       "true",
 			AllowedValues: []any{"true", "false"},
 			Description:   cloudformation.String("When true, decisions are logged and published but never executed"),

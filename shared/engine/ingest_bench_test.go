@@ -27,7 +27,7 @@ import (
 	"github.com/shardwise/shardwise/shared/state"
 )
 
-// The issue's performance target (issue 3, "Performance"): one ingest of a 30,000-shard, 37-node
+// The performance target: one ingest of a 30,000-shard, 37-node
 // cluster in under 2 s and 128 MiB, the smallest Lambda's memory.
 const (
 	benchNodes      = 37
@@ -48,7 +48,7 @@ func ingestBenchScenario() *sim.Scenario {
 	write, search := sim.Constant(150), sim.Constant(200)
 	return &sim.Scenario{
 		Name: "ingest-30k", Seed: 42, TickSeconds: 30, DurationSeconds: 86400,
-		// Threads and heap as SCENARIOS.md's node_defaults; 4 TiB disks keep the 811 GiB of
+		// Threads and heap as the scenario format's node_defaults (docs/scenarios.md); 4 TiB disks keep the 811 GiB of
 		// copies a node holds far under the disk watermark.
 		NodeDefaults: sim.NodeSpec{WriteThreads: 8, SearchThreads: 13, HeapBytes: 8 << 30, DiskBytes: 4 << 40},
 		Nodes:        nodes,

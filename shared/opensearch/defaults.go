@@ -11,7 +11,7 @@ const (
 	// collections sign as "aoss" (AWS docs, "Signing HTTP requests to Amazon OpenSearch Service").
 	DefaultService = ServiceES
 
-	// DefaultTimeout bounds one HTTP attempt. shardwise reads the cluster every 30 s (DESIGN.md),
+	// DefaultTimeout bounds one HTTP attempt. shardwise reads the cluster every 30 s,
 	// so a call that takes longer than a third of a cycle is better retried than waited for.
 	DefaultTimeout = 10 * time.Second
 

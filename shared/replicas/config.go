@@ -44,11 +44,11 @@ type Override struct {
 
 // Defaults, each with its source.
 const (
-	// defaultX: the article's hotspot threshold, "X = 0.5 by default".
+	// defaultX: the hotspot threshold of Elastic's "Elasticsearch replicas for load balancing in Serverless" blog, "X = 0.5 by default".
 	defaultX = 0.5
-	// defaultScaleDownAfter: the article waits for "about 30 minutes" of steady low demand.
+	// defaultScaleDownAfter: that blog waits for "about 30 minutes" of steady low demand.
 	defaultScaleDownAfter = 30 * time.Minute
-	// defaultMin: OpenSearch's own index.number_of_replicas default, and DESIGN.md's "at least 1",
+	// defaultMin: OpenSearch's own index.number_of_replicas default, and "at least 1",
 	// so a copy survives the loss of a node.
 	defaultMin = 1
 	// defaultMaxIndicesPerCycle: shardwise design brief; Sway also caps a cycle at 5 actions.

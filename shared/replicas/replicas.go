@@ -18,12 +18,12 @@
 //     least Config.DefaultMin, unless an override sets it.
 //   - Search-replica mode (Config.UseSearchReplicas, OpenSearch 3.x index.number_of_search_replicas):
 //     with reader/writer separation, searches go to search replicas only, which live on dedicated
-//     search nodes; that is the article's search tier. Copies are then search replicas alone, so
+//     search nodes; that is the search tier of Elastic's "Elasticsearch replicas for load balancing in Serverless" blog. Copies are then search replicas alone, so
 //     number_of_search_replicas = copies, N is the count of search nodes, the maximum is N and the
 //     minimum is 0 (with no search replica OpenSearch routes searches to the primary and its
 //     replicas again), unless an override sets it.
 //
-// Timing follows the article: scale up at once; scale down only after a lower target has been seen
+// Timing follows that blog: scale up at once; scale down only after a lower target has been seen
 // on every cycle for Config.ScaleDownAfter, and then to the highest target seen in that window;
 // when nodes leave and the current count exceeds the maximum, cap it at once.
 package replicas
@@ -121,7 +121,7 @@ func (d Decision) IsChange() bool {
 // an exact multiple such as 2.0000000000000004 must not round up to a copy nobody asked for.
 const roundingSlack = 1e-9
 
-// Copies is the article's formula alone: min(ceil(L × N / (S × X)), N) with L = share,
+// Copies is the blog's formula alone: min(ceil(L × N / (S × X)), N) with L = share,
 // N = nodes, S = primaries and X = x. The share is clamped to 0..1; a non-positive nodes,
 // primaries or x yields 0.
 func Copies(share float64, nodes, primaries int, x float64) int {

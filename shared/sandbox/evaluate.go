@@ -82,7 +82,7 @@ func (r Report) Actions() []Finding {
 // Evaluate says, per node, sandbox and limited resource, what the enforcement mode implies for
 // the measured usage.
 //
-// As the RFC puts it, "sandbox level thresholds are always proportional to the node level
+// As the query sandboxing RFC puts it, "sandbox level thresholds are always proportional to the node level
 // thresholds": a sandbox overflows for rejection when its usage is above allocation × the node's
 // rejection threshold, and for cancellation above allocation × the cancellation threshold. This
 // is also how OpenSearch's workload management normalises a group's limit, so the same

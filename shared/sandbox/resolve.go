@@ -19,7 +19,7 @@ type Request struct {
 // matches (at most 4, one per attribute) only breaks ties between equally many matches.
 const attributeWeight = 10
 
-// Resolve maps a request to one sandbox, as the RFC's tenets 3 to 5 ask.
+// Resolve maps a request to one sandbox, as tenets 3 to 5 of the OpenSearch "[RFC] Search Query Sandboxing" ask.
 //
 // A sandbox governs a request only when every attribute it sets matches the request:
 // user_name and custom_id match the request's value, role matches any role the user holds, and

@@ -1,6 +1,6 @@
 // Package sandbox holds the resource-limit groups ("sandboxes") of the OpenSearch query sandboxing
 // RFC (opensearch-project/OpenSearch#11061 and its user-experience follow-up): their definitions
-// and validation by the RFC's tenets, the mapping of a request to one sandbox, what each
+// and validation by the tenets of the OpenSearch "[RFC] Search Query Sandboxing", the mapping of a request to one sandbox, what each
 // enforcement mode implies for a node's measured usage, and the equivalent workload-management
 // plugin bodies. It is pure: no I/O.
 package sandbox
@@ -13,7 +13,7 @@ import (
 	"io"
 )
 
-// GenPop is the RFC's system-defined catch-all sandbox: requests that match no sandbox, or several
+// GenPop is the sandboxing RFC's system-defined catch-all sandbox: requests that match no sandbox, or several
 // with the same score, run in it, with whatever share of each resource the sandboxes leave.
 const GenPop = "genPop"
 
@@ -78,7 +78,7 @@ func (f *Fraction) UnmarshalJSON(b []byte) error {
 // Definitions is one document: the sandboxes and the cluster-level schema of each resource.
 type Definitions struct {
 	Sandboxes []Sandbox `json:"sandboxes"`
-	// Resources is the RFC's cluster resource schema; a resource left out gets OpenSearch's
+	// Resources is the sandboxing RFC's cluster resource schema; a resource left out gets OpenSearch's
 	// defaults (rejection 0.8, cancellation 0.9) and no enforcement override.
 	Resources ClusterResources `json:"resources,omitzero"`
 }

@@ -86,7 +86,7 @@ func (e *ThresholdOrderError) Error() string {
 		e.Resource, e.Rejection, e.Cancellation)
 }
 
-// Validate checks the definitions against the RFC's tenets and reports every violation, each a
+// Validate checks the definitions against the tenets of the OpenSearch "[RFC] Search Query Sandboxing" and reports every violation, each a
 // typed error (*FieldError, *DuplicateNameError, *DuplicateAttributesError, *OverAllocationError,
 // *RangeError, *EnforcementError, *ThresholdOrderError), joined with errors.Join.
 func (d Definitions) Validate() error {

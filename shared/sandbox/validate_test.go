@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// rfcExample is the RFC's two-sandbox example (from its design doc), made valid JSON, with the
-// cluster resource schema of its 85 % / 95 % example. Allocations are strings, as in the RFC.
+// rfcExample is the two-sandbox example of the OpenSearch "[RFC] Search Query Sandboxing" (from its design doc), made valid JSON, with the
+// cluster resource schema of its 85 % / 95 % example. Allocations are strings, as in that RFC.
 const rfcExample = `{
   "sandboxes": [
     {"name": "analysts", "attributes": {"role": "ba-*"},

@@ -16,7 +16,7 @@ type ResourceLimits struct {
 	Memory *float64 `json:"memory,omitempty"`
 }
 
-// resiliencyModes maps the RFC's modes onto the plugin's: only hard is renamed, to enforced.
+// resiliencyModes maps the sandboxing RFC's modes onto the plugin's: only hard is renamed, to enforced.
 var resiliencyModes = map[Enforcement]string{Monitor: "monitor", Soft: "soft", Hard: "enforced"}
 
 // ToWLM maps each sandbox onto a workload-management group: jvm becomes memory (the plugin

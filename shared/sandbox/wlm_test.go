@@ -94,7 +94,7 @@ func TestToWLM(t *testing.T) {
 		}
 	}
 
-	// The validator must refuse what the plugin would: the RFC's "hard" is not a resiliency mode.
+	// The validator must refuse what the plugin would: the sandboxing RFC's "hard" is not a resiliency mode.
 	bad := []byte(`{"name":"x","resiliency_mode":"hard","resource_limits":{"memory":0.1}}`)
 	if ok, _ := validator.ValidateSchemaBytes(create, bad); ok {
 		t.Errorf("schema accepted resiliency_mode hard; the check above proves nothing")

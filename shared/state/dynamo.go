@@ -41,7 +41,7 @@ const (
 	// (service/dynamodb resolveRetryer); throttling backs off from 1 s, the SDK's fixed throttle base.
 	retryBaseDelay = 25 * time.Millisecond
 	// retryMaxBackoff caps one backoff so that nine throttled retries (at most 1+2×8 = 17 s) fit
-	// in the 30 s cadence of DESIGN.md: past that the next cycle has fresher data to write.
+	// in the 30 s cadence: past that the next cycle has fresher data to write.
 	retryMaxBackoff = 2 * time.Second
 	// versionRaceAttempts bounds an unconditional Put's read-free retries. Each lost attempt means
 	// another write to the same key landed in between; a key has one writing function per

@@ -4,12 +4,12 @@ import "time"
 
 // Limits and defaults, each with where its number comes from.
 const (
-	// MaxBodyBytes is the largest body accepted (issue 3: "body over 1 MiB → 413"). A pushed
+	// MaxBodyBytes is the largest body accepted (over it: 413). A pushed
 	// _nodes/stats of 100 nodes is about 150 KB unfiltered, an Alertmanager notification a few KB.
 	MaxBodyBytes = 1 << 20
 
 	// MaxClockSkew is how far an HMAC-signed request's timestamp may lie from the receiver's clock,
-	// either way (issue 3: replays older than 5 minutes are refused; Stripe and Slack sign their
+	// either way (replays older than 5 minutes are refused; Stripe and Slack sign their
 	// webhooks with the same window).
 	MaxClockSkew = 5 * time.Minute
 

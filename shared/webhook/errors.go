@@ -14,7 +14,7 @@ import (
 var (
 	// ErrMalformed: the body is not the JSON document its path takes (400).
 	ErrMalformed = errors.New("malformed body")
-	// ErrContentType: the body is not declared application/json in UTF-8 (400, as issue 3 asks).
+	// ErrContentType: the body is not declared application/json in UTF-8 (400).
 	ErrContentType = errors.New("unsupported content type")
 	// ErrNoCluster: nothing in the request names a cluster (400).
 	ErrNoCluster = errors.New("no cluster named")
