@@ -198,7 +198,7 @@ func (r *run) cycle(ctx context.Context, t *Tick) error {
 		}
 		return nil
 	})
-	if err != nil || failed == r.copies {
+	if err != nil || failed == max(r.copies, 1) {
 		return err
 	}
 	for {
@@ -221,7 +221,7 @@ func (r *run) cycle(ctx context.Context, t *Tick) error {
 
 // race runs r.copies copies of fn at once and returns their errors joined.
 func (r *run) race(fn func() error) error {
-	if r.copies == 1 {
+	if r.copies <= 1 {
 		return fn()
 	}
 	errs := make([]error, r.copies)
