@@ -130,6 +130,10 @@ func (e *Engine) ownMovesInFlight(ctx context.Context, name string, snap *cluste
 		// Verification settles the entry by its first move; the rest of its group may still be
 		// relocating, and only a copy still on its way counts then.
 		for _, m := range group {
+			if entry.Strategy == strategyFilter && m.Phase == allocation.PhaseSwapReturn {
+				// With a filter OpenSearch picks the target and no return is issued.
+				continue
+			}
 			e := ledgerEntry{Move: m, Strategy: entry.Strategy}
 			if entry.Status != statusIssued {
 				e.Strategy = ""

@@ -67,7 +67,7 @@ type Tick struct {
 	Report sim.TickReport
 }
 
-// Result is the run result of SCENARIOS.md.
+// Result is the run result of docs/scenarios.md.
 type Result struct {
 	sim.Result
 	Balancer       string  `json:"balancer"`

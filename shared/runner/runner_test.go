@@ -114,7 +114,7 @@ func TestManagedDomainFallsBackToFilters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	r := &run{eng: eng, events: events}
+	r := &run{eng: eng, events: events, copies: 1}
 	filterMoves := 0
 	for !s.Done() {
 		s.Step()

@@ -50,7 +50,7 @@ func DefaultConfig() Config {
 		MaxOwnMovesInFlight: 4,
 		// 200 ms: Sway's default max_avg_latency_ms.
 		MaxSearchLatency: duration.Duration(200 * time.Millisecond),
-		// Two 30 s stats refresh periods (DESIGN.md).
+		// Two 30 s stats refresh periods.
 		MaxStatsAge: duration.Duration(60 * time.Second),
 		// One move per hot node per refresh period (Elasticsearch Serverless); a swap counts once per node.
 		MaxMovesPerNode:  1,

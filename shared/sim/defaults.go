@@ -4,28 +4,28 @@ import "time"
 
 // Defaults of the model, in one place, each with where its number comes from.
 const (
-	// writeTaskSeconds is the service time of one WRITE-pool task (SCENARIOS.md "Model": 50 ms tasks).
+	// writeTaskSeconds is the service time of one WRITE-pool task (docs/scenarios.md, "The model": 50 ms tasks).
 	writeTaskSeconds = 0.050
-	// searchTaskSeconds is the service time of one shard-level search task (SCENARIOS.md: 20 ms tasks).
+	// searchTaskSeconds is the service time of one shard-level search task (docs/scenarios.md: 20 ms tasks).
 	searchTaskSeconds = 0.020
 	// queueCapacity is the WRITE and search queue size beyond which tasks are rejected
-	// (SCENARIOS.md "Model": 10,000 tasks; OpenSearch's thread_pool.write.queue_size default is 10000).
+	// (docs/scenarios.md, "The model": 10,000 tasks; OpenSearch's thread_pool.write.queue_size default is 10000).
 	queueCapacity = 10000
 	// searchQueueSize is the search pool's queue_size reported by _nodes (OpenSearch default 1000);
-	// the model itself queues up to queueCapacity for both pools as SCENARIOS.md says.
+	// the model itself queues up to queueCapacity for both pools as docs/scenarios.md says.
 	searchQueueSize = 1000
 	// queryShare is the part of a search task spent in the query phase; the rest is fetch.
 	// An assumption of this model: counters must advance in both, and query dominates for typical searches.
 	queryShare = 0.8
 	// hotQueueSeconds is the true queue latency at or over which a node counts as hot
-	// (SCENARIOS.md "Run result": hot_node_seconds uses 3 s, DESIGN.md's default hotspot threshold).
+	// (docs/scenarios.md, "The run result": hot_node_seconds uses 3 s, the default hotspot threshold).
 	hotQueueSeconds = 3.0
 
-	// defaultWriteThreads and defaultSearchThreads match SCENARIOS.md's node_defaults example
+	// defaultWriteThreads and defaultSearchThreads match docs/scenarios.md's node_defaults example
 	// (OpenSearch sizes WRITE at allocated processors and search at ((processors*3)/2)+1: 8 → 13).
 	defaultWriteThreads  = 8
 	defaultSearchThreads = 13
-	// defaultHeapBytes (8 GiB) and defaultDiskBytes (1 TiB) match SCENARIOS.md's node_defaults example.
+	// defaultHeapBytes (8 GiB) and defaultDiskBytes (1 TiB) match docs/scenarios.md's node_defaults example.
 	defaultHeapBytes = 8 << 30
 	defaultDiskBytes = 1 << 40
 

@@ -3,7 +3,7 @@
 // production client (opensearch-go v4) runs against it unchanged, and it models load, queueing,
 // relocation time and OpenSearch's own count balancer well enough to show whether a balancer helps.
 //
-// A Scenario (SCENARIOS.md) describes the cluster, its loads over time and its events. New builds a
+// A Scenario (docs/scenarios.md) describes the cluster, its loads over time and its events. New builds a
 // Sim; Step advances a virtual clock by tick_seconds; Handler serves the REST API at the current
 // virtual time; Result reports what the simulator measures itself. Everything random (node ids,
 // allocation ids, placement tie-breaks, api_errors draws) comes from math/rand/v2's PCG seeded with

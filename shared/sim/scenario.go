@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-// Scenario is one scenario file (SCENARIOS.md "Scenario"): a cluster, its workload over time and events.
+// Scenario is one scenario file (docs/scenarios.md, "The scenario"): a cluster, its workload over time and events.
 type Scenario struct {
 	Name            string           `json:"name"`
 	Description     string           `json:"description,omitempty"`
@@ -81,7 +81,7 @@ type Skew struct {
 	S    float64 `json:"s,omitempty"`
 }
 
-// Event kinds (SCENARIOS.md "Events").
+// Event kinds (docs/scenarios.md, "The scenario").
 const (
 	EventSetWriteLoad   = "set_write_load"
 	EventSetSearchLoad  = "set_search_load"
@@ -133,7 +133,7 @@ func (n EventNode) MarshalJSON() ([]byte, error) {
 	return json.Marshal(n.NodeSpec)
 }
 
-// Load profile kinds (SCENARIOS.md "Load profiles").
+// Load profile kinds (docs/scenarios.md, "The scenario").
 const (
 	ProfileConstant = "constant"
 	ProfileStep     = "step"

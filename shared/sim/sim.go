@@ -125,7 +125,7 @@ type Violation struct {
 	AtSeconds float64   `json:"at_seconds"`
 }
 
-// Result is what the simulator itself measures over a run (SCENARIOS.md "Run result"). Fields the
+// Result is what the simulator itself measures over a run (docs/scenarios.md, "The run result"). Fields the
 // simulator cannot know (balancer, plan times, scale-up signals) are the runner's.
 type Result struct {
 	Scenario               string      `json:"scenario"`

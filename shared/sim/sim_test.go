@@ -353,7 +353,8 @@ func TestSafetyViolations(t *testing.T) {
 		{"a move while an earlier reroute move relocates", func(t *testing.T, s *Sim) {
 			mustReroute(t, s, commands(move("x", 0, "a", "c")))
 			mustReroute(t, s, commands(move("y", 0, "a", "b")))
-		}, []string{"move [y][0] a -> b accepted while an earlier reroute move from or to a or b was still relocating"}},
+		}, []string{"move [y][0] a -> b accepted while an earlier reroute move from or to a or b was still relocating",
+			"reroute call 2 of this cycle started 1 relocations: two movers acting on the cluster at once"}},
 
 		{"two moves in one call within the node recovery limits", func(t *testing.T, s *Sim) {
 			mustReroute(t, s, commands(move("x", 0, "a", "c"), move("y", 0, "a", "c")))
@@ -374,7 +375,8 @@ func TestSafetyViolations(t *testing.T) {
 			mustReroute(t, s, commands(move("x", 0, "a", "c")))
 			mustReroute(t, s, `{"commands":[{"cancel":{"index":"x","shard":0,"node":"c"}}]}`)
 			mustReroute(t, s, commands(move("x", 0, "a", "c")))
-		}, []string{"move [x][0] a -> c issued twice with no other movement of the shard in between"}},
+		}, []string{"move [x][0] a -> c issued twice with no other movement of the shard in between",
+			"reroute call 2 of this cycle started 1 relocations: two movers acting on the cluster at once"}},
 		{"a reroute leaves a shard with no active copy", func(t *testing.T, s *Sim) {
 			mustReroute(t, s, `{"commands":[{"cancel":{"index":"y","shard":0,"node":"a","allow_primary":true}}]}`)
 		}, []string{"shard [y][0] left with no active copy by a reroute"}},
