@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shardwise/shardwise/shared/allocation"
-	"github.com/shardwise/shardwise/shared/snapshots"
 )
 
 func newExplain() *cobra.Command {
@@ -28,11 +27,7 @@ func newExplain() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			key, err := snapshots.Latest(cmd.Context(), e.Store, liveCluster)
-			if err != nil {
-				return err
-			}
-			snap, _, err := snapshots.Load(cmd.Context(), e.Store, liveCluster, key)
+			snap, err := latestSnapshot(cmd.Context(), e.Store)
 			if err != nil {
 				return err
 			}

@@ -12,11 +12,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/collect"
 	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/duration"
 	"github.com/shardwise/shardwise/shared/engine"
 	"github.com/shardwise/shardwise/shared/opensearch"
+	"github.com/shardwise/shardwise/shared/snapshots"
 	"github.com/shardwise/shardwise/shared/state"
 )
 
@@ -105,4 +107,14 @@ func (f *liveFlags) engine(ctx context.Context, progress io.Writer) (*engine.Eng
 		}
 	}
 	return e, last, nil
+}
+
+// latestSnapshot loads the live cluster's latest snapshot from the CLI's store.
+func latestSnapshot(ctx context.Context, store state.Store) (*cluster.Snapshot, error) {
+	key, err := snapshots.Latest(ctx, store, liveCluster)
+	if err != nil {
+		return nil, err
+	}
+	snap, _, err := snapshots.Load(ctx, store, liveCluster, key)
+	return snap, err
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/replicas"
-	"github.com/shardwise/shardwise/shared/snapshots"
 )
 
 func newPlan() *cobra.Command {
@@ -34,11 +33,7 @@ func newPlan() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				key, err := snapshots.Latest(cmd.Context(), e.Store, liveCluster)
-				if err != nil {
-					return err
-				}
-				snap, _, err := snapshots.Load(cmd.Context(), e.Store, liveCluster, key)
+				snap, err := latestSnapshot(cmd.Context(), e.Store)
 				if err != nil {
 					return err
 				}
