@@ -188,3 +188,23 @@ func TestIngestDuplicateTrigger(t *testing.T) {
 		})
 	}
 }
+
+// TestAlertIngestIsNeverADuplicate: an alert asks for a sample now, however recent the scheduled
+// one: it is taken and announced.
+func TestAlertIngestIsNeverADuplicate(t *testing.T) {
+	w := hotWorld()
+	r := newRig(t, testConfig("prod"), map[string]*world{"prod": w})
+	r.ingest(t, "prod")
+	w.tick(30 * time.Second)
+	first := r.ingest(t, "prod")
+	r.bus.Drain()
+	w.tick(time.Second)
+	ir, _, err := r.e.IngestAndDetect(t.Context(), "prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	announced := events[bus.StatsIngested](t, r.bus.Drain(), bus.TypeStatsIngested)
+	if ir.Duplicate || ir.SnapshotKey == first || len(announced) != 1 {
+		t.Fatalf("duplicate %v, key %s (scheduled %s), %d Stats Ingested; want a new sample announced", ir.Duplicate, ir.SnapshotKey, first, len(announced))
+	}
+}

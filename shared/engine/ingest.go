@@ -23,8 +23,8 @@ type IngestResult struct {
 	Error     string `json:"error,omitempty"`
 }
 
-// minSampleInterval is the shortest time between two samples of a cluster. Samples come every 30 s;
-// two within 5 s are one trigger delivered twice.
+// minSampleInterval is the shortest time between two scheduled samples of a cluster. Samples come
+// every 30 s; two scheduled ones within 5 s are one trigger delivered twice.
 const minSampleInterval = 5 * time.Second
 
 // Ingest reads each cluster, derives rates from the previous counters, stores the snapshot and
@@ -41,7 +41,7 @@ func (e *Engine) Ingest(ctx context.Context, names []string) ([]IngestResult, er
 	out := make([]IngestResult, 0, len(names))
 	var errs []error
 	for _, name := range names {
-		r, err := e.ingestOne(ctx, name, pull)
+		r, err := e.ingestOne(ctx, name, pull, true)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -60,8 +60,10 @@ type readSample func(ctx context.Context, api ClusterAPI) (cluster.Sample, error
 func pull(ctx context.Context, api ClusterAPI) (cluster.Sample, error) { return api.Read(ctx) }
 
 // ingestOne ingests one cluster with read; a failure is logged, counted and put in the result.
-func (e *Engine) ingestOne(ctx context.Context, name string, read readSample) (IngestResult, error) {
-	r, err := e.ingest(ctx, name, read)
+// scheduled is set for the cadence's own trigger, which a duplicate delivery may repeat (see
+// minSampleInterval); a webhook push or an alarm asks for a sample now, whenever the last one was.
+func (e *Engine) ingestOne(ctx context.Context, name string, read readSample, scheduled bool) (IngestResult, error) {
+	r, err := e.ingest(ctx, name, read, scheduled)
 	if err != nil {
 		r.Error = err.Error()
 		e.log().Error("ingest failed", "cluster", name, "error", err)
@@ -70,7 +72,7 @@ func (e *Engine) ingestOne(ctx context.Context, name string, read readSample) (I
 	return r, err
 }
 
-func (e *Engine) ingest(ctx context.Context, name string, read readSample) (IngestResult, error) {
+func (e *Engine) ingest(ctx context.Context, name string, read readSample, scheduled bool) (IngestResult, error) {
 	res := IngestResult{Cluster: name}
 	api, err := e.api(name)
 	if err != nil {
@@ -86,7 +88,7 @@ func (e *Engine) ingest(ctx context.Context, name string, read readSample) (Inge
 	if key, err := snapshots.Latest(ctx, e.Store, name); err == nil {
 		var last *cluster.Snapshot
 		last, prev, err = snapshots.Load(ctx, e.Store, name, key)
-		if err == nil && sample.Snapshot.At.Sub(last.At) < minSampleInterval {
+		if err == nil && scheduled && sample.Snapshot.At.Sub(last.At) < minSampleInterval {
 			// A duplicate trigger: the schedule delivered twice, or the webhook and the schedule
 			// at once. Rates over so short an interval would be noise, and this sample would
 			// replace the last one under the same key: the last sample stands.

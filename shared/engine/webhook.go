@@ -36,7 +36,7 @@ func (e *Engine) IngestPushed(ctx context.Context, name string, ns opensearch.No
 			return cluster.Sample{}, fmt.Errorf("%w: %T", ErrPushUnsupported, api)
 		}
 		return pr.ReadPushed(ctx, ns)
-	})
+	}, false)
 }
 
 // IngestAndDetect ingests one cluster now and plans on that snapshot at once: what an alert about
@@ -44,7 +44,7 @@ func (e *Engine) IngestPushed(ctx context.Context, name string, ns opensearch.No
 // idempotent per snapshot, so the detect function, invoked for the same snapshot by the
 // "Stats Ingested" event, finds this plan stored and publishes nothing twice.
 func (e *Engine) IngestAndDetect(ctx context.Context, name string) (IngestResult, DetectResult, error) {
-	ir, err := e.ingestOne(ctx, name, pull)
+	ir, err := e.ingestOne(ctx, name, pull, false)
 	if err != nil {
 		return ir, DetectResult{Cluster: name}, err
 	}
