@@ -212,26 +212,37 @@ func TestWriteHotspot(t *testing.T) {
 		}
 	}
 
-	t.Run("circuit breaker refuses while its own move is in flight", func(t *testing.T) {
-		// The same plan delivered again, as EventBridge may: the breaker runs before anything else.
-		// It runs milliseconds after the reroute, and the relocation takes a minute.
+	t.Run("a redelivered plan issues nothing while its own moves are in flight", func(t *testing.T) {
+		// The same plan delivered again, as EventBridge may, milliseconds after the reroute; the
+		// relocation takes a minute. The breaker counts shardwise's moves in flight (up to
+		// max_own_moves_in_flight, 4 by default) and every move of the plan is skipped.
 		again, err := e.Move(t.Context(), clusterName, plan.PlanKey)
 		if err != nil {
 			t.Fatalf("move again: %v", err)
 		}
-		if again.Breaker.Closed {
-			t.Fatalf("breaker closed while %s[%d] relocates: %+v", m.Index, m.Shard, again.Breaker.Checks)
-		}
 		own := slices.IndexFunc(again.Breaker.Checks, func(c safety.Check) bool { return c.Name == "own_moves_in_flight" })
-		if own < 0 || again.Breaker.Checks[own].OK {
-			t.Errorf("breaker checks: got %+v, want the own_moves_in_flight check failing", again.Breaker.Checks)
+		if own < 0 || again.Breaker.Checks[own].Value == "0" {
+			t.Errorf("breaker checks: got %+v, want own_moves_in_flight counting the move in flight", again.Breaker.Checks)
 		}
 		for _, o := range again.Outcomes {
 			if o.Outcome != engine.OutcomeSkipped {
-				t.Errorf("move %s[%d] while the breaker is open: got %s, want %s", o.Move.Index, o.Move.Shard, o.Outcome, engine.OutcomeSkipped)
+				t.Errorf("move %s[%d] redelivered: got %s, want %s", o.Move.Index, o.Move.Shard, o.Outcome, engine.OutcomeSkipped)
 			}
 		}
-		t.Logf("breaker: %s", again.Breaker.Reason())
+
+		// With no own move allowed in flight, the breaker itself refuses.
+		strict := *e
+		strict.Config.Safety.MaxOwnMovesInFlight = 0
+		held, err := strict.Move(t.Context(), clusterName, plan.PlanKey)
+		if err != nil {
+			t.Fatalf("move with max_own_moves_in_flight 0: %v", err)
+		}
+		own = slices.IndexFunc(held.Breaker.Checks, func(c safety.Check) bool { return c.Name == "own_moves_in_flight" })
+		if held.Breaker.Closed || own < 0 || held.Breaker.Checks[own].OK {
+			t.Errorf("breaker with max_own_moves_in_flight 0 while %s[%d] relocates: closed %v, checks %+v, want own_moves_in_flight failing",
+				m.Index, m.Shard, held.Breaker.Closed, held.Breaker.Checks)
+		}
+		t.Logf("breaker with max_own_moves_in_flight 0: %s", held.Breaker.Reason())
 	})
 	a.waitSettled(t, relocationWithin)
 	t.Logf("%s[%d] (%d bytes) relocated %s→%s in %s", m.Index, m.Shard, m.SizeBytes, m.FromName, m.ToName, time.Since(movedAt).Round(time.Second))
