@@ -19,7 +19,8 @@ const (
 	// unsaturated and cooler than the source.
 	RuleImprovesExcess = "improves-excess"
 	// RuleSwapReturn: a cooler copy sent back to a hot node in the same call as the hot copy leaving
-	// it; the write-load decider objects (the node is hot), the group as a whole lowers the excess.
+	// it; the write-load decider objects (the node is hot), the group as a whole lowers the excess and
+	// leaves the node unsaturated, or takes at least half its load over saturation off it.
 	RuleSwapReturn = "swap-return"
 	// RuleCannotRemain: a copy that may not stay where it is takes any home that is not a NO.
 	RuleCannotRemain = "cannot-remain"
@@ -34,7 +35,9 @@ const excessEpsilon = 1e-6
 // target after the whole group, and the excess over the goal, summed over the nodes the group
 // touches, before and after.
 type Projection struct {
+	SourceBefore float64 `json:"source_before"`
 	SourceAfter  float64 `json:"source_after"`
+	TargetBefore float64 `json:"target_before"`
 	TargetAfter  float64 `json:"target_after"`
 	TargetGoal   float64 `json:"target_goal"`
 	TargetHot    bool    `json:"target_hot,omitempty"`
@@ -101,12 +104,16 @@ func Admit(phase Phase, verdicts []Verdict, pr Projection) Admission {
 	drop := pr.ExcessBefore - pr.ExcessAfter
 	switch phase {
 	case PhaseSwapReturn:
-		if drop > excessEpsilon && pr.TargetAfter < 1 {
-			return admission(true, RuleSwapReturn, "the swap lowers excess over the goal from %.3f to %.3f and leaves the node it returns to at %.0f%%",
-				pr.ExcessBefore, pr.ExcessAfter, pr.TargetAfter*100)
+		// A node that stays saturated takes the return only when the group takes at least half of
+		// its load over saturation off it: small swaps that leave it saturated cost relocations and
+		// relieve nothing.
+		substantial := pr.TargetBefore-pr.TargetAfter >= (pr.TargetBefore-1)/2
+		if drop > excessEpsilon && (pr.TargetAfter < 1 || substantial) {
+			return admission(true, RuleSwapReturn, "the swap lowers excess over the goal from %.3f to %.3f and takes the node it returns to from %.0f%% to %.0f%%",
+				pr.ExcessBefore, pr.ExcessAfter, pr.TargetBefore*100, pr.TargetAfter*100)
 		}
-		return admission(false, RuleRefused, "the swap would not lower excess (%.3f → %.3f) or would saturate the node it returns to (%.0f%%)",
-			pr.ExcessBefore, pr.ExcessAfter, pr.TargetAfter*100)
+		return admission(false, RuleRefused, "the swap would not lower excess (%.3f → %.3f) or would leave the node it returns to saturated at %.0f%% (from %.0f%%, less than half its overload off)",
+			pr.ExcessBefore, pr.ExcessAfter, pr.TargetAfter*100, pr.TargetBefore*100)
 	case PhaseWriteHotspot:
 		switch {
 		case pr.TargetHot:
@@ -114,12 +121,12 @@ func Admit(phase Phase, verdicts []Verdict, pr Projection) Admission {
 		case pr.TargetAfter <= pr.TargetGoal && drop > excessEpsilon:
 			return admission(true, RuleFitsAfterGroup, "with the moves issued alongside, the target ends at %.0f%%, within its goal %.0f%%; excess over the goal %.3f → %.3f",
 				pr.TargetAfter*100, pr.TargetGoal*100, pr.ExcessBefore, pr.ExcessAfter)
-		case drop > excessEpsilon && pr.TargetAfter < 1 && pr.TargetAfter < pr.SourceAfter:
-			return admission(true, RuleImprovesExcess, "%s said NOT_PREFERRED (%s), but no target says YES and this lowers the cluster's excess over the goal from %.3f to %.3f, leaving the target at %.0f%% (under saturation and under the source's %.0f%%)",
-				writeLoadNP.Decider, writeLoadNP.Why(), pr.ExcessBefore, pr.ExcessAfter, pr.TargetAfter*100, pr.SourceAfter*100)
+		case drop > excessEpsilon && pr.TargetAfter < 1 && pr.TargetAfter < pr.SourceBefore:
+			return admission(true, RuleImprovesExcess, "%s said NOT_PREFERRED (%s), but no target says YES and this lowers the cluster's excess over the goal from %.3f to %.3f, leaving the target at %.0f%% (under saturation and under the source's %.0f%% before the move)",
+				writeLoadNP.Decider, writeLoadNP.Why(), pr.ExcessBefore, pr.ExcessAfter, pr.TargetAfter*100, pr.SourceBefore*100)
 		}
-		return admission(false, RuleRefused, "%s says NOT_PREFERRED (%s) and the move fails the improvement rule: excess %.3f → %.3f, target %.0f%% against saturation and the source's %.0f%%",
-			writeLoadNP.Decider, writeLoadNP.Why(), pr.ExcessBefore, pr.ExcessAfter, pr.TargetAfter*100, pr.SourceAfter*100)
+		return admission(false, RuleRefused, "%s says NOT_PREFERRED (%s) and the move fails the improvement rule: excess %.3f → %.3f, target %.0f%% against saturation and the source's %.0f%% before the move",
+			writeLoadNP.Decider, writeLoadNP.Why(), pr.ExcessBefore, pr.ExcessAfter, pr.TargetAfter*100, pr.SourceBefore*100)
 	}
 	return admission(false, RuleRefused, "%s says NOT_PREFERRED: %s", writeLoadNP.Decider, writeLoadNP.Why())
 }
@@ -174,7 +181,9 @@ func (v *View) Project(group []Move, i int) Projection {
 		pr.ExcessAfter += v.excessOf(n, v.writeLoad[n]+delta[n])
 	}
 	m := group[i]
+	pr.SourceBefore = v.utilOf(m.From, v.writeLoad[m.From])
 	pr.SourceAfter = v.utilOf(m.From, v.writeLoad[m.From]+delta[m.From])
+	pr.TargetBefore = v.utilOf(m.To, v.writeLoad[m.To])
 	pr.TargetAfter = v.utilOf(m.To, v.writeLoad[m.To]+delta[m.To])
 	pr.TargetGoal = v.Goal(m.To)
 	pr.TargetHot = v.hot[m.To]

@@ -13,7 +13,7 @@ func TestAdmit(t *testing.T) {
 	wlNP := []Verdict{{Decider: DeciderSameShard, Decision: Yes}, {Decider: DeciderWriteLoad, Decision: NotPreferred, Reason: "would be 91%"}}
 	ibNP := []Verdict{{Decider: DeciderIndexBalance, Decision: NotPreferred, Reason: "crowded"}, {Decider: DeciderWriteLoad, Decision: Yes}}
 	no := []Verdict{{Decider: DeciderHeap, Decision: No, Reason: "heap"}, {Decider: DeciderWriteLoad, Decision: NotPreferred}}
-	improves := Projection{SourceAfter: 0.7, TargetAfter: 0.6, TargetGoal: 0.9, ExcessBefore: 0.2, ExcessAfter: 0}
+	improves := Projection{SourceBefore: 1.1, SourceAfter: 0.7, TargetAfter: 0.6, TargetGoal: 0.9, ExcessBefore: 0.2, ExcessAfter: 0}
 	cases := []struct {
 		name     string
 		phase    Phase
@@ -29,18 +29,24 @@ func TestAdmit(t *testing.T) {
 		{"write load not preferred, group makes target fit", PhaseWriteHotspot, wlNP,
 			Projection{SourceAfter: 0.6, TargetAfter: 0.8, TargetGoal: 0.9, ExcessBefore: 0.1, ExcessAfter: 0}, true, RuleFitsAfterGroup},
 		{"write load not preferred, lowers excess, target under source", PhaseWriteHotspot, wlNP,
-			Projection{SourceAfter: 0.95, TargetAfter: 0.92, TargetGoal: 0.9, ExcessBefore: 0.3, ExcessAfter: 0.07}, true, RuleImprovesExcess},
-		{"write load not preferred, target would end above source", PhaseWriteHotspot, wlNP,
-			Projection{SourceAfter: 0.57, TargetAfter: 0.91, TargetGoal: 0.9, ExcessBefore: 0.1, ExcessAfter: 0.01}, false, RuleRefused},
+			Projection{SourceBefore: 1.2, SourceAfter: 0.95, TargetAfter: 0.92, TargetGoal: 0.9, ExcessBefore: 0.3, ExcessAfter: 0.07}, true, RuleImprovesExcess},
+		{"write load not preferred, target ends over the source's new utilization but under its old", PhaseWriteHotspot, wlNP,
+			Projection{SourceBefore: 1.3, SourceAfter: 0.71, TargetAfter: 0.94, TargetGoal: 0.9, ExcessBefore: 0.4, ExcessAfter: 0.04}, true, RuleImprovesExcess},
+		{"write load not preferred, target would end above where the source was", PhaseWriteHotspot, wlNP,
+			Projection{SourceBefore: 0.93, SourceAfter: 0.57, TargetAfter: 0.95, TargetGoal: 0.9, ExcessBefore: 0.1, ExcessAfter: 0.05}, false, RuleRefused},
 		{"write load not preferred, target would saturate", PhaseWriteHotspot, wlNP,
-			Projection{SourceAfter: 1.2, TargetAfter: 1.0, TargetGoal: 0.9, ExcessBefore: 0.5, ExcessAfter: 0.4}, false, RuleRefused},
+			Projection{SourceBefore: 1.5, SourceAfter: 1.2, TargetAfter: 1.0, TargetGoal: 0.9, ExcessBefore: 0.5, ExcessAfter: 0.4}, false, RuleRefused},
 		{"write load not preferred, excess not lowered", PhaseWriteHotspot, wlNP,
-			Projection{SourceAfter: 0.95, TargetAfter: 0.92, TargetGoal: 0.9, ExcessBefore: 0.07, ExcessAfter: 0.07}, false, RuleRefused},
+			Projection{SourceBefore: 1.0, SourceAfter: 0.95, TargetAfter: 0.92, TargetGoal: 0.9, ExcessBefore: 0.07, ExcessAfter: 0.07}, false, RuleRefused},
 		{"write load not preferred, target hot", PhaseWriteHotspot, wlNP,
 			Projection{SourceAfter: 0.9, TargetAfter: 0.6, TargetGoal: 0.9, TargetHot: true, ExcessBefore: 0.3, ExcessAfter: 0}, false, RuleRefused},
 		{"index balance not preferred stays a refusal", PhaseWriteHotspot, ibNP, improves, false, RuleRefused},
 		{"swap return to the hot node when the swap lowers excess", PhaseSwapReturn, wlNP,
-			Projection{SourceAfter: 0.75, TargetAfter: 0.73, ExcessBefore: 0.2, ExcessAfter: 0}, true, RuleSwapReturn},
+			Projection{SourceAfter: 0.75, TargetBefore: 1.05, TargetAfter: 0.73, ExcessBefore: 0.2, ExcessAfter: 0}, true, RuleSwapReturn},
+		{"swap return to a node left saturated when the swap takes over half its overload off", PhaseSwapReturn, wlNP,
+			Projection{SourceAfter: 0.5, TargetBefore: 1.8, TargetAfter: 1.16, ExcessBefore: 0.9, ExcessAfter: 0.26}, true, RuleSwapReturn},
+		{"swap return refused when the node stays saturated and little comes off", PhaseSwapReturn, wlNP,
+			Projection{SourceAfter: 0.6, TargetBefore: 1.3, TargetAfter: 1.25, ExcessBefore: 0.4, ExcessAfter: 0.35}, false, RuleRefused},
 		{"swap return refused when the swap lowers nothing", PhaseSwapReturn, wlNP,
 			Projection{SourceAfter: 0.75, TargetAfter: 0.73, ExcessBefore: 0, ExcessAfter: 0}, false, RuleRefused},
 		{"colocation needs every decider's yes", PhaseIndexBalance, wlNP, improves, false, RuleRefused},

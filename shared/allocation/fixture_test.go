@@ -54,6 +54,15 @@ func (f *fixture) queueing(name string, latency float64) *fixture {
 	return f
 }
 
+// rejecting makes a node's full queue reject writes: rejectedPerCompleted of them for every write it
+// completes (100 a second) over the 30 s interval.
+func (f *fixture) rejecting(name string, rejectedPerCompleted float64) *fixture {
+	n := f.node(name)
+	n.Write.CompletedPerSecond = 100
+	n.Write.Rejected = int64(rejectedPerCompleted * 100 * f.s.IntervalSeconds)
+	return f
+}
+
 func (f *fixture) snap() *cluster.Snapshot {
 	s := f.s
 	s.Nodes = append([]cluster.Node(nil), f.s.Nodes...)

@@ -37,10 +37,10 @@ type Hotspot struct {
 	Draining    bool `json:"draining,omitempty"`
 	Streak      int  `json:"streak"`
 	StreakLimit int  `json:"streak_limit"`
-	// Demand estimates the WRITE threads the node is asked for when its backlog grows: what it
-	// serves (a saturated pool serves all its threads) plus the backlog's growth in thread-seconds per
-	// second. A saturated node's counters show only what it served. Zero when the backlog is not
-	// growing.
+	// Demand estimates the WRITE threads the node is asked for when its backlog grows or it rejects
+	// writes: what it serves (a saturated pool serves all its threads) plus the backlog's growth in
+	// thread-seconds per second, plus the rejected tasks at the completed tasks' cost. A saturated
+	// node's counters show only what it served. Zero when the backlog neither grows nor overflows.
 	Demand float64 `json:"demand_threads,omitempty"`
 	// Hot is true once both criteria held for StreakLimit samples.
 	Hot    bool   `json:"hot"`
@@ -98,12 +98,19 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 			s.At = snap.At
 		}
 		demand := 0.0
+		served := max(n.Write.Load, float64(min(n.Write.Active, n.Write.Threads)))
 		if prev.Count > 0 && prev.Latency > 0 && snap.At.After(prev.At) && n.Write.Threads > 0 {
 			// Latency L is the queued work per thread: its growth g, times the threads, is the work
 			// arriving per second beyond what the pool serves.
 			if g := (n.Write.QueueLatencySeconds - prev.Latency) / snap.At.Sub(prev.At).Seconds(); g > 0 {
-				demand = max(n.Write.Load, float64(min(n.Write.Active, n.Write.Threads))) + g*float64(n.Write.Threads)
+				demand = served + g*float64(n.Write.Threads)
 			}
+		}
+		if n.Write.Rejected > 0 && snap.IntervalSeconds > 0 && n.Write.CompletedPerSecond > 0 {
+			// A full queue rejects what it cannot hold: the rejected tasks, costing what the completed
+			// ones did, are demand the pool never served.
+			rejectedPerSecond := float64(n.Write.Rejected) / snap.IntervalSeconds
+			demand = max(demand, served) + served*rejectedPerSecond/n.Write.CompletedPerSecond
 		}
 		s.Queue = n.Write.Queue
 		s.Latency = n.Write.QueueLatencySeconds

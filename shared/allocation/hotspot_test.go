@@ -59,24 +59,30 @@ func TestDetectHotspots(t *testing.T) {
 	}
 }
 
-// A growing backlog tells what a saturated pool is asked for beyond what it serves.
+// A growing backlog, or a full queue's rejections, tell what a saturated pool is asked for beyond
+// what it serves.
 func TestHotspotDemand(t *testing.T) {
 	cases := []struct {
 		name       string
 		prevLat    float64
 		latency    float64
+		rejected   int64 // over the fixture's 30 s interval, against 100 completed per second
 		wantDemand float64
 	}{
-		{"backlog grew 9 s in 30 s: 8 served + 0.3 × 8 queued", 43.5, 52.5, 10.4},
-		{"backlog steady: no estimate", 20, 20, 0},
-		{"backlog shrinking: no estimate", 30, 20, 0},
-		{"no earlier latency: no estimate", 0, 20, 0},
+		{"backlog grew 9 s in 30 s: 8 served + 0.3 × 8 queued", 43.5, 52.5, 0, 10.4},
+		{"backlog steady: no estimate", 20, 20, 0, 0},
+		{"backlog shrinking: no estimate", 30, 20, 0, 0},
+		{"no earlier latency: no estimate", 0, 20, 0, 0},
+		{"full queue rejecting 20 a second against 100 completed: 8 served × 1.2", 62.5, 62.5, 600, 9.6},
+		{"rejecting while the backlog grows: both count", 43.5, 52.5, 600, 12},
+		{"rejections without an earlier sample still count", 0, 62.5, 300, 8.8},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture("a", "b")
 			n := f.node("a")
 			n.Write.Load, n.Write.Active, n.Write.QueueLatencySeconds, n.Write.Queue = 6, 8, tc.latency, 5000
+			n.Write.Rejected, n.Write.CompletedPerSecond = tc.rejected, 100
 			s := f.snap()
 			mem := map[string]Streak{"id-a": {Count: 2, Since: s.At.Add(-time.Minute), At: s.At.Add(-30 * time.Second), Queue: 4000, Latency: tc.prevLat}}
 			hs, next := DetectHotspots(s, mem, DefaultConfig())

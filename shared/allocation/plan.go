@@ -2,6 +2,7 @@ package allocation
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -132,6 +133,7 @@ type Memory struct {
 // "equalize a total weight" phase.
 func PlanCycle(snap *cluster.Snapshot, mem Memory, cfg Config) (Plan, Memory) {
 	hotspots, streaks := DetectHotspots(snap, mem.Streaks, cfg)
+	snap, demandFactor := withDemand(snap, hotspots)
 	hot := map[string]bool{}
 	for _, h := range hotspots {
 		if h.Hot {
@@ -144,7 +146,7 @@ func PlanCycle(snap *cluster.Snapshot, mem Memory, cfg Config) (Plan, Memory) {
 			v.SetDemand(h.Node, h.Demand)
 		}
 	}
-	p := &planner{v: v, plan: Plan{Cluster: snap.Cluster, SnapshotAt: snap.At, Hotspots: hotspots, Moves: []Move{}}, settling: map[string]bool{}}
+	p := &planner{v: v, demandFactor: demandFactor, plan: Plan{Cluster: snap.Cluster, SnapshotAt: snap.At, Hotspots: hotspots, Moves: []Move{}}, settling: map[string]bool{}}
 	next := Memory{Streaks: streaks, LastColocation: mem.LastColocation, Relocating: map[string]time.Time{}}
 	for i := range snap.Copies {
 		if c := &snap.Copies[i]; c.State == cluster.StateRelocating {
@@ -169,15 +171,45 @@ func PlanCycle(snap *cluster.Snapshot, mem Memory, cfg Config) (Plan, Memory) {
 	return p.plan, next
 }
 
+// withDemand returns snap with the loads of the copies on each hot node whose demand is over what it
+// served scaled by demand/served. A saturated pool serves each copy in proportion to what it is asked
+// for, so every copy's counters there understate its load by the same factor; a copy sized by them
+// would carry more load to its target than planned and could saturate it. snap itself is not changed.
+func withDemand(snap *cluster.Snapshot, hotspots []Hotspot) (*cluster.Snapshot, map[string]float64) {
+	factor := map[string]float64{}
+	for _, h := range hotspots {
+		if !h.Hot || h.Demand <= 0 {
+			continue
+		}
+		if n := snap.NodeByID(h.Node); n != nil && n.Write.Load > 0 && h.Demand > n.Write.Load {
+			factor[n.ID] = h.Demand / n.Write.Load
+		}
+	}
+	if len(factor) == 0 {
+		return snap, nil
+	}
+	scaled := *snap
+	scaled.Copies = slices.Clone(snap.Copies)
+	for i := range scaled.Copies {
+		c := &scaled.Copies[i]
+		if f, ok := factor[c.Node]; ok && c.LoadKnown && c.State == cluster.StateStarted {
+			c.WriteLoad *= f
+		}
+	}
+	return &scaled, factor
+}
+
 type planner struct {
-	settling map[string]bool
-	v        *View
-	plan     Plan
-	swaps    int
-	moved    map[cluster.ShardID]bool
-	touched  map[string]bool            // nodes a planned move leaves or enters this cycle
-	byNode   map[string][]*cluster.Copy // started copies per node in the snapshot
-	sorted   map[string]bool            // byNode lists already sorted hottest first
+	// demandFactor is, per hot node, how much withDemand scaled its copies' loads.
+	demandFactor map[string]float64
+	settling     map[string]bool
+	v            *View
+	plan         Plan
+	swaps        int
+	moved        map[cluster.ShardID]bool
+	touched      map[string]bool            // nodes a planned move leaves or enters this cycle
+	byNode       map[string][]*cluster.Copy // started copies per node in the snapshot
+	sorted       map[string]bool            // byNode lists already sorted hottest first
 }
 
 func (p *planner) note(kind, node, index string, shard *int, reason string, args ...any) {
@@ -355,8 +387,9 @@ func (p *planner) swapReturn(m Move) (Move, bool) {
 		if c.Node != dst.ID || !p.movable(c) || !c.LoadKnown || c.WriteLoad*2 >= m.WriteLoad {
 			continue
 		}
+		// The source ends under the allocation threshold, or (a hot source) at least cooler.
 		after := (v.WriteLoad(src.ID) - m.WriteLoad + c.WriteLoad) / float64(max(src.Write.Threads, 1))
-		if after > v.Cfg.AllocationUtilization {
+		if after > v.Cfg.AllocationUtilization && after >= v.Utilization(src.ID) {
 			continue
 		}
 		cands = append(cands, c)

@@ -21,6 +21,7 @@ func TestPlanCycle(t *testing.T) {
 		wantBound string
 		wantNote  string
 		wantRule  string
+		wantWhy   string // in the write-hotspot move's reason
 	}{
 		{
 			name: "middling shard leaves the hot node for the least utilized node",
@@ -96,13 +97,14 @@ func TestPlanCycle(t *testing.T) {
 		{
 			name: "short chain: a cool copy makes room on the target, then the hot copy moves",
 			snap: func() *fixtureResult {
-				// Nothing may go back to a (filters), b would reach 93.75 %, c 112 %; warm[0] fits on
-				// c (87.5 %), cold[0] comes back to keep counts level, and hot[0] fits on b (75 %).
+				// Nothing may go back to a (filters), b would reach 100 %, c 106 %: no move or swap
+				// helps. warm[0] fits on c (87.5 %), cold[0] comes back to keep counts level, and
+				// hot[0] fits on b (75 %).
 				f := newFixture("a", "b", "c").
 					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
 					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
-					index("warm", 1<<30, []float64{1.5}, []string{"b"}).
-					index("filler", 1<<30, []float64{2.5, 5.5}, []string{"b"}, []string{"c"}).
+					index("warm", 1<<30, []float64{2}, []string{"b"}).
+					index("filler", 1<<30, []float64{2.5, 5}, []string{"b"}, []string{"c"}).
 					index("cold", 1<<20, []float64{0}, []string{"c"}).
 					queueing("a", 6)
 				for i := range f.s.Indices {
@@ -238,6 +240,68 @@ func TestPlanCycle(t *testing.T) {
 			cfg: noBuiltin,
 		},
 		{
+			name: "a saturated node's copies are sized by its demand: the copy its counters fit would not",
+			snap: func() *fixtureResult {
+				// a serves 8 threads and rejects half as many writes again: demand 12, so its copies
+				// bear 4.5, 4.5 and 3 threads. By the counters hot[2] (2) fits b at 81 %; by demand
+				// it takes b to 94 %, which only the improvement rule accepts.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{3, 3, 2}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("other", 1<<30, []float64{4.5, 4.5}, []string{"b"}, []string{"c"}).
+					queueing("a", 62).rejecting("a", 0.5)
+				return &fixtureResult{f.snap(), []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"hot[2] a->b write-hotspot"},
+			wantRule:  RuleImprovesExcess,
+			wantWhy:   "(3.00 WRITE threads",
+		},
+		{
+			name: "a demand estimate proves nothing: a copy outweighs its node only by its counters",
+			snap: func() *fixtureResult {
+				// big[0] shows 6 threads; a's demand (12 of 8 served) sizes it at 9, over 90 % of any
+				// node, yet only the counters can prove that: the small copy moves, no signal.
+				f := newFixture("a", "b", "c").
+					index("big", 1<<30, []float64{6}, []string{"a"}).
+					index("small", 1<<30, []float64{2}, []string{"a"}).
+					index("other", 1<<30, []float64{1, 1}, []string{"b"}, []string{"c"}).
+					queueing("a", 62).rejecting("a", 0.5)
+				return &fixtureResult{f.snap(), []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"small[0] a->b write-hotspot"},
+		},
+		{
+			name: "a hot source that stays over 90 % still takes a cold copy back to keep counts level",
+			snap: func() *fixtureResult {
+				// a carries 11.6 threads (145 %): no copy brings it to its goal. hot[0] leaving for b
+				// ends a at 95 %: over 90 % but cooler and unsaturated, so a cold copy may come back
+				// with it and shard counts stay level for OpenSearch's balancer.
+				f := newFixture("a", "b").
+					index("hot", 1<<30, []float64{4, 4, 3.6}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("cold", 1<<20, []float64{0, 0, 0}, []string{"b"}, []string{"b"}, []string{"b"}).
+					queueing("a", 6)
+				return &fixtureResult{f.snap(), []string{"a"}}
+			},
+			cfg:       DefaultConfig(),
+			wantMoves: []string{"hot[2] a->b write-hotspot", "cold[0] b->a swap-return"},
+		},
+		{
+			name: "a swap that leaves the hot node saturated needs half its overload off",
+			snap: func() *fixtureResult {
+				// a carries 14.4 threads (180 %). No copy alone brings it under saturation, but
+				// hot[2] leaving with a cold copy back takes 4.4 of its 6.4 threads over saturation
+				// off: more than half, so the swap is made.
+				f := newFixture("a", "b").
+					index("hot", 1<<30, []float64{5, 5, 4.4}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("cold", 1<<20, []float64{0, 0, 0}, []string{"b"}, []string{"b"}, []string{"b"}).
+					queueing("a", 6)
+				return &fixtureResult{f.snap(), []string{"a"}}
+			},
+			cfg:       DefaultConfig(),
+			wantMoves: []string{"hot[2] a->b write-hotspot", "cold[0] b->a swap-return"},
+		},
+		{
 			name: "move that unbalances counts is swapped with a cold copy",
 			snap: func() *fixtureResult {
 				f := newFixture("a", "b", "c").
@@ -269,6 +333,11 @@ func TestPlanCycle(t *testing.T) {
 				return m.Phase == PhaseWriteHotspot && strings.Contains(m.Reason, "rule "+tc.wantRule+":")
 			})) {
 				t.Errorf("rule: want a write-hotspot move accepted by %s, got %+v", tc.wantRule, plan.Moves)
+			}
+			if tc.wantWhy != "" && !slices.ContainsFunc(plan.Moves, func(m Move) bool {
+				return m.Phase == PhaseWriteHotspot && strings.Contains(m.Reason, tc.wantWhy)
+			}) {
+				t.Errorf("reason: want a write-hotspot move saying %q, got %+v", tc.wantWhy, plan.Moves)
 			}
 			if tc.wantNote != "" && !slices.ContainsFunc(plan.Notes, func(n Note) bool { return n.Kind == tc.wantNote }) {
 				t.Errorf("notes: got %+v, want one of kind %s", plan.Notes, tc.wantNote)

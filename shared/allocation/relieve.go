@@ -251,12 +251,21 @@ func (p *planner) outweighs(node *cluster.Node, copies, waiting []*cluster.Copy)
 	rest := v.WriteLoad(node.ID)
 	var heaviest *cluster.Copy
 	heaviestLimit := 0.0
+	// A proof rests on what the counters measured, not on the demand estimate the planner sizes
+	// moves with (see withDemand).
+	measured := func(c *cluster.Copy) float64 {
+		if f := p.demandFactor[c.Node]; f > 0 {
+			return c.WriteLoad / f
+		}
+		return c.WriteLoad
+	}
+	heaviestLoad := 0.0
 	for _, group := range [][]*cluster.Copy{copies, waiting} {
 		for _, c := range group {
 			limit := v.Cfg.AllocationUtilization * float64(p.largestHome(c))
-			if c.LoadKnown && c.WriteLoad >= limit-1e-9 {
-				if heaviest == nil || c.WriteLoad > heaviest.WriteLoad {
-					heaviest, heaviestLimit = c, limit
+			if load := measured(c); c.LoadKnown && load >= limit-1e-9 {
+				if heaviest == nil || load > heaviestLoad {
+					heaviest, heaviestLimit, heaviestLoad = c, limit, load
 				}
 				continue
 			}
@@ -270,10 +279,10 @@ func (p *planner) outweighs(node *cluster.Node, copies, waiting []*cluster.Copy)
 	}
 	p.note("unfixable-hotspot", node.Name, heaviest.Index, &heaviest.Shard,
 		"%s: %s[%d] carries %.2f WRITE threads, at or over %.0f%% of the largest node it may go to (%.2f); moving every other copy still leaves %.2f of %d threads busy",
-		node.Name, heaviest.Index, heaviest.Shard, heaviest.WriteLoad, v.Cfg.AllocationUtilization*100, heaviestLimit, rest, node.Write.Threads)
-	return &ScaleUp{Bound: BoundCopy, Value: heaviest.WriteLoad, Limit: heaviestLimit,
+		node.Name, heaviest.Index, heaviest.Shard, heaviestLoad, v.Cfg.AllocationUtilization*100, heaviestLimit, rest, node.Write.Threads)
+	return &ScaleUp{Bound: BoundCopy, Value: heaviestLoad, Limit: heaviestLimit,
 		Reason: fmt.Sprintf("%s[%d] on %s carries %.2f WRITE threads, at or over %.0f%% of the threads of the largest node it may go to (%.2f): the load needs more shards or bigger nodes",
-			heaviest.Index, heaviest.Shard, node.Name, heaviest.WriteLoad, v.Cfg.AllocationUtilization*100, heaviestLimit)}
+			heaviest.Index, heaviest.Shard, node.Name, heaviestLoad, v.Cfg.AllocationUtilization*100, heaviestLimit)}
 }
 
 // largestHome is the most WRITE threads of a node in service the copy's filters allow.

@@ -89,6 +89,9 @@ func TestBalancerScenarios(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs whole scenarios")
 	}
+	if raceDetector {
+		t.Skip("property suite: makes no concurrent calls of its own and takes minutes under the race detector; `make properties` runs it")
+	}
 	goal := config.Default().Allocation.AllocationUtilization
 	cases := []struct {
 		name string
@@ -108,9 +111,10 @@ func TestBalancerScenarios(t *testing.T) {
 		{name: "tight-packing", fixable: true},
 		{name: "node-leave-mid-hotspot", fixable: true},
 		{name: "hotspot-three-zones", fixable: true},
-		// Hot copies go to new nodes that OpenSearch is filling too; they queue behind its
-		// recoveries, and it moves 7 of shardwise's copies again while it evens counts out.
-		{name: "write-spike-scale-out", fixable: true, builtinBusy: true, gap: &gap{ratio: 0.48, undone: 7}},
+		// OpenSearch's balancer, blind to load, fills the joining nodes with the hottest copies and
+		// makes new hotspots there; shardwise's moves queue behind its recoveries (8 GiB copies,
+		// minutes each), and it moves 5 of shardwise's copies again while it evens counts out.
+		{name: "write-spike-scale-out", fixable: true, builtinBusy: true, gap: &gap{ratio: 0.47, undone: 5}},
 		{name: "shard-outweighs-node", bound: boundCopy},
 		{name: "every-node-hot", bound: boundCapacity},
 	}
