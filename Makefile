@@ -40,7 +40,7 @@ run: ## Run the write-hotspot scenario against the built-in simulator, acting (n
 	go run ./cmd/shardwise simulate --scenario scenarios/write-hotspot.json --dry-run=false
 
 .PHONY: test
-test: fmt-check vet lint unit properties faults fuzz template-check template-lint ## The full gate, as CI runs it.
+test: fmt-check tidy-check vet lint unit properties faults fuzz template-check template-lint ## The full gate, as CI runs it.
 
 .PHONY: fmt-check
 fmt-check: ## Fail, listing the files, if any Go file is not gofmt-formatted.
@@ -50,6 +50,10 @@ fmt-check: ## Fail, listing the files, if any Go file is not gofmt-formatted.
 .PHONY: fmt
 fmt: ## Format all Go files in place.
 	$(GO_FILES) | xargs -0 -r gofmt -w
+
+.PHONY: tidy-check
+tidy-check: ## Fail, showing the diff, if go.mod or go.sum is not what `go mod tidy` makes.
+	go mod tidy -diff
 
 .PHONY: vet
 vet: ## go vet every package.
