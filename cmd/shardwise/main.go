@@ -1,7 +1,7 @@
 // Command shardwise is the operator CLI: simulate runs every function against the built-in
 // simulator on a virtual clock, sim serve serves the simulator to other clients, plan and explain
-// show what shardwise would do on a real cluster (dry-run, always), template renders the SAM
-// template, and invoke runs one function's handler locally with an event file.
+// show what shardwise would do on a real cluster (dry-run, always), and template renders the SAM
+// template.
 package main
 
 import (

@@ -129,7 +129,10 @@ func Default() Config {
 	}
 }
 
-// Validate checks every field and names each bad one.
+// Validate checks the configuration and returns every bad value it finds, each named by its JSON
+// path, joined into one error: the clusters (at least one, unique names, a valid client
+// configuration each), table, refresh_period, snapshot_ttl, move_strategy, allocation, replicas,
+// safety, sandbox.definitions and log_level. bus is not checked.
 func (c Config) Validate() error {
 	var errs []error
 	if len(c.Clusters) == 0 {

@@ -1,6 +1,6 @@
 // Package handler turns Lambda events into engine calls and engine results into responses: the thin
-// layer between aws-lambda-go and the engine. Each function's main.go builds one of these and hands
-// its Handle method to lambda.Start.
+// layer between aws-lambda-go and the engine. Each function's main.go builds a Function with Env and
+// hands the method named after it (Ingest, Detect, Move, Replicas, Sandbox) to lambda.Start.
 package handler
 
 import (
