@@ -5,8 +5,6 @@ import "github.com/shardwise/shardwise/shared/cluster"
 // DeciderDisk names the disk-watermark decider.
 const DeciderDisk = "disk_watermark"
 
-// defaultDiskHighWatermark is OpenSearch's default cluster.routing.allocation.disk.watermark.high.
-const defaultDiskHighWatermark = 0.9
 
 // disk: the target's disk use after receiving the copy must stay under the high watermark.
 type disk struct{}
@@ -29,7 +27,7 @@ func (disk) CanAllocate(v *View, c *cluster.Copy, t *cluster.Node) Verdict {
 	}
 	wm := s.DiskHighWatermark
 	if wm <= 0 {
-		wm = defaultDiskHighWatermark
+		wm = cluster.DefaultDiskHighWatermark
 	}
 	ratio := float64(after) / float64(t.DiskTotalBytes)
 	if ratio > wm {

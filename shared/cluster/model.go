@@ -17,6 +17,11 @@ const (
 	StateUnassigned   = "UNASSIGNED"
 )
 
+// DefaultDiskHighWatermark is OpenSearch's default cluster.routing.allocation.disk.watermark.high
+// (DiskThresholdSettings): 90 % of a disk used. The one home of this default for the client, the
+// planner and the simulator.
+const DefaultDiskHighWatermark = 0.9
+
 // Snapshot is one consistent view of a cluster at At: topology, settings and measured signals.
 type Snapshot struct {
 	Cluster string    `json:"cluster"`
@@ -34,7 +39,8 @@ type Snapshot struct {
 
 // Settings are the cluster-level settings the deciders read.
 type Settings struct {
-	// DiskHighWatermark is a used ratio (0.9) when DiskHighWatermarkFreeBytes is 0.
+	// DiskHighWatermark is a used ratio (0.9) when DiskHighWatermarkFreeBytes is 0; 0 means
+	// DefaultDiskHighWatermark.
 	DiskHighWatermark          float64  `json:"disk_high_watermark"`
 	DiskHighWatermarkFreeBytes int64    `json:"disk_high_watermark_free_bytes,omitempty"`
 	AwarenessAttributes        []string `json:"awareness_attributes,omitempty"`

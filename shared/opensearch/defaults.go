@@ -30,11 +30,6 @@ const (
 	// maxRetryBackoff caps one wait: waiting longer than a 30 s stats cycle only delays fresher data.
 	maxRetryBackoff = 30 * time.Second
 
-	// defaultDiskHighWatermark is OpenSearch's default of
-	// cluster.routing.allocation.disk.watermark.high (DiskThresholdSettings), used when the
-	// cluster returned no value for it.
-	defaultDiskHighWatermark = "90%"
-
 	// defaultAllocationEnable is OpenSearch's default of cluster.routing.allocation.enable
 	// (EnableAllocationDecider).
 	defaultAllocationEnable = "all"

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
+
+	"github.com/shardwise/shardwise/shared/cluster"
 )
 
 // Cluster setting keys the helpers read.
@@ -95,11 +97,12 @@ func (s ClusterSettings) DiskThresholdEnabled() (bool, error) {
 }
 
 // DiskHighWatermark parses cluster.routing.allocation.disk.watermark.high, a ratio ("90%", "0.9")
-// or an absolute free-space floor ("10gb"); OpenSearch's default "90%" when unset.
+// or an absolute free-space floor ("10gb"); OpenSearch's default (cluster.DefaultDiskHighWatermark)
+// when unset.
 func (s ClusterSettings) DiskHighWatermark() (Watermark, error) {
 	v, ok := s[settingDiskHighWatermark]
 	if !ok {
-		v = defaultDiskHighWatermark
+		return Watermark{UsedRatio: cluster.DefaultDiskHighWatermark}, nil
 	}
 	w, err := ParseWatermark(v)
 	if err != nil {

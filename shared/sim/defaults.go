@@ -34,8 +34,6 @@ const (
 	// defaultNodeConcurrentRecoveries is OpenSearch's
 	// cluster.routing.allocation.node_concurrent_recoveries default.
 	defaultNodeConcurrentRecoveries = 2
-	// defaultDiskHighWatermark is OpenSearch's cluster.routing.allocation.disk.watermark.high default, 90%.
-	defaultDiskHighWatermark = 0.90
 	// diskLowWatermark and diskFloodStage are OpenSearch's defaults, reported under include_defaults.
 	diskLowWatermark = "85%"
 	diskFloodStage   = "95%"

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/shardwise/shardwise/shared/cluster"
 )
 
 // Options configures a simulation.
@@ -191,7 +193,7 @@ func New(sc *Scenario, opts Options) (*Sim, error) {
 	}
 	s.res.Scenario = sc.Name
 	s.clusterUUID = makeID(sc.Seed, "cluster/"+sc.Name)
-	s.watermarkDefault = cmp.Or(sc.Cluster.DiskHighWatermark, defaultDiskHighWatermark)
+	s.watermarkDefault = cmp.Or(sc.Cluster.DiskHighWatermark, cluster.DefaultDiskHighWatermark)
 	s.recoveryDefault = cmp.Or(sc.Cluster.RecoveryBytesPerSecond, defaultRecoveryBytesPerSecond)
 	s.defaults = s.defaultSettings()
 	if len(sc.Cluster.AwarenessAttributes) > 0 {
