@@ -5,7 +5,6 @@ import "github.com/shardwise/shardwise/shared/cluster"
 // DeciderDisk names the disk-watermark decider.
 const DeciderDisk = "disk_watermark"
 
-
 // disk: the target's disk use after receiving the copy must stay under the high watermark.
 type disk struct{}
 
