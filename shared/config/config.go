@@ -45,6 +45,21 @@ type Cluster struct {
 // SigV4. A cluster without security says "none" explicitly.
 const DefaultAuth = opensearch.AuthSigV4
 
+// MoveStrategy is how the move function issues the moves of a plan.
+type MoveStrategy string
+
+// The move strategies.
+const (
+	// StrategyReroute sends _cluster/reroute move commands, all of a cycle's in one call.
+	StrategyReroute MoveStrategy = "reroute"
+	// StrategyAllocationFilter excludes the hot node in the index's allocation filters and lets
+	// OpenSearch move the copies: for managed domains that refuse _cluster/reroute.
+	StrategyAllocationFilter MoveStrategy = "allocation-filter"
+	// StrategyAuto sends reroute commands and falls back to allocation filters when the cluster
+	// answers 403.
+	StrategyAuto MoveStrategy = "auto"
+)
+
 // Config is the whole deployment's configuration.
 type Config struct {
 	Clusters []Cluster `json:"clusters"`
@@ -56,7 +71,7 @@ type Config struct {
 	// SnapshotTTL is how long snapshots, plans and streak records live in the table.
 	SnapshotTTL duration.Duration `json:"snapshot_ttl"`
 	// MoveStrategy: reroute (default), allocation-filter (managed domains that refuse reroute), or auto.
-	MoveStrategy string            `json:"move_strategy"`
+	MoveStrategy MoveStrategy      `json:"move_strategy"`
 	Allocation   allocation.Config `json:"allocation"`
 	Replicas     ReplicasConfig    `json:"replicas"`
 	Safety       safety.Config     `json:"safety"`
@@ -120,7 +135,7 @@ func Default() Config {
 		Bus:           "shardwise",
 		RefreshPeriod: duration.Duration(30 * time.Second),
 		SnapshotTTL:   duration.Duration(2 * time.Hour),
-		MoveStrategy:  "reroute",
+		MoveStrategy:  StrategyReroute,
 		Allocation:    allocation.DefaultConfig(),
 		// 5 % of the cluster's search threads: shardwise's own floor, see ReplicasConfig.
 		Replicas: ReplicasConfig{Enabled: true, MinSearchUtilization: 0.05, Config: replicas.DefaultConfig()},
@@ -165,7 +180,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("snapshot_ttl: %v must be at least two refresh periods", time.Duration(c.SnapshotTTL)))
 	}
 	switch c.MoveStrategy {
-	case "reroute", "allocation-filter", "auto":
+	case StrategyReroute, StrategyAllocationFilter, StrategyAuto:
 	default:
 		errs = append(errs, fmt.Errorf("move_strategy: %q must be reroute, allocation-filter or auto", c.MoveStrategy))
 	}

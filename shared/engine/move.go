@@ -10,14 +10,13 @@ import (
 	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/opensearch"
 	"github.com/shardwise/shardwise/shared/safety"
 	"github.com/shardwise/shardwise/shared/snapshots"
 	"github.com/shardwise/shardwise/shared/state"
 	"github.com/shardwise/shardwise/shared/telemetry"
 )
-
-const strategyFilter = "allocation-filter"
 
 // Move outcomes.
 const (
@@ -29,10 +28,10 @@ const (
 
 // MoveOutcome is what happened to one planned move.
 type MoveOutcome struct {
-	Move     allocation.Move `json:"move"`
-	Outcome  string          `json:"outcome"`
-	Strategy string          `json:"strategy"`
-	Reason   string          `json:"reason"`
+	Move     allocation.Move     `json:"move"`
+	Outcome  string              `json:"outcome"`
+	Strategy config.MoveStrategy `json:"strategy"`
+	Reason   string              `json:"reason"`
 	// ledger is the entry of an executed move, marked published once its event is out.
 	ledger state.Key
 }
@@ -50,12 +49,12 @@ type ledgerEntry struct {
 	Move allocation.Move `json:"move"`
 	// Group is every move issued with Move (a swap's returns, a chain's steps), Move first, so
 	// the breaker sees each of them in flight.
-	Group     []allocation.Move `json:"group,omitempty"`
-	Status    string            `json:"status"`
-	Strategy  string            `json:"strategy,omitempty"`
-	PlanKey   string            `json:"plan_key"`
-	Reason    string            `json:"reason,omitempty"`
-	ClaimedAt time.Time         `json:"claimed_at"`
+	Group     []allocation.Move   `json:"group,omitempty"`
+	Status    string              `json:"status"`
+	Strategy  config.MoveStrategy `json:"strategy,omitempty"`
+	PlanKey   string              `json:"plan_key"`
+	Reason    string              `json:"reason,omitempty"`
+	ClaimedAt time.Time           `json:"claimed_at"`
 	// Published: the move's "Shard Move Executed" event is out. An invocation that issued the
 	// move and then failed to publish is retried; the retry publishes it instead of skipping it.
 	Published bool `json:"published,omitempty"`
@@ -215,11 +214,11 @@ func (e *Engine) markPublished(ctx context.Context, name string, outs []MoveOutc
 type claim struct {
 	group  []allocation.Move
 	key    state.Key // its ledger entry
-	finish func(strategy, status, reason string)
+	finish func(strategy config.MoveStrategy, status, reason string)
 }
 
 // executed is the outcome of a group that was issued, tied to its ledger entry.
-func (c claim) executed(strategy, reason string) []MoveOutcome {
+func (c claim) executed(strategy config.MoveStrategy, reason string) []MoveOutcome {
 	out := outcomes(c.group, OutcomeExecuted, strategy, reason)
 	for i := range out {
 		out[i].ledger = c.key
@@ -227,7 +226,7 @@ func (c claim) executed(strategy, reason string) []MoveOutcome {
 	return out
 }
 
-func outcomes(group []allocation.Move, outcome, strategy, reason string) []MoveOutcome {
+func outcomes(group []allocation.Move, outcome string, strategy config.MoveStrategy, reason string) []MoveOutcome {
 	o := make([]MoveOutcome, 0, len(group))
 	for _, m := range group {
 		o = append(o, MoveOutcome{Move: m, Outcome: outcome, Strategy: strategy, Reason: reason})
@@ -274,17 +273,17 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 	if e.Config.Safety.DryRun {
 		if r, err := api.Reroute(ctx, flatten(ok), true); err == nil {
 			for _, c := range ok {
-				res = append(res, outcomes(c.group, OutcomeDryRun, "reroute", "dry-run: OpenSearch accepts it: "+strings.Join(r.Explanations, "; "))...)
+				res = append(res, outcomes(c.group, OutcomeDryRun, config.StrategyReroute, "dry-run: OpenSearch accepts it: "+strings.Join(r.Explanations, "; "))...)
 			}
 			return res
 		}
 		for _, c := range ok {
 			r, err := api.Reroute(ctx, c.group, true)
 			if err != nil {
-				res = append(res, outcomes(c.group, OutcomeRefused, "reroute", fmt.Sprintf("dry run: OpenSearch refused: %v", err))...)
+				res = append(res, outcomes(c.group, OutcomeRefused, config.StrategyReroute, fmt.Sprintf("dry run: OpenSearch refused: %v", err))...)
 				continue
 			}
-			res = append(res, outcomes(c.group, OutcomeDryRun, "reroute", "dry-run: OpenSearch accepts it: "+strings.Join(r.Explanations, "; "))...)
+			res = append(res, outcomes(c.group, OutcomeDryRun, config.StrategyReroute, "dry-run: OpenSearch accepts it: "+strings.Join(r.Explanations, "; "))...)
 		}
 		return res
 	}
@@ -315,7 +314,7 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 			continue
 		}
 		c.key = lk
-		c.finish = func(strategy, status, reason string) {
+		c.finish = func(strategy config.MoveStrategy, status, reason string) {
 			entry.Strategy, entry.Status, entry.Reason = strategy, status, reason
 			if _, err := state.PutJSON(ctx, e.Store, lk, entry, state.Condition{}, e.ttl(), e.now()); err != nil {
 				e.log().Error("ledger update failed", "cluster", name, "key", lk.SK, "error", err)
@@ -327,8 +326,8 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 		return res
 	}
 	strategy := e.Config.MoveStrategy
-	if strategy == strategyFilter {
-		return append(res, e.filterGroups(ctx, api, name, snap, claimed, "strategy allocation-filter")...)
+	if strategy == config.StrategyAllocationFilter {
+		return append(res, e.filterGroups(ctx, api, name, snap, claimed, "strategy "+string(config.StrategyAllocationFilter))...)
 	}
 	accepted := claimed
 	// The dry run's explanations go into the ledger and the outcomes: the real call is sent
@@ -336,7 +335,7 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 	dry, err := api.Reroute(ctx, flatten(claimed), true)
 	explained := dry.Explanations
 	if err != nil {
-		if strategy == "auto" && opensearch.IsForbidden(err) {
+		if strategy == config.StrategyAuto && opensearch.IsForbidden(err) {
 			return append(res, e.filterGroups(ctx, api, name, snap, claimed, fmt.Sprintf("reroute forbidden (%v)", err))...)
 		}
 		// Find which groups OpenSearch refuses; the rest still go, together.
@@ -344,8 +343,8 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 		for _, c := range claimed {
 			r, err := api.Reroute(ctx, c.group, true)
 			if err != nil {
-				c.finish("reroute", "refused", err.Error())
-				res = append(res, outcomes(c.group, OutcomeRefused, "reroute", fmt.Sprintf("dry run refused: %v", err))...)
+				c.finish(config.StrategyReroute, "refused", err.Error())
+				res = append(res, outcomes(c.group, OutcomeRefused, config.StrategyReroute, fmt.Sprintf("dry run refused: %v", err))...)
 				continue
 			}
 			accepted = append(accepted, c)
@@ -358,12 +357,12 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 	_, err = api.Reroute(ctx, flatten(accepted), false)
 	for _, c := range accepted {
 		if err != nil {
-			c.finish("reroute", "refused", err.Error())
-			res = append(res, outcomes(c.group, OutcomeRefused, "reroute", fmt.Sprintf("reroute refused: %v", err))...)
+			c.finish(config.StrategyReroute, "refused", err.Error())
+			res = append(res, outcomes(c.group, OutcomeRefused, config.StrategyReroute, fmt.Sprintf("reroute refused: %v", err))...)
 			continue
 		}
-		c.finish("reroute", statusIssued, strings.Join(explained, "; "))
-		res = append(res, c.executed("reroute", "reroute accepted; dry run: "+strings.Join(explained, "; "))...)
+		c.finish(config.StrategyReroute, statusIssued, strings.Join(explained, "; "))
+		res = append(res, c.executed(config.StrategyReroute, "reroute accepted; dry run: "+strings.Join(explained, "; "))...)
 	}
 	if err == nil {
 		e.metric(name, "MovesExecuted", telemetry.UnitCount, float64(len(flatten(accepted))))
@@ -382,7 +381,7 @@ func (e *Engine) filterGroups(ctx context.Context, api ClusterAPI, name string, 
 	for _, c := range claimed {
 		for _, m := range c.group {
 			if m.Phase == allocation.PhaseSwapReturn {
-				outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeSkipped, Strategy: strategyFilter,
+				outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeSkipped, Strategy: config.StrategyAllocationFilter,
 					Reason: "swap return not needed: with a filter OpenSearch chooses the target itself"})
 				continue
 			}
@@ -390,8 +389,8 @@ func (e *Engine) filterGroups(ctx context.Context, api ClusterAPI, name string, 
 			if moves+n > limits.MaxMovesPerCycle || bytes+b > limits.MaxBytesPerCycle {
 				reason := fmt.Sprintf("budget: excluding %s from %s moves every copy of the index there (%d copies, %s); with %d copies and %s already this cycle that passes max_moves_per_cycle %d or max_bytes_per_cycle %s",
 					m.FromName, m.Index, n, humanBytes(b), moves, humanBytes(bytes), limits.MaxMovesPerCycle, humanBytes(limits.MaxBytesPerCycle))
-				c.finish(strategyFilter, "skipped", reason)
-				outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeSkipped, Strategy: strategyFilter, Reason: reason})
+				c.finish(config.StrategyAllocationFilter, "skipped", reason)
+				outs = append(outs, MoveOutcome{Move: m, Outcome: OutcomeSkipped, Strategy: config.StrategyAllocationFilter, Reason: reason})
 				continue
 			}
 			o, issued := e.filterMove(ctx, api, name, c, m, why)
@@ -424,16 +423,16 @@ func (e *Engine) filterMove(ctx context.Context, api ClusterAPI, name string, c 
 	err := e.addExclusion(ctx, api, name, m)
 	if errors.Is(err, errFilterHeld) {
 		reason := fmt.Sprintf("%s: %s is already excluded from %s by shardwise; not added twice", why, m.FromName, m.Index)
-		c.finish(strategyFilter, "skipped", reason)
+		c.finish(config.StrategyAllocationFilter, "skipped", reason)
 		e.log().Info("allocation filter already held", "cluster", name, "index", m.Index, "node", m.FromName, "reason", reason)
-		return MoveOutcome{Move: m, Outcome: OutcomeSkipped, Strategy: strategyFilter, Reason: reason}, false
+		return MoveOutcome{Move: m, Outcome: OutcomeSkipped, Strategy: config.StrategyAllocationFilter, Reason: reason}, false
 	}
 	if err != nil {
-		c.finish(strategyFilter, "refused", err.Error())
-		return MoveOutcome{Move: m, Outcome: OutcomeRefused, Strategy: strategyFilter, Reason: err.Error()}, false
+		c.finish(config.StrategyAllocationFilter, "refused", err.Error())
+		return MoveOutcome{Move: m, Outcome: OutcomeRefused, Strategy: config.StrategyAllocationFilter, Reason: err.Error()}, false
 	}
-	c.finish(strategyFilter, statusIssued, "allocation filter")
-	return MoveOutcome{Move: m, Outcome: OutcomeExecuted, Strategy: strategyFilter, ledger: c.key,
+	c.finish(config.StrategyAllocationFilter, statusIssued, "allocation filter")
+	return MoveOutcome{Move: m, Outcome: OutcomeExecuted, Strategy: config.StrategyAllocationFilter, ledger: c.key,
 		Reason: fmt.Sprintf("%s; index.routing.allocation.exclude._name on %s now includes %s (removed once the copies have left, the hotspot is over, or %s passed)",
 			why, m.Index, m.FromName, filterMaxAge)}, true
 }
@@ -458,7 +457,7 @@ func (e *Engine) publishOutcomes(ctx context.Context, res MoveResult) error {
 		e.log().Info("move", "cluster", res.Cluster, "index", o.Move.Index, "shard", o.Move.Shard, "from", o.Move.FromName,
 			"to", o.Move.ToName, "outcome", o.Outcome, "strategy", o.Strategy, "reason", o.Reason, "plan_reason", o.Move.Reason)
 		events = append(events, bus.Event{DetailType: bus.TypeShardMoveExecuted, Time: e.now(), Detail: bus.ShardMoveExecuted{
-			Cluster: res.Cluster, PlanKey: res.PlanKey, Move: o.Move, Strategy: o.Strategy, DryRun: e.Config.Safety.DryRun,
+			Cluster: res.Cluster, PlanKey: res.PlanKey, Move: o.Move, Strategy: string(o.Strategy), DryRun: e.Config.Safety.DryRun,
 			Outcome: o.Outcome, Reason: o.Reason, Breaker: res.Breaker}})
 	}
 	if len(events) == 0 {

@@ -21,7 +21,7 @@ import (
 func liveConfig(strategy string) config.Config {
 	c := testConfig("prod")
 	c.Safety.DryRun = false
-	c.MoveStrategy = strategy
+	c.MoveStrategy = config.MoveStrategy(strategy)
 	return c
 }
 

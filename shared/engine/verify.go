@@ -8,6 +8,7 @@ import (
 	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/state"
 	"github.com/shardwise/shardwise/shared/telemetry"
 )
@@ -87,7 +88,7 @@ func whereIs(entry ledgerEntry, snap *cluster.Snapshot) (onTarget, inFlight bool
 	m := entry.Move
 	// With an allocation filter OpenSearch picks the target: the copy has arrived once it has
 	// left the source and another copy is STARTED.
-	byFilter := entry.Strategy == strategyFilter
+	byFilter := entry.Strategy == config.StrategyAllocationFilter
 	var moving, onSource bool
 	for _, c := range snap.Copies {
 		if c.Index != m.Index || c.Shard != m.Shard {
@@ -130,7 +131,7 @@ func (e *Engine) ownMovesInFlight(ctx context.Context, name string, snap *cluste
 		// Verification settles the entry by its first move; the rest of its group may still be
 		// relocating, and only a copy still on its way counts then.
 		for _, m := range group {
-			if entry.Strategy == strategyFilter && m.Phase == allocation.PhaseSwapReturn {
+			if entry.Strategy == config.StrategyAllocationFilter && m.Phase == allocation.PhaseSwapReturn {
 				// With a filter OpenSearch picks the target and no return is issued.
 				continue
 			}

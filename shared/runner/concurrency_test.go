@@ -23,7 +23,7 @@ func TestConcurrentInvocations(t *testing.T) {
 			t.Parallel()
 			cfg := config.Default()
 			cfg.Safety.DryRun = false
-			cfg.MoveStrategy = tc.strategy
+			cfg.MoveStrategy = config.MoveStrategy(tc.strategy)
 			var results [2]Result
 			for i, copies := range []int{1, 3} {
 				res, err := Run(context.Background(), scenario(t, tc.scenario), Options{Balancer: BalancerShardwise, Config: cfg, Concurrency: copies})
