@@ -22,10 +22,6 @@ type DetectResult struct {
 	PlanTime time.Duration   `json:"plan_time"`
 }
 
-func planKey(snapshotKey string) string { return "plan#" + snapshotKey }
-
-var memoryKey = "allocation#memory"
-
 // Detect plans moves for a snapshot (the latest when snapshotKey is empty) and publishes "Moves
 // Planned" and, when moves cannot help, "Scale Up Needed". The same snapshot planned twice (a
 // duplicate event) returns the stored plan and publishes nothing again.
@@ -124,9 +120,6 @@ func (e *Engine) Detect(ctx context.Context, name, snapshotKey string) (DetectRe
 	}
 	return res, nil
 }
-
-// publishedKey marks a plan whose events are out.
-func publishedKey(planKey string) string { return "published#" + planKey }
 
 // publishPlan publishes a plan's "Moves Planned" and "Scale Up Needed" and then marks it
 // published. With again set (the plan was stored already) it publishes only a plan not yet

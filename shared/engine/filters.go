@@ -36,8 +36,6 @@ type filterRecord struct {
 // a 100 GiB shard relocate at OpenSearch's default 40 MiB/s recovery rate (about 42 minutes).
 const filterMaxAge = time.Hour
 
-func filterKey(index, nodeName string) string { return "filter#" + index + "#" + nodeName }
-
 func (e *Engine) addExclusion(ctx context.Context, api ClusterAPI, name string, m allocation.Move) error {
 	cur, err := api.IndexSettings(ctx, m.Index)
 	if err != nil {
@@ -74,7 +72,7 @@ func (e *Engine) addExclusion(ctx context.Context, api ClusterAPI, name string, 
 // the cluster's lease: leased says the caller holds it; otherwise cleanup takes it when there is
 // anything to clean, and leaves the cleanup to the holder when another invocation has it.
 func (e *Engine) cleanupFilters(ctx context.Context, api ClusterAPI, name string, snap *cluster.Snapshot, leased bool) error {
-	items, err := e.Store.Query(ctx, pk(name), "filter#")
+	items, err := e.Store.Query(ctx, pk(name), filterPrefix)
 	if err != nil {
 		return fmt.Errorf("filter cleanup: %w", err)
 	}

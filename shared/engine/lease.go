@@ -15,7 +15,6 @@ import (
 // breaker is check-then-act: without the lease two move runs could both read "nothing in flight"
 // and both act, so the budgets would hold per run instead of per cluster.
 const (
-	leaseSK = "lease#allocation"
 	// leaseTTL frees the lease of an invocation that died holding it. It is twice the functions'
 	// 25 s Lambda timeout, so a live holder never loses it, and a dead one blocks at most two
 	// 30 s cycles.

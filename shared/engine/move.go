@@ -60,14 +60,10 @@ type ledgerEntry struct {
 	Published bool `json:"published,omitempty"`
 }
 
-func ledgerKey(planKey string, m allocation.Move) string { return "ledger#" + planKey + "#" + m.Key() }
-
 // cycleClaim records that one invocation acts on a plan.
 type cycleClaim struct {
 	PlanKey string `json:"plan_key"`
 }
-
-func cycleClaimKey(planKey string) string { return "claim#" + planKey }
 
 // Move executes a stored plan: the circuit breaker on fresh health (any failing check aborts the
 // whole cycle), dry-run unless turned off, the deciders re-run on fresh topology before each move,
@@ -86,7 +82,7 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	if len(plan.Moves) == 0 {
 		return res, nil
 	}
-	snapKey := strings.TrimPrefix(planKey, "plan#")
+	snapKey := planSnapshot(planKey)
 	planned, _, err := snapshots.Load(ctx, e.Store, name, snapKey)
 	if err != nil {
 		return res, fmt.Errorf("move %s: %w", name, err)

@@ -25,8 +25,6 @@ type ReplicasResult struct {
 	Repeated  bool                `json:"repeated,omitempty"`
 }
 
-const replicasMemoryKey = "replicas#memory"
-
 // ReplicaInputs measures, per index, L's numerator (search threads busy), N (eligible nodes), S
 // (primaries) and how many more copies the nodes can take: under the disk high watermark, and —
 // because in stateful OpenSearch every replica indexes every document — within the WRITE pools'
@@ -114,7 +112,7 @@ func (e *Engine) Replicas(ctx context.Context, name, snapshotKey string) (_ Repl
 		}
 	}
 	// One decision per snapshot, however often the event arrives.
-	claim := state.Key{PK: pk(name), SK: "replicas#done#" + snapshotKey}
+	claim := state.Key{PK: pk(name), SK: replicasDoneKey(snapshotKey)}
 	if _, err := state.PutJSON(ctx, e.Store, claim, true, state.Condition{IfAbsent: true}, e.ttl(), e.now()); err != nil {
 		if errors.Is(err, state.ErrConflict) {
 			e.log().Info("replicas: this snapshot was decided already (a duplicate delivery or an overlapping invocation)",

@@ -31,7 +31,7 @@ const (
 // on its target (arrived), still relocating (check again next cycle), or neither (it did not
 // arrive: cancelled, refused after acceptance, or undone). Each verdict is stored and published.
 func (e *Engine) verifyMoves(ctx context.Context, name string, snap *cluster.Snapshot) error {
-	items, err := e.Store.Query(ctx, pk(name), "ledger#")
+	items, err := e.Store.Query(ctx, pk(name), ledgerPrefix)
 	if err != nil {
 		return fmt.Errorf("verify moves: %w", err)
 	}
@@ -110,7 +110,7 @@ func whereIs(entry ledgerEntry, snap *cluster.Snapshot) (onTarget, inFlight bool
 // ownMovesInFlight lists the moves the ledger says were issued that are still in flight on a
 // fresh snapshot, for the breaker. It reads the ledger only; verification stays with Detect.
 func (e *Engine) ownMovesInFlight(ctx context.Context, name string, snap *cluster.Snapshot) ([]allocation.Move, error) {
-	items, err := e.Store.Query(ctx, pk(name), "ledger#")
+	items, err := e.Store.Query(ctx, pk(name), ledgerPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("own moves in flight: %w", err)
 	}
