@@ -2,8 +2,6 @@ package allocation
 
 import (
 	"fmt"
-	"path"
-	"strings"
 
 	"github.com/shardwise/shardwise/shared/cluster"
 )
@@ -37,15 +35,15 @@ func (d filter) CanRemain(v *View, c *cluster.Copy, n *cluster.Node) Verdict {
 // include value must match when include is set, and no exclude value may match.
 func filtersAllow(f cluster.Filters, n *cluster.Node) (bool, string) {
 	for attr, values := range f.Require {
-		val, _ := n.Attr(attr)
-		if !matchAny(values, val) {
+		if !cluster.FilterMatch(cluster.FilterPatterns(values), n.FilterValues(attr)) {
+			val, _ := n.Attr(attr)
 			return false, fmt.Sprintf("require %s=%q does not match %s (%q)", attr, values, n.Name, val)
 		}
 	}
 	if len(f.Include) > 0 {
 		matched := false
 		for attr, values := range f.Include {
-			if val, ok := n.Attr(attr); ok && matchAny(values, val) {
+			if cluster.FilterMatch(cluster.FilterPatterns(values), n.FilterValues(attr)) {
 				matched = true
 				break
 			}
@@ -55,22 +53,9 @@ func filtersAllow(f cluster.Filters, n *cluster.Node) (bool, string) {
 		}
 	}
 	for attr, values := range f.Exclude {
-		if val, ok := n.Attr(attr); ok && matchAny(values, val) {
+		if cluster.FilterMatch(cluster.FilterPatterns(values), n.FilterValues(attr)) {
 			return false, fmt.Sprintf("exclude %s=%q matches %s", attr, values, n.Name)
 		}
 	}
 	return true, ""
-}
-
-func matchAny(list, value string) bool {
-	for _, pat := range strings.Split(list, ",") {
-		pat = strings.TrimSpace(pat)
-		if pat == "" {
-			continue
-		}
-		if ok, err := path.Match(pat, value); err == nil && ok {
-			return true
-		}
-	}
-	return false
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/shardwise/shardwise/shared/cluster"
 )
 
 // catColumn is one _cat column: its name, aliases, whether it shows by default, and whether it is
@@ -74,7 +76,7 @@ func (t *catTable) render(rq *request) (reply, *apiError) {
 		for _, want := range strings.Split(h, ",") {
 			want = strings.TrimSpace(want)
 			for i, c := range t.cols {
-				if matchValue(want, c.name) || slices.Contains(c.aliases, want) {
+				if cluster.SimpleMatch(want, c.name) || slices.Contains(c.aliases, want) {
 					display := c.name
 					if !strings.Contains(want, "*") {
 						display = want

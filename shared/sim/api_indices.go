@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/shardwise/shardwise/shared/cluster"
 )
 
 // indexStatMetrics are the metrics of _stats/{metric}. The model produces docs, store, indexing and
@@ -234,7 +236,7 @@ func (s *Sim) handleGetIndexSettings(rq *request) (reply, *apiError) {
 			for k := range set {
 				keep := false
 				for p := range strings.SplitSeq(names, ",") {
-					if matchValue(p, k) {
+					if cluster.SimpleMatch(p, k) {
 						keep = true
 					}
 				}

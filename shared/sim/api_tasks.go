@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shardwise/shardwise/shared/cluster"
 )
 
 // Running search tasks are modelled from each node's search pool: one shard-level query task per busy
@@ -130,7 +132,7 @@ func (s *Sim) taskFilter(rq *request) ([]*node, func(*simTask) bool) {
 		if actions != "" {
 			ok := false
 			for a := range strings.SplitSeq(actions, ",") {
-				if matchValue(strings.TrimSpace(a), t.action) {
+				if cluster.SimpleMatch(strings.TrimSpace(a), t.action) {
 					ok = true
 				}
 			}

@@ -3,6 +3,8 @@ package sim
 import (
 	"slices"
 	"strings"
+
+	"github.com/shardwise/shardwise/shared/cluster"
 )
 
 // filterPath is OpenSearch's filter_path response filtering: a comma list of dotted patterns, where a
@@ -75,7 +77,7 @@ func advance(next, states []fpState, key string) ([]fpState, bool) {
 	for _, st := range states {
 		// The common case, a plain segment against a key without dots, needs no allocation.
 		if seg := st.pat[st.pos]; seg != "**" && !dotted {
-			if !matchValue(seg, key) {
+			if !cluster.SimpleMatch(seg, key) {
 				continue
 			}
 			if st.pos+1 >= len(st.pat) || (st.pos+1 == len(st.pat)-1 && st.pat[st.pos+1] == "**") {
@@ -114,7 +116,7 @@ func matchParts(pat []string, pos int, parts []string) []int {
 		} else {
 			out = append(out, pos+1)
 		}
-	} else if matchValue(pat[pos], parts[0]) {
+	} else if cluster.SimpleMatch(pat[pos], parts[0]) {
 		out = append(out, matchParts(pat, pos+1, parts[1:])...)
 	}
 	slices.Sort(out)

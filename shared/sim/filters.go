@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/shardwise/shardwise/shared/cluster"
 )
 
 // nodeFilter is one attribute of an allocation filter with its accepted values
@@ -41,12 +43,7 @@ func compileFilters(settings map[string]string, prefix string) filterSet {
 		if !ok || attr == "" {
 			continue
 		}
-		var values []string
-		for v := range strings.SplitSeq(settings[k], ",") {
-			if v = strings.TrimSpace(v); v != "" {
-				values = append(values, v)
-			}
-		}
+		values := cluster.FilterPatterns(settings[k])
 		if len(values) == 0 {
 			continue // an empty value clears the filter, as in OpenSearch
 		}
@@ -61,32 +58,6 @@ func compileFilters(settings map[string]string, prefix string) filterSet {
 		}
 	}
 	return fs
-}
-
-// matchValue is OpenSearch's Regex.simpleMatch: '*' matches any run of characters, nothing else is
-// special. It backtracks only to the last '*', which is enough for a pattern of literal runs.
-func matchValue(pattern, value string) bool {
-	star := strings.IndexByte(pattern, '*')
-	if star < 0 {
-		return pattern == value
-	}
-	if !strings.HasPrefix(value, pattern[:star]) {
-		return false
-	}
-	value = value[star:]
-	pattern = pattern[star+1:]
-	for {
-		next := strings.IndexByte(pattern, '*')
-		if next < 0 {
-			return strings.HasSuffix(value, pattern)
-		}
-		i := strings.Index(value, pattern[:next])
-		if i < 0 {
-			return false
-		}
-		value = value[i+next:]
-		pattern = pattern[next+1:]
-	}
 }
 
 // matches reports whether node n matches filter f.
@@ -108,14 +79,7 @@ func (f nodeFilter) matches(n *node) bool {
 		}
 		candidates = []string{v}
 	}
-	for _, p := range f.values {
-		for _, c := range candidates {
-			if matchValue(p, c) {
-				return true
-			}
-		}
-	}
-	return false
+	return cluster.FilterMatch(f.values, candidates)
 }
 
 func (g filterGroup) empty() bool { return len(g.filters) == 0 }

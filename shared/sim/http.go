@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/shardwise/shardwise/shared/cluster"
 )
 
 // maxBodyBytes bounds request bodies, as OpenSearch's http.max_content_length (100mb) does.
@@ -410,7 +412,7 @@ func (s *Sim) resolveIndices(expr string, ignoreUnavailable bool) ([]*index, *ap
 		}
 		if name, ok := strings.CutPrefix(part, "-"); ok && i > 0 {
 			for _, ix := range s.indices {
-				if matchValue(name, ix.name) {
+				if cluster.SimpleMatch(name, ix.name) {
 					delete(selected, ix)
 				}
 			}
@@ -418,7 +420,7 @@ func (s *Sim) resolveIndices(expr string, ignoreUnavailable bool) ([]*index, *ap
 		}
 		if part == "_all" || strings.Contains(part, "*") {
 			for _, ix := range s.indices {
-				if part == "_all" || matchValue(part, ix.name) {
+				if part == "_all" || cluster.SimpleMatch(part, ix.name) {
 					selected[ix] = true
 				}
 			}
@@ -466,14 +468,14 @@ func (s *Sim) matchNodes(specs []string) []*node {
 		}
 		if k, v, ok := strings.Cut(spec, ":"); ok && !strings.Contains(v, ":") && !strings.Contains(k, ".") {
 			for _, n := range present {
-				if val, has := n.attrs()[k]; has && matchValue(v, val) {
+				if val, has := n.attrs()[k]; has && cluster.SimpleMatch(v, val) {
 					selected[n] = true
 				}
 			}
 			continue
 		}
 		for _, n := range present {
-			if matchValue(spec, n.id) || matchValue(spec, n.name) || spec == n.ip() || spec == n.address() {
+			if cluster.SimpleMatch(spec, n.id) || cluster.SimpleMatch(spec, n.name) || spec == n.ip() || spec == n.address() {
 				selected[n] = true
 			}
 		}
