@@ -1,5 +1,7 @@
 package deploy
 
+import "github.com/shardwise/shardwise/shared/bus"
+
 // OpenSearch HTTP actions a function may be granted on the domain (Amazon OpenSearch Service
 // identity-based policies name one action per HTTP method: es:ESHttpGet, es:ESHttpPut, ...).
 // Reading stats, state, settings and tasks takes GET; HEAD is the client's ping.
@@ -9,13 +11,6 @@ const (
 	esPut    = "es:ESHttpPut"
 	esPost   = "es:ESHttpPost"
 	esDelete = "es:ESHttpDelete"
-)
-
-// Detail types on the shardwise bus (see docs/architecture.md).
-const (
-	detailStatsIngested = "Stats Ingested"
-	detailMovesPlanned  = "Moves Planned"
-	eventSource         = "shardwise"
 )
 
 // alarmPrefix marks the CloudWatch alarms that should wake detect; alarms on anything else in the
@@ -52,15 +47,24 @@ type trigger struct {
 }
 
 // onShardwiseBus matches one detail type published by shardwise itself.
-func onShardwiseBus(name, detailType string) trigger {
+func onShardwiseBus(detailType string) trigger {
 	return trigger{
-		name:  name,
+		name:  bus.RuleName(detailType),
 		onBus: true,
 		pattern: map[string]any{
-			"source":      []string{eventSource},
+			"source":      []string{bus.Source},
 			"detail-type": []string{detailType},
 		},
 	}
+}
+
+// busTriggers are the rules for the shardwise events that invoke function (bus.Subscriptions).
+func busTriggers(function string) []trigger {
+	var out []trigger
+	for _, dt := range bus.Subscriptions(function) {
+		out = append(out, onShardwiseBus(dt))
+	}
+	return out
 }
 
 // alarmTrigger matches shardwise's own CloudWatch alarms entering ALARM. Transitions back to OK
@@ -98,10 +102,7 @@ func functions() []function {
 			memoryMB:    256,
 			// Plans from the stored snapshot; reads the cluster at most.
 			openSearch: []string{esGet, esHead},
-			triggers: []trigger{
-				onShardwiseBus("StatsIngested", detailStatsIngested),
-				alarmTrigger(),
-			},
+			triggers:   append(busTriggers(bus.FunctionDetect), alarmTrigger()),
 		},
 		{
 			name:        "move",
@@ -109,7 +110,7 @@ func functions() []function {
 			memoryMB:    256,
 			// POST _cluster/reroute; PUT _settings for allocation filtering where reroute is refused.
 			openSearch: []string{esGet, esHead, esPost, esPut},
-			triggers:   []trigger{onShardwiseBus("MovesPlanned", detailMovesPlanned)},
+			triggers:   busTriggers(bus.FunctionMove),
 		},
 		{
 			name:        "replicas",
@@ -117,7 +118,7 @@ func functions() []function {
 			memoryMB:    128,
 			// PUT <index>/_settings for number_of_replicas.
 			openSearch: []string{esGet, esHead, esPut},
-			triggers:   []trigger{onShardwiseBus("StatsIngested", detailStatsIngested)},
+			triggers:   busTriggers(bus.FunctionReplicas),
 		},
 		{
 			name:        "sandbox",
@@ -126,7 +127,7 @@ func functions() []function {
 			// POST _tasks/_cancel; PUT and DELETE keep workload-management groups in sync
 			// with the sandbox definitions.
 			openSearch: []string{esGet, esHead, esPost, esPut, esDelete},
-			triggers:   []trigger{onShardwiseBus("StatsIngested", detailStatsIngested)},
+			triggers:   busTriggers(bus.FunctionSandbox),
 		},
 	}
 }

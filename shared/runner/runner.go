@@ -250,37 +250,71 @@ func distinct(evs []bus.Recorded) []bus.Recorded {
 }
 
 func (r *run) dispatch(ctx context.Context, ev bus.Recorded, t *Tick) error {
+	var cluster, key string
 	switch ev.DetailType {
 	case bus.TypeStatsIngested:
 		var d bus.StatsIngested
 		if err := json.Unmarshal(ev.Detail, &d); err != nil {
 			return fmt.Errorf("dispatch %s: %w", ev.DetailType, err)
 		}
-		dr, err := r.eng.Detect(ctx, d.Cluster, d.SnapshotKey)
-		if err != nil {
-			return err
-		}
-		rr, err := r.eng.Replicas(ctx, d.Cluster, d.SnapshotKey)
-		if err != nil && !isTransient(err) {
-			return err
-		}
-		r.mu.Lock()
-		if !dr.Repeated {
-			r.planMs = append(r.planMs, float64(dr.PlanTime.Microseconds())/1000)
-		}
-		for _, a := range rr.Applied {
-			t.Replicas = append(t.Replicas, fmt.Sprintf("%s %d→%d", a.Index, a.From, a.To))
-		}
-		r.mu.Unlock()
-		if _, err := r.eng.Sandbox(ctx, d.Cluster); err != nil && !isTransient(err) {
-			return err
-		}
+		cluster, key = d.Cluster, d.SnapshotKey
 	case bus.TypeMovesPlanned:
 		var d bus.MovesPlanned
 		if err := json.Unmarshal(ev.Detail, &d); err != nil {
 			return fmt.Errorf("dispatch %s: %w", ev.DetailType, err)
 		}
-		mr, err := r.eng.Move(ctx, d.Cluster, d.PlanKey)
+		cluster, key = d.Cluster, d.PlanKey
+	case bus.TypeScaleUpNeeded:
+		var d bus.ScaleUpNeeded
+		if err := json.Unmarshal(ev.Detail, &d); err != nil {
+			return fmt.Errorf("dispatch %s: %w", ev.DetailType, err)
+		}
+		r.mu.Lock()
+		r.scaleUps++
+		t.ScaleUp, t.ScaleUpBound = d.Reason, d.Bound
+		r.mu.Unlock()
+		return nil
+	}
+	// The functions the event invokes, in the order of the one event-to-function table the
+	// deployed EventBridge rules come from.
+	for _, fn := range bus.Subscribers(ev.DetailType) {
+		if err := r.invoke(ctx, fn, cluster, key, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// invoke runs one function for an event: key is the snapshot's (detect, replicas) or the plan's
+// (move). The cluster's API errors end the function's cycle, not the run; detect's do not.
+func (r *run) invoke(ctx context.Context, fn, cluster, key string, t *Tick) error {
+	switch fn {
+	case bus.FunctionDetect:
+		dr, err := r.eng.Detect(ctx, cluster, key)
+		if err != nil {
+			return err
+		}
+		if !dr.Repeated {
+			r.mu.Lock()
+			r.planMs = append(r.planMs, float64(dr.PlanTime.Microseconds())/1000)
+			r.mu.Unlock()
+		}
+	case bus.FunctionReplicas:
+		rr, err := r.eng.Replicas(ctx, cluster, key)
+		if err != nil && !isTransient(err) {
+			return err
+		}
+		r.mu.Lock()
+		for _, a := range rr.Applied {
+			t.Replicas = append(t.Replicas, fmt.Sprintf("%s %d→%d", a.Index, a.From, a.To))
+		}
+		r.mu.Unlock()
+	case bus.FunctionSandbox:
+		if _, err := r.eng.Sandbox(ctx, cluster); err != nil && !isTransient(err) {
+			return err
+		}
+	case bus.FunctionMove:
+		mr, err := r.eng.Move(ctx, cluster, key)
 		if err != nil && !isTransient(err) {
 			return err
 		}
@@ -294,15 +328,8 @@ func (r *run) dispatch(ctx context.Context, ev bus.Recorded, t *Tick) error {
 				t.Moves = append(t.Moves, fmt.Sprintf("%s %s[%d] %s→%s", o.Outcome, o.Move.Index, o.Move.Shard, o.Move.FromName, o.Move.ToName))
 			}
 		}
-	case bus.TypeScaleUpNeeded:
-		var d bus.ScaleUpNeeded
-		if err := json.Unmarshal(ev.Detail, &d); err != nil {
-			return fmt.Errorf("dispatch %s: %w", ev.DetailType, err)
-		}
-		r.mu.Lock()
-		r.scaleUps++
-		t.ScaleUp, t.ScaleUpBound = d.Reason, d.Bound
-		r.mu.Unlock()
+	default:
+		return fmt.Errorf("dispatch: no runner for function %q", fn)
 	}
 	return nil
 }
