@@ -46,7 +46,23 @@ func New(client *opensearch.Client, clock func() time.Time) *API {
 // Read fetches node stats, shard stats, cluster state, health and settings concurrently and builds
 // one sample.
 func (a *API) Read(ctx context.Context) (cluster.Sample, error) {
-	return a.read(ctx, nil)
+	s, err := a.read(ctx, nil)
+	return s, clusterErr(err)
+}
+
+// clusterErr translates the client's errors into the engine's contract: a 401 or 403 matches
+// engine.ErrForbidden, a missing index, shard or task engine.ErrNotFound. The client's error stays
+// in the chain, for its details and for callers that retry on it.
+func clusterErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case opensearch.IsForbidden(err):
+		return fmt.Errorf("%w: %w", engine.ErrForbidden, err)
+	case opensearch.IsNotFound(err):
+		return fmt.Errorf("%w: %w", engine.ErrNotFound, err)
+	}
+	return err
 }
 
 // read fetches what a sample needs concurrently; pushed node stats, when given, stand in for
@@ -221,7 +237,7 @@ func Build(at time.Time, ns opensearch.NodesStats, ss opensearch.ShardStats, cs 
 func (a *API) Health(ctx context.Context) (engine.Health, error) {
 	h, err := a.Client.Health(ctx)
 	if err != nil {
-		return engine.Health{}, err
+		return engine.Health{}, clusterErr(err)
 	}
 	return engine.Health{Status: h.Status, Relocating: h.RelocatingShards, Initializing: h.InitializingShards, Unassigned: h.UnassignedShards}, nil
 }
@@ -242,7 +258,7 @@ func (a *API) Reroute(ctx context.Context, moves []allocation.Move, dryRun bool)
 		if apiErr, ok := errors.AsType[*opensearch.APIError](err); ok && apiErr.Status == http.StatusBadRequest && apiErr.Type == "illegal_argument_exception" {
 			return engine.RerouteResult{}, fmt.Errorf("%w: %w", engine.ErrRerouteRefused, err)
 		}
-		return engine.RerouteResult{}, err
+		return engine.RerouteResult{}, clusterErr(err)
 	}
 	var out engine.RerouteResult
 	var refusals []string
@@ -269,12 +285,13 @@ func (a *API) Reroute(ctx context.Context, moves []allocation.Move, dryRun bool)
 
 // IndexSettings reads an index's flat settings.
 func (a *API) IndexSettings(ctx context.Context, index string) (map[string]string, error) {
-	return a.Client.IndexSettings(ctx, index)
+	s, err := a.Client.IndexSettings(ctx, index)
+	return s, clusterErr(err)
 }
 
 // PutIndexSettings updates an index's settings.
 func (a *API) PutIndexSettings(ctx context.Context, index string, settings map[string]any) error {
-	return a.Client.PutIndexSettings(ctx, index, settings)
+	return clusterErr(a.Client.PutIndexSettings(ctx, index, settings))
 }
 
 // searchActions selects the search tasks sandboxes govern.
@@ -284,7 +301,7 @@ const searchActions = "indices:data/read/search*"
 func (a *API) SearchTasks(ctx context.Context) ([]engine.Task, error) {
 	tl, err := a.Client.Tasks(ctx, searchActions)
 	if err != nil {
-		return nil, err
+		return nil, clusterErr(err)
 	}
 	out := make([]engine.Task, 0, len(tl.Tasks))
 	for _, t := range tl.Tasks {

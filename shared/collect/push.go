@@ -19,7 +19,8 @@ var _ engine.PushReader = (*API)(nil)
 // (as OpenSearch's own answer does). Otherwise it fails wrapping engine.ErrPushRejected, before
 // anything is stored.
 func (a *API) ReadPushed(ctx context.Context, ns opensearch.NodesStats) (cluster.Sample, error) {
-	return a.read(ctx, &ns)
+	s, err := a.read(ctx, &ns)
+	return s, clusterErr(err)
 }
 
 // CheckPushed reports, wrapping engine.ErrPushRejected, whether pushed node stats cannot stand in

@@ -33,6 +33,14 @@ type Health struct {
 // call; nothing of the call applies.
 var ErrRerouteRefused = errors.New("reroute refused")
 
+// ErrForbidden is matched by a ClusterAPI error when the cluster refuses the caller (HTTP 401 or
+// 403), as a managed domain that does not allow _cluster/reroute does. The ClusterAPI translates
+// its client's errors, so the engine speaks only this contract.
+var ErrForbidden = errors.New("forbidden")
+
+// ErrNotFound is matched by a ClusterAPI error when the index, shard or task does not exist.
+var ErrNotFound = errors.New("not found")
+
 // RerouteResult is OpenSearch's answer to a reroute: each command's decider explanations.
 type RerouteResult struct {
 	Explanations []string

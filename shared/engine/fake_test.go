@@ -273,7 +273,7 @@ func (f *fakeAPI) IndexSettings(_ context.Context, index string) (map[string]str
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.deleted[index] {
-		return nil, &opensearch.APIError{Status: 404, Type: "index_not_found_exception", Reason: "no such index [" + index + "]"}
+		return nil, fmt.Errorf("%w: %w", ErrNotFound, &opensearch.APIError{Status: 404, Type: "index_not_found_exception", Reason: "no such index [" + index + "]"})
 	}
 	out := map[string]string{"index.number_of_shards": "1"}
 	for k, v := range f.settings[index] {

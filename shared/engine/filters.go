@@ -9,7 +9,6 @@ import (
 
 	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/cluster"
-	"github.com/shardwise/shardwise/shared/opensearch"
 	"github.com/shardwise/shardwise/shared/state"
 )
 
@@ -186,4 +185,4 @@ func withoutName(list, node string) any {
 }
 
 // isNotFound reports whether err says the index does not exist.
-func isNotFound(err error) bool { return err != nil && opensearch.IsNotFound(err) }
+func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }

@@ -11,7 +11,6 @@ import (
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/config"
-	"github.com/shardwise/shardwise/shared/opensearch"
 	"github.com/shardwise/shardwise/shared/safety"
 	"github.com/shardwise/shardwise/shared/snapshots"
 	"github.com/shardwise/shardwise/shared/state"
@@ -331,7 +330,7 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 	dry, err := api.Reroute(ctx, flatten(claimed), true)
 	explained := dry.Explanations
 	if err != nil {
-		if strategy == config.StrategyAuto && opensearch.IsForbidden(err) {
+		if strategy == config.StrategyAuto && errors.Is(err, ErrForbidden) {
 			return append(res, e.filterGroups(ctx, api, name, snap, claimed, fmt.Sprintf("reroute forbidden (%v)", err))...)
 		}
 		// Find which groups OpenSearch refuses; the rest still go, together.

@@ -396,7 +396,7 @@ func TestMoveAutoFallsBackToAllocationFilter(t *testing.T) {
 				api.settings["h1"] = map[string]string{excl: tc.original}
 			}
 			api.rerouteErr = func([]allocation.Move, bool) error {
-				return &opensearch.APIError{Status: 403, Type: "security_exception", Reason: "no permissions for [cluster:admin/reroute]"}
+				return fmt.Errorf("%w: %w", ErrForbidden, &opensearch.APIError{Status: 403, Type: "security_exception", Reason: "no permissions for [cluster:admin/reroute]"})
 			}
 
 			res, err := r.e.Move(t.Context(), "prod", planKey)
