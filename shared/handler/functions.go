@@ -26,7 +26,7 @@ type Function struct {
 	WebhookSecret webhook.SecretSource
 }
 
-func (f *Function) done() { Flush(f.Metrics, os.Stdout, f.Engine.Log) }
+func (f *Function) done() { flush(f.Metrics, os.Stdout, f.Engine.Log) }
 
 // Ingest handles the schedule (every cluster), a direct invoke ({"clusters": [...]}), shardwise's
 // own cadence events, and the metrics webhook's Function URL requests. It returns
@@ -34,34 +34,34 @@ func (f *Function) done() { Flush(f.Metrics, os.Stdout, f.Engine.Log) }
 // Function URL request, whose failures are HTTP answers (see Webhook), never a Lambda error.
 func (f *Function) Ingest(ctx context.Context, raw json.RawMessage) (any, error) {
 	defer f.done()
-	kind, err := Classify(raw)
+	kind, err := classify(raw)
 	if err != nil {
 		return nil, err
 	}
 	var names []string
 	switch kind {
-	case KindFunctionURL:
+	case kindFunctionURL:
 		var req events.LambdaFunctionURLRequest
 		if err := json.Unmarshal(raw, &req); err != nil {
 			return webhook.ErrorResponse(http.StatusBadRequest, "malformed_request", fmt.Errorf("function URL request: %w", err), requestID(ctx, req)), nil
 		}
-		return f.Webhook(ctx, req), nil
-	case KindEventBridge:
-		ev, err := EventBridgeEvent(raw)
+		return f.webhook(ctx, req), nil
+	case kindEventBridge:
+		ev, err := eventBridgeEvent(raw)
 		if err != nil {
 			return nil, err
 		}
 		if ev.DetailType != "Scheduled Event" {
-			return nil, fmt.Errorf("ingest: %w %q from %s", ErrUnsupported, ev.DetailType, ev.Source)
+			return nil, fmt.Errorf("ingest: %w %q from %s", errUnsupported, ev.DetailType, ev.Source)
 		}
-	case KindDirect:
-		d, err := DecodeDirect(raw)
+	case kindDirect:
+		d, err := decodeDirect(raw)
 		if err != nil {
 			return nil, err
 		}
 		names = d.Clusters
 	default:
-		return nil, fmt.Errorf("ingest: %w payload", ErrUnsupported)
+		return nil, fmt.Errorf("ingest: %w payload", errUnsupported)
 	}
 	return f.Engine.Ingest(ctx, names)
 }
@@ -69,13 +69,13 @@ func (f *Function) Ingest(ctx context.Context, raw json.RawMessage) (any, error)
 // Detect handles "Stats Ingested" and CloudWatch alarm state changes naming a cluster.
 func (f *Function) Detect(ctx context.Context, raw json.RawMessage) (*engine.DetectResult, error) {
 	defer f.done()
-	ev, err := EventBridgeEvent(raw)
+	ev, err := eventBridgeEvent(raw)
 	if err != nil {
 		return nil, err
 	}
 	switch ev.DetailType {
 	case bus.TypeStatsIngested:
-		d, err := DecodeDetail[bus.StatsIngested](ev)
+		d, err := decodeDetail[bus.StatsIngested](ev)
 		if err != nil {
 			return nil, err
 		}
@@ -89,18 +89,18 @@ func (f *Function) Detect(ctx context.Context, raw json.RawMessage) (*engine.Det
 		r, err := f.Engine.Detect(ctx, name, "")
 		return &r, err
 	}
-	return nil, fmt.Errorf("detect: %w %q", ErrUnsupported, ev.DetailType)
+	return nil, fmt.Errorf("detect: %w %q", errUnsupported, ev.DetailType)
 }
 
 // Move handles "Moves Planned".
 func (f *Function) Move(ctx context.Context, raw json.RawMessage) (*engine.MoveResult, error) {
 	defer f.done()
-	ev, err := EventBridgeEvent(raw)
+	ev, err := eventBridgeEvent(raw)
 	if err != nil {
 		return nil, err
 	}
 	if ev.DetailType != bus.TypeMovesPlanned {
-		return nil, fmt.Errorf("move: %w %q", ErrUnsupported, ev.DetailType)
+		return nil, fmt.Errorf("move: %w %q", errUnsupported, ev.DetailType)
 	}
 	var d bus.MovesPlanned
 	if err := json.Unmarshal(ev.Detail, &d); err != nil {
@@ -113,14 +113,14 @@ func (f *Function) Move(ctx context.Context, raw json.RawMessage) (*engine.MoveR
 // Replicas handles "Stats Ingested".
 func (f *Function) Replicas(ctx context.Context, raw json.RawMessage) (*engine.ReplicasResult, error) {
 	defer f.done()
-	ev, err := EventBridgeEvent(raw)
+	ev, err := eventBridgeEvent(raw)
 	if err != nil {
 		return nil, err
 	}
 	if ev.DetailType != bus.TypeStatsIngested {
-		return nil, fmt.Errorf("replicas: %w %q", ErrUnsupported, ev.DetailType)
+		return nil, fmt.Errorf("replicas: %w %q", errUnsupported, ev.DetailType)
 	}
-	d, err := DecodeDetail[bus.StatsIngested](ev)
+	d, err := decodeDetail[bus.StatsIngested](ev)
 	if err != nil {
 		return nil, err
 	}
@@ -152,14 +152,14 @@ func alarmCluster(event json.RawMessage, clusters []config.Cluster) (string, boo
 // Sandbox handles "Stats Ingested".
 func (f *Function) Sandbox(ctx context.Context, raw json.RawMessage) (*engine.SandboxResult, error) {
 	defer f.done()
-	ev, err := EventBridgeEvent(raw)
+	ev, err := eventBridgeEvent(raw)
 	if err != nil {
 		return nil, err
 	}
 	if ev.DetailType != bus.TypeStatsIngested {
-		return nil, fmt.Errorf("sandbox: %w %q", ErrUnsupported, ev.DetailType)
+		return nil, fmt.Errorf("sandbox: %w %q", errUnsupported, ev.DetailType)
 	}
-	d, err := DecodeDetail[bus.StatsIngested](ev)
+	d, err := decodeDetail[bus.StatsIngested](ev)
 	if err != nil {
 		return nil, err
 	}

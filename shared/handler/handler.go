@@ -49,9 +49,9 @@ func Env(ctx context.Context, function string) (*engine.Engine, *telemetry.Metri
 	metrics := telemetry.NewMetrics(time.Now)
 	log := telemetry.NewLogger(os.Stdout, level, telemetry.AttrFunction, function)
 	e := &engine.Engine{
-		Store:   state.NewDynamo(DynamoClient(awsCfg), cfg.Table, time.Now),
+		Store:   state.NewDynamo(dynamoClient(awsCfg), cfg.Table, time.Now),
 		Bus:     &bus.EventBridge{Client: eventbridge.NewFromConfig(awsCfg), BusName: cfg.Bus},
-		Cluster: Clusters(cfg, &awsCfg, log),
+		Cluster: clusterAPIs(cfg, &awsCfg, log),
 		Clock:   time.Now,
 		Log:     log,
 		Metrics: metrics,
@@ -60,16 +60,16 @@ func Env(ctx context.Context, function string) (*engine.Engine, *telemetry.Metri
 	return e, metrics, nil
 }
 
-// DynamoClient builds the state table's client with shardwise's retry settings
+// dynamoClient builds the state table's client with shardwise's retry settings
 // (state.WithDynamoRetry): the SDK's default of 3 attempts gives up on a throttled burst that
 // the documented 10 ride out.
-func DynamoClient(awsCfg aws.Config) *dynamodb.Client {
+func dynamoClient(awsCfg aws.Config) *dynamodb.Client {
 	return dynamodb.NewFromConfig(awsCfg, state.WithDynamoRetry)
 }
 
 // Clusters returns a lookup that builds each cluster's client on first use and keeps it. The
 // clients log their warnings (insecure credentials) to log.
-func Clusters(cfg config.Config, awsCfg *aws.Config, log *slog.Logger) func(string) (engine.ClusterAPI, error) {
+func clusterAPIs(cfg config.Config, awsCfg *aws.Config, log *slog.Logger) func(string) (engine.ClusterAPI, error) {
 	var mu sync.Mutex
 	apis := map[string]engine.ClusterAPI{}
 	return func(name string) (engine.ClusterAPI, error) {
@@ -98,7 +98,7 @@ func Clusters(cfg config.Config, awsCfg *aws.Config, log *slog.Logger) func(stri
 }
 
 // Flush writes the invocation's metrics as EMF to w (stdout in Lambda).
-func Flush(m *telemetry.Metrics, w io.Writer, log *slog.Logger) {
+func flush(m *telemetry.Metrics, w io.Writer, log *slog.Logger) {
 	if m == nil {
 		return
 	}
@@ -107,28 +107,28 @@ func Flush(m *telemetry.Metrics, w io.Writer, log *slog.Logger) {
 	}
 }
 
-// Kind is what a raw Lambda payload is.
-type Kind int
+// payloadKind is what a raw Lambda payload is.
+type payloadKind int
 
 // The payloads a function can receive.
 const (
-	KindUnknown Kind = iota
-	KindEventBridge
-	KindDirect
-	KindFunctionURL
+	kindUnknown payloadKind = iota
+	kindEventBridge
+	kindDirect
+	kindFunctionURL
 )
 
-// Direct is a direct invocation's payload: {"clusters": ["prod"]} (empty: every cluster).
-type Direct struct {
+// directInvoke is a direct invocation's payload: {"clusters": ["prod"]} (empty: every cluster).
+type directInvoke struct {
 	Clusters    []string `json:"clusters"`
 	Cluster     string   `json:"cluster,omitempty"`
 	SnapshotKey string   `json:"snapshot_key,omitempty"`
 	PlanKey     string   `json:"plan_key,omitempty"`
 }
 
-// Classify tells an EventBridge event, a Function URL request and a direct invoke apart by their
+// classify tells an EventBridge event, a Function URL request and a direct invoke apart by their
 // required fields.
-func Classify(raw json.RawMessage) (Kind, error) {
+func classify(raw json.RawMessage) (payloadKind, error) {
 	var probe struct {
 		DetailType     *string         `json:"detail-type"`
 		Source         *string         `json:"source"`
@@ -136,20 +136,20 @@ func Classify(raw json.RawMessage) (Kind, error) {
 		RawPath        *string         `json:"rawPath"`
 	}
 	if err := json.Unmarshal(raw, &probe); err != nil {
-		return KindUnknown, fmt.Errorf("event: not a JSON object: %w", err)
+		return kindUnknown, fmt.Errorf("event: not a JSON object: %w", err)
 	}
 	switch {
 	case probe.DetailType != nil && probe.Source != nil:
-		return KindEventBridge, nil
+		return kindEventBridge, nil
 	case probe.RequestContext != nil && probe.RawPath != nil:
-		return KindFunctionURL, nil
+		return kindFunctionURL, nil
 	default:
-		return KindDirect, nil
+		return kindDirect, nil
 	}
 }
 
-// EventBridgeEvent decodes an EventBridge event.
-func EventBridgeEvent(raw json.RawMessage) (events.CloudWatchEvent, error) {
+// eventBridgeEvent decodes an EventBridge event.
+func eventBridgeEvent(raw json.RawMessage) (events.CloudWatchEvent, error) {
 	var ev events.CloudWatchEvent
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		return ev, fmt.Errorf("eventbridge event: %w", err)
@@ -157,8 +157,8 @@ func EventBridgeEvent(raw json.RawMessage) (events.CloudWatchEvent, error) {
 	return ev, nil
 }
 
-// DecodeDetail decodes an event's detail strictly: shardwise's own events have known shapes.
-func DecodeDetail[T any](ev events.CloudWatchEvent) (T, error) {
+// decodeDetail decodes an event's detail strictly: shardwise's own events have known shapes.
+func decodeDetail[T any](ev events.CloudWatchEvent) (T, error) {
 	var d T
 	dec := json.NewDecoder(strings.NewReader(string(ev.Detail)))
 	dec.DisallowUnknownFields()
@@ -168,9 +168,9 @@ func DecodeDetail[T any](ev events.CloudWatchEvent) (T, error) {
 	return d, nil
 }
 
-// DecodeDirect decodes a direct invocation strictly.
-func DecodeDirect(raw json.RawMessage) (Direct, error) {
-	var d Direct
+// decodeDirect decodes a direct invocation strictly.
+func decodeDirect(raw json.RawMessage) (directInvoke, error) {
+	var d directInvoke
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&d); err != nil {
@@ -182,5 +182,5 @@ func DecodeDirect(raw json.RawMessage) (Direct, error) {
 	return d, nil
 }
 
-// ErrUnsupported is returned for an event a function is not subscribed to.
-var ErrUnsupported = errors.New("unsupported event")
+// errUnsupported is returned for an event a function is not subscribed to.
+var errUnsupported = errors.New("unsupported event")

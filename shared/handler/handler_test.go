@@ -27,13 +27,13 @@ func readEvent(t *testing.T, name string) json.RawMessage {
 }
 
 func TestClassifySampleEvents(t *testing.T) {
-	want := map[string]Kind{
-		"schedule.json":             KindEventBridge,
-		"invoke.json":               KindDirect,
-		"alarm.json":                KindEventBridge,
-		"webhook-alertmanager.json": KindFunctionURL,
-		"webhook-nodes-stats.json":  KindFunctionURL,
-		"webhook-alarm.json":        KindFunctionURL,
+	want := map[string]payloadKind{
+		"schedule.json":             kindEventBridge,
+		"invoke.json":               kindDirect,
+		"alarm.json":                kindEventBridge,
+		"webhook-alertmanager.json": kindFunctionURL,
+		"webhook-nodes-stats.json":  kindFunctionURL,
+		"webhook-alarm.json":        kindFunctionURL,
 	}
 	files, err := filepath.Glob(filepath.Join("..", "..", "events", "*.json"))
 	if err != nil {
@@ -49,12 +49,12 @@ func TestClassifySampleEvents(t *testing.T) {
 			if !ok {
 				t.Fatalf("events/%s has no expected kind in this test: add it", name)
 			}
-			got, err := Classify(readEvent(t, name))
+			got, err := classify(readEvent(t, name))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got != k {
-				t.Errorf("Classify: got %v want %v", got, k)
+				t.Errorf("classify: got %v want %v", got, k)
 			}
 		})
 	}
@@ -64,24 +64,24 @@ func TestClassify(t *testing.T) {
 	cases := []struct {
 		name    string
 		raw     string
-		want    Kind
+		want    payloadKind
 		wantErr bool
 	}{
-		{"eventbridge needs detail-type and source", `{"detail-type":"Stats Ingested","source":"shardwise","detail":{}}`, KindEventBridge, false},
-		{"detail-type alone is a direct payload (then refused by DecodeDirect)", `{"detail-type":"x"}`, KindDirect, false},
-		{"function url needs requestContext and rawPath", `{"rawPath":"/","requestContext":{}}`, KindFunctionURL, false},
-		{"empty object is a direct invoke of every cluster", `{}`, KindDirect, false},
-		{"array is not an event", `["prod"]`, KindUnknown, true},
-		{"not JSON", `prod`, KindUnknown, true},
+		{"eventbridge needs detail-type and source", `{"detail-type":"Stats Ingested","source":"shardwise","detail":{}}`, kindEventBridge, false},
+		{"detail-type alone is a direct payload (then refused by decodeDirect)", `{"detail-type":"x"}`, kindDirect, false},
+		{"function url needs requestContext and rawPath", `{"rawPath":"/","requestContext":{}}`, kindFunctionURL, false},
+		{"empty object is a direct invoke of every cluster", `{}`, kindDirect, false},
+		{"array is not an event", `["prod"]`, kindUnknown, true},
+		{"not JSON", `prod`, kindUnknown, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Classify(json.RawMessage(tc.raw))
+			got, err := classify(json.RawMessage(tc.raw))
 			if (err != nil) != tc.wantErr {
-				t.Fatalf("Classify: err %v, want error %v", err, tc.wantErr)
+				t.Fatalf("classify: err %v, want error %v", err, tc.wantErr)
 			}
 			if got != tc.want {
-				t.Errorf("Classify: got %v want %v", got, tc.want)
+				t.Errorf("classify: got %v want %v", got, tc.want)
 			}
 		})
 	}
@@ -104,10 +104,10 @@ func TestDecodeDirect(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := DecodeDirect(json.RawMessage(tc.raw))
+			d, err := decodeDirect(json.RawMessage(tc.raw))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("DecodeDirect: got %v, want an error containing %q", err, tc.wantErr)
+					t.Fatalf("decodeDirect: got %v, want an error containing %q", err, tc.wantErr)
 				}
 				return
 			}
@@ -119,14 +119,14 @@ func TestDecodeDirect(t *testing.T) {
 			}
 		})
 	}
-	d, err := DecodeDirect(readEvent(t, "invoke.json"))
+	d, err := decodeDirect(readEvent(t, "invoke.json"))
 	if err != nil || !slices.Equal(d.Clusters, []string{"prod"}) {
 		t.Errorf("events/invoke.json: got %+v, %v", d, err)
 	}
 }
 
 func TestDecodeDetailIsStrict(t *testing.T) {
-	ev, err := EventBridgeEvent(json.RawMessage(`{"detail-type":"Stats Ingested","source":"shardwise","detail":{"cluster":"prod","snapshot_key":"k","extra":1}}`))
+	ev, err := eventBridgeEvent(json.RawMessage(`{"detail-type":"Stats Ingested","source":"shardwise","detail":{"cluster":"prod","snapshot_key":"k","extra":1}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +134,8 @@ func TestDecodeDetailIsStrict(t *testing.T) {
 		Cluster     string `json:"cluster"`
 		SnapshotKey string `json:"snapshot_key"`
 	}
-	if _, err := DecodeDetail[stats](ev); err == nil || !strings.Contains(err.Error(), `"Stats Ingested" detail`) {
-		t.Errorf("DecodeDetail with an unknown field: got %v, want an error naming the detail type", err)
+	if _, err := decodeDetail[stats](ev); err == nil || !strings.Contains(err.Error(), `"Stats Ingested" detail`) {
+		t.Errorf("decodeDetail with an unknown field: got %v, want an error naming the detail type", err)
 	}
 }
 
@@ -230,8 +230,8 @@ func TestHandlersRefuseUnsupportedEvents(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := tc.call(); !errors.Is(err, ErrUnsupported) {
-				t.Errorf("got %v, want ErrUnsupported", err)
+			if err := tc.call(); !errors.Is(err, errUnsupported) {
+				t.Errorf("got %v, want errUnsupported", err)
 			}
 		})
 	}
@@ -258,7 +258,7 @@ func TestDetectIgnoresAlarmLeavingAlarmState(t *testing.T) {
 // The production state table's client retries as state documents: 10 attempts, where the SDK's
 // DynamoDB default is 3.
 func TestDynamoClientRetries(t *testing.T) {
-	got := DynamoClient(aws.Config{Region: "eu-west-1"}).Options().Retryer.MaxAttempts()
+	got := dynamoClient(aws.Config{Region: "eu-west-1"}).Options().Retryer.MaxAttempts()
 	sdkDefault := dynamodb.NewFromConfig(aws.Config{Region: "eu-west-1"}).Options().Retryer.MaxAttempts()
 	if want := state.NewDynamoRetryer().MaxAttempts(); got != want || got == sdkDefault {
 		t.Errorf("max attempts: got %d, want %d (the SDK's default is %d)", got, want, sdkDefault)

@@ -43,11 +43,11 @@ type WebhookReply struct {
 	Kind    webhook.Kind    `json:"kind"`
 	Auth    webhook.Auth    `json:"auth"`
 	Ignored string          `json:"ignored,omitempty"`
-	Results []WebhookResult `json:"results,omitempty"`
+	Results []webhookResult `json:"results,omitempty"`
 }
 
-// WebhookResult is one cluster's outcome.
-type WebhookResult struct {
+// webhookResult is one cluster's outcome.
+type webhookResult struct {
 	Cluster     string `json:"cluster"`
 	SnapshotKey string `json:"snapshot_key,omitempty"`
 	// PlanKey, HotNodes and Moves are set when the request asked for detection.
@@ -63,7 +63,7 @@ type WebhookResult struct {
 // planned at once. Every failure is an HTTP answer with a JSON error body; a request refused
 // before reaching the engine has stored and published nothing. A failure upstream (5xx) tells the
 // caller only its request id; what went wrong is in the log under that id.
-func (f *Function) Webhook(ctx context.Context, req events.LambdaFunctionURLRequest) events.LambdaFunctionURLResponse {
+func (f *Function) webhook(ctx context.Context, req events.LambdaFunctionURLRequest) events.LambdaFunctionURLResponse {
 	log := f.Engine.Log
 	if log == nil {
 		log = slog.Default()
@@ -90,7 +90,7 @@ func (f *Function) Webhook(ctx context.Context, req events.LambdaFunctionURLRequ
 	status := http.StatusOK
 	var failures []string
 	for _, name := range act.Clusters {
-		res := WebhookResult{Cluster: name}
+		res := webhookResult{Cluster: name}
 		var err error
 		if act.NodesStats != nil {
 			var ir engine.IngestResult

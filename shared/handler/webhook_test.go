@@ -206,7 +206,7 @@ type replyBody struct {
 	RequestID string          `json:"request_id"`
 	Kind      string          `json:"kind"`
 	Ignored   string          `json:"ignored"`
-	Results   []WebhookResult `json:"results"`
+	Results   []webhookResult `json:"results"`
 }
 
 func decodeReply(t *testing.T, resp events.LambdaFunctionURLResponse) replyBody {
@@ -277,7 +277,7 @@ func TestWebhookBadInputStoresNothing(t *testing.T) {
 			if tc.secret != nil {
 				fx.f.WebhookSecret = tc.secret
 			}
-			resp := fx.f.Webhook(t.Context(), tc.req(fx).build())
+			resp := fx.f.webhook(t.Context(), tc.req(fx).build())
 			r := decodeReply(t, resp)
 			if resp.StatusCode != tc.status || r.Status != tc.status || r.Code != tc.code {
 				t.Errorf("got %d %q (body status %d), want %d %q: %s", resp.StatusCode, r.Code, r.Status, tc.status, tc.code, resp.Body)
@@ -322,7 +322,7 @@ func TestWebhookLogsWhatItHides(t *testing.T) {
 	var logged strings.Builder
 	fx.f.Engine.Log = slog.New(slog.NewTextHandler(&logged, nil))
 	alert := sampleURLRequest(t, "webhook-alertmanager.json").Body
-	resp := fx.f.Webhook(t.Context(), request{path: webhook.PathAlertmanager, cluster: "staging", body: alert}.build())
+	resp := fx.f.webhook(t.Context(), request{path: webhook.PathAlertmanager, cluster: "staging", body: alert}.build())
 	if resp.StatusCode != http.StatusBadGateway || strings.Contains(resp.Body, "connection refused") {
 		t.Fatalf("got %d %s, want 502 without the cause", resp.StatusCode, resp.Body)
 	}
@@ -337,11 +337,11 @@ func TestWebhookLogsWhatItHides(t *testing.T) {
 func TestWebhookRefusesReplays(t *testing.T) {
 	fx := newWebhookFixture(t)
 	req := request{path: webhook.PathNodesStats, cluster: "prod", body: fx.nodesStats(t), hmacAt: fx.sim.Now()}.build()
-	if resp := fx.f.Webhook(t.Context(), req); resp.StatusCode != http.StatusOK {
+	if resp := fx.f.webhook(t.Context(), req); resp.StatusCode != http.StatusOK {
 		t.Fatalf("first delivery: got %d %s, want 200", resp.StatusCode, resp.Body)
 	}
 	writes, published := len(fx.store.Writes()), len(fx.events.Events())
-	resp := fx.f.Webhook(t.Context(), req)
+	resp := fx.f.webhook(t.Context(), req)
 	r := decodeReply(t, resp)
 	if resp.StatusCode != http.StatusConflict || r.Code != "replayed" {
 		t.Errorf("replay: got %d %q, want 409 replayed: %s", resp.StatusCode, r.Code, resp.Body)
@@ -386,7 +386,7 @@ func TestWebhookIngests(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := newWebhookFixture(t)
-			resp := fx.f.Webhook(t.Context(), tc.req(fx).build())
+			resp := fx.f.webhook(t.Context(), tc.req(fx).build())
 			r := decodeReply(t, resp)
 			if resp.StatusCode != http.StatusOK || r.Kind != string(tc.kind) {
 				t.Fatalf("got %d kind %q, want 200 %q: %s", resp.StatusCode, r.Kind, tc.kind, resp.Body)
@@ -485,9 +485,9 @@ func FuzzIngestEvent(f *testing.F) {
 		Config:  cfg,
 	}}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		kind, err := Classify(raw)
+		kind, err := classify(raw)
 		out, ierr := fn.Ingest(t.Context(), raw)
-		if err != nil || kind != KindFunctionURL {
+		if err != nil || kind != kindFunctionURL {
 			return
 		}
 		resp, ok := out.(events.LambdaFunctionURLResponse)
