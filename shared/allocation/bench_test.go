@@ -83,3 +83,16 @@ func BenchmarkPlanCycleProduction(b *testing.B) {
 		PlanCycle(s, mem, cfg)
 	}
 }
+
+// BenchmarkPlanCycleProductionQuiet plans one cycle at the same scale with nothing hot: the cycle a
+// large cluster runs most of the time, where the index-colocation phase looks at every copy.
+func BenchmarkPlanCycleProductionQuiet(b *testing.B) {
+	s := productionSnapshot(0)
+	cfg := DefaultConfig()
+	plan, _ := PlanCycle(s, Memory{}, cfg)
+	b.Logf("copies %d, moves %d", len(s.Copies), len(plan.Moves))
+	b.ReportAllocs()
+	for b.Loop() {
+		PlanCycle(s, Memory{}, cfg)
+	}
+}
