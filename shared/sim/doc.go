@@ -102,4 +102,22 @@
 // only when the writer or filter_path reaches it, so a 60,000-copy answer is never held whole.
 // Every node has roles data and ingest, host and ip 127.0.0.1, transport port 9300 + its order, and
 // the first node present acts as elected cluster manager.
+//
+// # Files, by what changes together
+//
+// The package is one because its parts share the cluster's state under one lock; its files group
+// by the reason they change:
+//
+//   - the scenario format: scenario.go (parsing, validation, profiles, index groups and events);
+//   - the cluster's state and clock: state.go (nodes, indices, shards, copies), sim.go (New, Step,
+//     recoveries, node joins and leaves, the result), defaults.go (OpenSearch's defaults);
+//   - the load and queue model: queue.go (M/M/c waits, backlogs, rejections), the load split in
+//     sim.go;
+//   - OpenSearch's allocator and count balancer: alloc.go (deciders, allocation of unassigned
+//     copies, moves of copies that may not remain, balanceByWeights), filters.go (allocation
+//     filters, matched by shared/cluster's one implementation), reroute.go (_cluster/reroute
+//     commands, dry run and explain), settings.go (cluster and index settings);
+//   - the REST surface: http.go (routing, errors, API faults), api_cluster.go, api_nodes.go,
+//     api_indices.go, api_cat.go, api_tasks.go (one file per API family), jsontree.go and
+//     filterpath.go (ordered JSON trees and filter_path).
 package sim
