@@ -116,7 +116,7 @@
 //   - OpenSearch's allocator and count balancer: alloc.go (deciders, allocation of unassigned
 //     copies, moves of copies that may not remain, balanceByWeights), filters.go (allocation
 //     filters, matched by shared/cluster's one implementation), reroute.go (_cluster/reroute
-//     commands, dry run and explain), settings.go (cluster and index settings);
+//     commands, dry run and explain), settings.go (validating cluster and index settings);
 //   - the REST surface: http.go (routing, errors, API faults), api_cluster.go, api_nodes.go,
 //     api_indices.go, api_cat.go, api_tasks.go (one file per API family), jsontree.go and
 //     filterpath.go (ordered JSON trees and filter_path).
