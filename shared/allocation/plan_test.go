@@ -385,3 +385,40 @@ func TestPlanCycleSettling(t *testing.T) {
 		t.Errorf("without the ended relocation: got no move, notes %+v", plan.Notes)
 	}
 }
+
+// A drained node with more copies than one cycle searches homes for: the search stops at the bound,
+// says so, and a later snapshot starts elsewhere, so every copy gets its turn.
+func TestPlanCycleCannotRemainBounded(t *testing.T) {
+	f := newFixture("a", "b", "c")
+	loads := make([]float64, 40)
+	placement := make([][]string, 40)
+	for i := range placement {
+		loads[i], placement[i] = 0.01, []string{"a"}
+	}
+	f.index("many", 1<<20, loads, placement...)
+	s := f.snap()
+	plan, _ := PlanCycle(s, Memory{}, drained("a"))
+	if len(plan.Moves) != cannotRemainSearches {
+		t.Fatalf("moves: got %d, want the bound %d", len(plan.Moves), cannotRemainSearches)
+	}
+	if !slices.ContainsFunc(plan.Notes, func(n Note) bool {
+		return n.Kind == "cannot-remain-bounded" && strings.Contains(n.Reason, "24 more wait")
+	}) {
+		t.Errorf("notes: want a cannot-remain-bounded note with 24 waiting, got %+v", plan.Notes)
+	}
+	first := map[int]bool{}
+	for _, m := range plan.Moves {
+		first[m.Shard] = true
+	}
+	s.At = s.At.Add(30 * time.Second)
+	later, _ := PlanCycle(s, Memory{}, drained("a"))
+	fresh := 0
+	for _, m := range later.Moves {
+		if !first[m.Shard] {
+			fresh++
+		}
+	}
+	if fresh == 0 {
+		t.Errorf("the next snapshot searched the same %d copies again: %v", len(later.Moves), moveNames(later))
+	}
+}
