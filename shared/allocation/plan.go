@@ -232,24 +232,10 @@ func (p *planner) movable(c *cluster.Copy) bool {
 	return c.State == cluster.StateStarted && c.Node != "" && !p.moved[c.ID()]
 }
 
-// cannotRemainSearches bounds, per node and cycle, the copies that may not remain whose new home is
-// searched, each search weighing every node: a drained or over-heap node can hold thousands of
-// copies, the budgets move only a few per cycle, and searching them all took most of a cycle's
-// planning time at 37 nodes and 30,000 copies. Where the copies are taken from rotates with the
-// snapshot's time, so each gets its turn over the cycles.
-const cannotRemainSearches = 16
-
 func (p *planner) cannotRemain() {
 	v := p.v
-	searched, skipped := map[string]int{}, map[string]int{}
-	var over []string
-	n := len(v.Snap.Copies)
-	start := 0
-	if n > 0 {
-		start = int(uint64(v.Snap.At.Unix()/30) % uint64(n))
-	}
-	for k := range n {
-		c := &v.Snap.Copies[(start+k)%n]
+	for i := range v.Snap.Copies {
+		c := &v.Snap.Copies[i]
 		if !p.movable(c) {
 			continue
 		}
@@ -268,14 +254,6 @@ func (p *planner) cannotRemain() {
 		if no == nil {
 			continue
 		}
-		if searched[node.ID] >= cannotRemainSearches {
-			if skipped[node.ID] == 0 {
-				over = append(over, node.ID)
-			}
-			skipped[node.ID]++
-			continue
-		}
-		searched[node.ID]++
 		// Any node but a NO: a NOT_PREFERRED home beats one that must not keep it.
 		target, verdicts, ok := p.bestTarget(c, NotPreferred)
 		if !ok {
@@ -287,10 +265,6 @@ func (p *planner) cannotRemain() {
 			To: target.ID, ToName: target.Name, SizeBytes: c.SizeBytes, WriteLoad: c.WriteLoad,
 			Phase: PhaseCannotRemain, Verdicts: verdicts,
 			Reason: fmt.Sprintf("may not remain on %s: %s [%s]; %s takes it", node.Name, no.Why(), no.Decider, target.Name)})
-	}
-	for _, id := range over {
-		p.note("cannot-remain-bounded", v.Node(id).Name, "", nil, "%s: homes were searched for %d of the copies that may not remain on it this cycle; %d more wait for the next cycles",
-			v.Node(id).Name, cannotRemainSearches, skipped[id])
 	}
 }
 
