@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,8 +30,17 @@ import (
 // Balancers the runner knows.
 const (
 	BalancerShardwise = "shardwise"
-	BalancerNone      = "none"
+	// BalancerNone is OpenSearch's own count balancer and nothing else.
+	BalancerNone = "none"
+	// BalancerESWeights runs Elasticsearch's weight function (write load and disk) instead of
+	// OpenSearch's count balancer.
+	BalancerESWeights = "es-weights"
+	// BalancerSway runs the Sway rebalancer each cycle instead of OpenSearch's count balancer.
+	BalancerSway = "sway"
 )
+
+// Balancers lists every balancer, in the order reports show them.
+var Balancers = []string{BalancerShardwise, BalancerNone, BalancerESWeights, BalancerSway}
 
 // ClusterName is the simulated cluster's name in the configuration.
 const ClusterName = "sim"
@@ -122,10 +132,17 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 	if opts.Balancer == "" {
 		opts.Balancer = BalancerShardwise
 	}
-	if opts.Balancer != BalancerShardwise && opts.Balancer != BalancerNone {
-		return Result{}, fmt.Errorf("balancer %q: want %s or %s", opts.Balancer, BalancerShardwise, BalancerNone)
+	rebalancer := sim.RebalancerOpenSearch
+	switch opts.Balancer {
+	case BalancerShardwise, BalancerNone:
+	case BalancerESWeights:
+		rebalancer = sim.RebalancerESWeights
+	case BalancerSway:
+		rebalancer = sim.RebalancerOff
+	default:
+		return Result{}, fmt.Errorf("balancer %q: want one of %s", opts.Balancer, strings.Join(Balancers, ", "))
 	}
-	s, err := sim.New(sc, sim.Options{MaxMovesPerCycle: opts.Config.Safety.MaxMovesPerCycle})
+	s, err := sim.New(sc, sim.Options{MaxMovesPerCycle: opts.Config.Safety.MaxMovesPerCycle, Rebalancer: rebalancer})
 	if err != nil {
 		return Result{}, err
 	}

@@ -548,7 +548,7 @@ func (s *Sim) allocate() (rebalanced int) {
 	b := s.newBalance()
 	s.allocateUnassigned(b)
 	s.moveShards(b)
-	if v := s.canRebalance(false); v.typ == decYes {
+	if v := s.canRebalance(false); v.typ == decYes && s.rebalancer != RebalancerOff {
 		rebalanced = s.rebalance(b)
 	}
 	return rebalanced

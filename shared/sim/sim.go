@@ -23,7 +23,25 @@ type Options struct {
 	// MaxMovesPerCycle is the balancer's own budget of relocations per cycle (one tick): more
 	// started by reroute within a tick is a safety violation. 0 leaves it unchecked.
 	MaxMovesPerCycle int
+	// Rebalancer is what rebalances between ticks when the scenario has the built-in balancer on:
+	// OpenSearch's count balancer by default, or a baseline run instead of it.
+	Rebalancer Rebalancer
 }
+
+// Rebalancer names what rebalances a cluster between ticks.
+type Rebalancer string
+
+// Rebalancers.
+const (
+	// RebalancerOpenSearch is OpenSearch's BalancedShardsAllocator: shard and index counts.
+	RebalancerOpenSearch Rebalancer = "opensearch"
+	// RebalancerESWeights is Elasticsearch's stateful BalancedShardsAllocator weight function, with
+	// write load and disk usage beside the counts.
+	RebalancerESWeights Rebalancer = "es-weights"
+	// RebalancerOff leaves rebalancing to a balancer outside the cluster (Sway): the allocator still
+	// assigns unassigned copies and moves those that may not remain.
+	RebalancerOff Rebalancer = "off"
+)
 
 // Sim is a simulated OpenSearch cluster on a virtual clock. All methods are safe for concurrent use.
 type Sim struct {
@@ -36,6 +54,8 @@ type Sim struct {
 	maxTicks  int
 	rng       *rand.Rand
 	builtinOn bool
+	// rebalancer rebalances between ticks while builtinOn.
+	rebalancer Rebalancer
 
 	nodes     []*node // every node ever, by ord
 	nodeOrder []*node // seeded tie-break order for placement
@@ -190,6 +210,12 @@ func New(sc *Scenario, opts Options) (*Sim, error) {
 
 		maxMovesPerCycle: opts.MaxMovesPerCycle,
 		builtinOn:        sc.Cluster.BuiltinBalancer == nil || *sc.Cluster.BuiltinBalancer,
+		rebalancer:       cmp.Or(opts.Rebalancer, RebalancerOpenSearch),
+	}
+	switch s.rebalancer {
+	case RebalancerOpenSearch, RebalancerESWeights, RebalancerOff:
+	default:
+		return nil, fmt.Errorf("new simulation: rebalancer %q: want %s, %s or %s", s.rebalancer, RebalancerOpenSearch, RebalancerESWeights, RebalancerOff)
 	}
 	s.res.Scenario = sc.Name
 	s.clusterUUID = makeID(sc.Seed, "cluster/"+sc.Name)
