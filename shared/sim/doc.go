@@ -21,17 +21,21 @@
 // # Queues
 //
 // Each node's WRITE pool is an M/M/c queue: c = write_threads servers, 50 ms tasks, λ = load/0.05
-// tasks per second. Below saturation with no backlog the mean queue wait is Erlang C's
-// W = C(c, a)·s/(c − a), computed with the Erlang B recursion (stable for any c), and the queue length
-// is Little's λ·W. At or above saturation, or while an earlier backlog drains, the pool is a fluid
-// queue: each tick the backlog grows by arrivals minus capacity (c/s tasks per second) and shrinks
-// when load falls; the wait is backlog/(c/s). The queue holds 10,000 tasks; the excess is rejected and
-// counted. The search pool works the same way with search_threads and 20 ms tasks (80 % query phase,
-// 20 % fetch). When a pool is saturated, what it served is split over its copies in proportion to
-// their demand. Counters — indexing index_total and index_time_in_millis, search query and fetch
-// totals and times, thread_pool completed, rejected, queue, active, largest, and the search pool's
-// total_wait_time_in_nanos — advance by work actually served. Per-copy counters live with the copy
-// and start at 0 when a copy is created on a node: a moved shard's counters restart, as in OpenSearch.
+// tasks per second. Its wait is the larger of two parts. The settled part is Erlang C's
+// W = C(c, a)·s/(c − a), computed with the Erlang B recursion (stable for any c), bounded by the wait
+// a queue at exactly saturation builds in one tick from empty, 2·√(s·dt/(π·c)) by the heavy-traffic
+// approximation (0.49 s for 8 threads and 30 s ticks): near c Erlang C's wait diverges, but so does
+// the time the queue takes to reach it. The backlog part is a fluid queue: each tick the backlog
+// grows by arrivals minus capacity (c/s tasks per second) and shrinks when load falls; its wait is
+// backlog/(c/s). Both parts are continuous and non-decreasing in the load, so the wait is too, at c
+// included. The queue length is Little's min(λ, c/s)·W for the settled part, or the backlog. The
+// queue holds 10,000 tasks; the excess is rejected and counted. The search pool works the same way
+// with search_threads and 20 ms tasks (80 % query phase, 20 % fetch). When a pool is saturated,
+// what it served is split over its copies in proportion to their demand. Counters — indexing
+// index_total and index_time_in_millis, search query and fetch totals and times, thread_pool
+// completed, rejected, queue, active, largest, and the search pool's total_wait_time_in_nanos —
+// advance by work actually served. Per-copy counters live with the copy and start at 0 when a copy
+// is created on a node: a moved shard's counters restart, as in OpenSearch.
 //
 // A node is hot while its true queue wait is at least 3 s. OpenSearch reports no WRITE queue wait,
 // only queue length and completions; shardwise estimates the wait by Little's law from those, and the

@@ -35,13 +35,14 @@ func erlangWait(c int, a, s float64) float64 {
 }
 
 // pool is one thread pool (WRITE or search) of one node: c threads serving tasks of taskSeconds.
-// Below saturation it is in M/M/c steady state; at or above it, or while a backlog from an
-// earlier overload drains, it is a fluid queue: the backlog grows by arrivals minus capacity.
+// Its wait is the larger of two parts, each continuous and non-decreasing in the load, so the wait
+// is too, across saturation included: the settled M/M/c wait (settledWait), and the wait behind a
+// fluid backlog that grows by arrivals minus capacity at or above saturation and drains below it.
 type pool struct {
 	threads     int
 	taskSeconds float64
 
-	backlog float64 // tasks queued beyond steady state, carried between ticks
+	backlog float64 // tasks queued beyond the settled queue, carried between ticks
 
 	// Cumulative counters, as OpenSearch's thread_pool stats report them.
 	completed   float64
@@ -60,16 +61,22 @@ type poolTick struct {
 	served   float64 // tasks served this tick
 	rejected float64 // tasks rejected this tick
 	wait     float64 // true mean queue wait in seconds at the end of the tick
-	queue    float64 // tasks in the queue (Little's law below saturation, the backlog above)
+	queue    float64 // tasks in the queue: Little's law on the settled wait, or the backlog
 	active   float64 // mean busy threads
 }
 
-// steadyWait is the M/M/c mean wait at this load, bounded by the time to serve a full queue: the
-// queue holds queueCapacity tasks, so no task waits longer, however close to saturation the load is
-// (Erlang C's wait grows without bound as the load nears c).
-func (p *pool) steadyWait(load float64) float64 {
-	full := queueCapacity * p.taskSeconds / float64(p.threads)
-	return math.Min(erlangWait(p.threads, load, p.taskSeconds), full)
+// settledWait is the M/M/c mean wait at this load, bounded by the wait a queue at exactly
+// saturation builds in one tick of dt seconds from empty. Erlang C's wait grows without bound as
+// the load nears c, but the time the queue takes to settle grows as fast (as 1/(1 − a/c)²), so a
+// tick cannot reach it. By the heavy-traffic approximation a saturated queue is a reflected
+// random walk whose arrivals and completions each run at c/s a second: after dt its mean length is
+// √(4·c·dt/(π·s)), a wait of 2·√(s·dt/(π·c)). The bound holds at and above saturation too, where
+// Erlang C's wait is infinite, so the wait at load c is the limit from both sides. A full queue
+// bounds it as well.
+func (p *pool) settledWait(load, dt float64) float64 {
+	c, s := float64(p.threads), p.taskSeconds
+	bound := min(2*math.Sqrt(s*dt/(math.Pi*c)), queueCapacity*s/c)
+	return min(erlangWait(p.threads, load, s), bound)
 }
 
 // step advances the pool by dt seconds at offered load (threads busy the work would need).
@@ -79,36 +86,24 @@ func (p *pool) step(load, dt float64) poolTick {
 	lambda := load / s // arrivals per second
 	capacity := c / s  // completions per second when all threads are busy
 	t := poolTick{offered: load}
-	if p.backlog == 0 && load < c {
-		t.served = lambda * dt
-		t.wait = p.steadyWait(load)
-		t.queue = lambda * t.wait
-		t.active = load
+	arrivals := lambda * dt
+	room := capacity * dt
+	if net := p.backlog + arrivals - room; net <= 0 {
+		// Below saturation with no backlog, or a backlog that drained within the tick.
+		t.served = p.backlog + arrivals
+		p.backlog = 0
 	} else {
-		arrivals := lambda * dt
-		room := capacity * dt
-		net := p.backlog + arrivals - room
-		if net <= 0 {
-			// The backlog drained within the tick; what is left is the steady state at this load.
-			t.served = p.backlog + arrivals
-			p.backlog = 0
-			t.active = t.served * s / dt
-			if load < c {
-				t.wait = p.steadyWait(load)
-				t.queue = lambda * t.wait
-			}
-		} else {
-			t.served = room
-			p.backlog = net
-			if p.backlog > queueCapacity {
-				t.rejected = p.backlog - queueCapacity
-				p.backlog = queueCapacity
-			}
-			t.active = c
-			t.queue = p.backlog
-			t.wait = p.backlog / capacity
+		t.served = room
+		p.backlog = net
+		if p.backlog > queueCapacity {
+			t.rejected = p.backlog - queueCapacity
+			p.backlog = queueCapacity
 		}
 	}
+	t.active = t.served * s / dt
+	settled := p.settledWait(load, dt)
+	t.wait = max(settled, p.backlog/capacity)
+	t.queue = max(min(lambda, capacity)*settled, p.backlog)
 	p.completed += t.served
 	p.rejected += t.rejected
 	p.waitSeconds += t.served * t.wait

@@ -138,3 +138,62 @@ func TestSteadyWaitBoundedByQueueCapacity(t *testing.T) {
 		}
 	}
 }
+
+// The wait is continuous and non-decreasing in the load across saturation: a load just under c
+// once showed the full queue's 62.5 s and a load of exactly c none. Loads from 0.9c to 1.1c in
+// steps of c/10,000, each from the same pool state, must give waits that never fall and never jump
+// by more than maxJump, and load c must wait at least as long as the backlog takes to serve.
+func TestWaitContinuousAcrossSaturation(t *testing.T) {
+	const (
+		steps   = 2000
+		maxJump = 0.01 // seconds per step of c/10,000; the old model jumped 62.5 s at c
+	)
+	tests := []struct {
+		name     string
+		threads  int
+		task     float64
+		backlog  float64
+		dt       float64
+		wantAtC  float64 // the wait at load c exactly
+		wantNote string
+	}{
+		{"write pool, empty", 8, writeTaskSeconds, 0, 30, 2 * math.Sqrt(0.05*30/(math.Pi*8)), "one tick's saturated queue"},
+		{"write pool, 50 tasks behind, less than one tick builds", 8, writeTaskSeconds, 50, 30, 2 * math.Sqrt(0.05*30/(math.Pi*8)), "one tick's saturated queue"},
+		{"write pool, 1,200 tasks behind", 8, writeTaskSeconds, 1200, 30, 7.5, "the backlog over capacity"},
+		{"write pool, full queue", 8, writeTaskSeconds, queueCapacity, 30, 62.5, "the full queue"},
+		{"search pool, empty", 13, searchTaskSeconds, 0, 30, 2 * math.Sqrt(0.02*30/(math.Pi*13)), "one tick's saturated queue"},
+		{"32 threads, 10 s ticks, 500 tasks behind", 32, writeTaskSeconds, 500, 10, 500 * 0.05 / 32, "the backlog over capacity"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := float64(tc.threads)
+			wait := func(load float64) float64 {
+				p := pool{threads: tc.threads, taskSeconds: tc.task, backlog: tc.backlog}
+				return p.step(load, tc.dt).wait
+			}
+			prev := wait(0.9 * c)
+			for i := 1; i <= steps; i++ {
+				load := c * (0.9 + 0.2*float64(i)/steps)
+				got := wait(load)
+				if got < prev-1e-12 {
+					t.Fatalf("load %.5f: wait %v fell from %v", load, got, prev)
+				}
+				if got-prev > maxJump {
+					t.Fatalf("load %.5f: wait %v jumped %v from %v, want at most %v", load, got, got-prev, prev, maxJump)
+				}
+				prev = got
+			}
+			atC := wait(c)
+			if math.Abs(atC-tc.wantAtC) > 1e-9 {
+				t.Errorf("load c: got wait %v, want %v (%s)", atC, tc.wantAtC, tc.wantNote)
+			}
+			if tc.backlog > 0 && atC < tc.backlog*tc.task/c {
+				t.Errorf("load c with %v tasks behind: got wait %v, want at least %v", tc.backlog, atC, tc.backlog*tc.task/c)
+			}
+			eps := c * 1e-9
+			if below, above := wait(c-eps), wait(c+eps); math.Abs(atC-below) > 1e-6 || math.Abs(above-atC) > 1e-6 {
+				t.Errorf("load c: got wait %v, want the limit from both sides (%v below, %v above)", atC, below, above)
+			}
+		})
+	}
+}
