@@ -156,6 +156,12 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 	}
 	defer stop()
 	r := &run{eng: eng, events: events, copies: max(opts.Concurrency, 1)}
+	var sw *swayRun
+	if opts.Balancer == BalancerSway {
+		if sw, err = newSwayRun(ctx, eng, s.Now, opts.Config.Safety.DryRun, logw); err != nil {
+			return Result{}, err
+		}
+	}
 	total := int(sc.DurationSeconds / sc.TickSeconds)
 	n := 0
 	for !s.Done() {
@@ -173,6 +179,11 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 		}
 		if opts.Balancer == BalancerShardwise {
 			if err := r.cycle(ctx, &t); err != nil {
+				return Result{}, err
+			}
+		}
+		if sw != nil {
+			if err := sw.cycle(ctx, &t); err != nil {
 				return Result{}, err
 			}
 		}
