@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shardwise/shardwise/shared/baseline/sway"
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/collect"
 	"github.com/shardwise/shardwise/shared/config"
@@ -132,17 +133,20 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 	if opts.Balancer == "" {
 		opts.Balancer = BalancerShardwise
 	}
-	rebalancer := sim.RebalancerOpenSearch
+	// The simulator holds each balancer that issues reroute moves to its own cap per cycle.
+	rebalancer, perCycle := sim.RebalancerOpenSearch, 0
 	switch opts.Balancer {
-	case BalancerShardwise, BalancerNone:
+	case BalancerShardwise:
+		perCycle = opts.Config.Safety.MaxMovesPerCycle
+	case BalancerNone:
 	case BalancerESWeights:
 		rebalancer = sim.RebalancerESWeights
 	case BalancerSway:
-		rebalancer = sim.RebalancerOff
+		rebalancer, perCycle = sim.RebalancerOff, sway.Default().MaxMovesPerCycle
 	default:
 		return Result{}, fmt.Errorf("balancer %q: want one of %s", opts.Balancer, strings.Join(Balancers, ", "))
 	}
-	s, err := sim.New(sc, sim.Options{MaxMovesPerCycle: opts.Config.Safety.MaxMovesPerCycle, Rebalancer: rebalancer})
+	s, err := sim.New(sc, sim.Options{MaxMovesPerCycle: perCycle, Rebalancer: rebalancer})
 	if err != nil {
 		return Result{}, err
 	}
