@@ -19,6 +19,8 @@ FUNCTIONS := ingest detect move replicas sandbox
 GO_FILES := find . \( -path ./.git -o -path ./.cache -o -path ./bin -o -path ./build -o -path ./.aws-sam \
 	-o -name testdata \) -prune -o -name '*.go' -print0
 FUZZTIME ?= 10s
+# QUICK=1 makes `make bench` run the small scenarios only (shardwise bench --quick).
+QUICK ?=
 # The fault test's seeds in `make faults` (without the race detector; the unit run uses 25).
 FAULT_SEEDS ?= 200
 # The race detector covers every package: on 2 cores it took the shared/ tests from 2m00s to
@@ -95,7 +97,11 @@ it: ## Integration tests on a real three-node OpenSearch 2.19, fetched, started 
 	echo "it: tests took $$((SECONDS - started))s after a $${SHARDWISE_OPENSEARCH_STARTUP_SECONDS}s start-up"
 
 .PHONY: bench
-bench: ## Run every benchmark once, with allocations.
+bench: ## Run every scenario with every balancer into build/bench (results.md, results.json, report.html); QUICK=1: small scenarios only.
+	go run ./cmd/shardwise bench --scenarios scenarios --out $(BUILD)/bench $(if $(filter-out 0,$(QUICK)),--quick)
+
+.PHONY: bench-go
+bench-go: ## Run every Go benchmark once, with allocations.
 	go test -run='^$$' -bench=. -benchmem ./...
 
 .PHONY: build

@@ -120,6 +120,8 @@ type TickReport struct {
 	Violations         []Violation `json:"violations,omitempty"`
 	// MaxCopyWriteLoad is the offered WRITE load of the heaviest active copy, in threads.
 	MaxCopyWriteLoad float64 `json:"max_copy_write_load"`
+	// Replicas counts replica copies occupying a node over this tick, as replica_node_hours does.
+	Replicas int `json:"replicas"`
 }
 
 // NodeTick is one node's state over one tick.
@@ -470,7 +472,8 @@ func (s *Sim) Step() TickReport {
 	} else {
 		s.episodeTicks = 0
 	}
-	s.res.ReplicaNodeHours += float64(s.assignedReplicas()) * dt / 3600
+	rep.Replicas = s.assignedReplicas()
+	s.res.ReplicaNodeHours += float64(rep.Replicas) * dt / 3600
 	s.advanceRecoveries(dt)
 	s.ticks++
 	rep.At = s.now()

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shardwise/shardwise/shared/bench"
+	"github.com/shardwise/shardwise/shared/config"
+)
+
+func newBench() *cobra.Command {
+	var (
+		dir, out, balancers string
+		quick               bool
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Run every scenario with every balancer and report how they compare",
+		Long: `Runs every scenario in --scenarios with every balancer (shardwise and the baselines), acting,
+not dry-run, on the simulator's virtual clock, and writes into --out: results.md (a Markdown
+table), results.json (every result and per-tick series), report.html (one self-contained file with
+charts, no network needed) and hot-nodes.png. Progress goes to stderr, the table to stdout.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			bs, err := bench.ParseBalancers(balancers)
+			if err != nil {
+				return err
+			}
+			res, err := bench.Run(cmd.Context(), bench.Options{
+				Dir: dir, Quick: quick, Balancers: bs, Config: config.Default(),
+				Progress: bench.NewProgress(cmd.ErrOrStderr()),
+			})
+			if err != nil {
+				return err
+			}
+			files, err := bench.Write(out, res)
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(cmd.OutOrStdout(), bench.Markdown(res))
+			for _, f := range files {
+				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", f)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "scenarios", "scenarios", "directory of scenario files (*.json)")
+	cmd.Flags().StringVar(&out, "out", "build/bench", "directory to write the results and the report into")
+	cmd.Flags().BoolVar(&quick, "quick", false, `small scenarios only: skip those named "production" or with more than 12 nodes`)
+	cmd.Flags().StringVar(&balancers, "balancers", "", "comma-separated balancers to run (default: all)")
+	return cmd
+}
