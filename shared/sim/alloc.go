@@ -538,12 +538,16 @@ func (s *Sim) bestNode(b *balance, sh *shard, c *shardCopy, skip *node) (*node, 
 }
 
 // allocate is one round of OpenSearch's allocator, run between ticks: assign unassigned copies, move
-// copies that may not remain where they are, then (when allowed) rebalance shard counts.
+// copies that may not remain where they are, then (when allowed) rebalance shard counts. With the
+// es-weights rebalancer, Elasticsearch's Balancer does the whole round instead (esweights.go).
 // It reports how many relocations the rebalancer started.
 func (s *Sim) allocate() (rebalanced int) {
 	s.refresh()
 	if len(s.presentNodes()) == 0 {
 		return 0
+	}
+	if s.rebalancer == RebalancerESWeights {
+		return s.allocateESWeights()
 	}
 	b := s.newBalance()
 	s.allocateUnassigned(b)
@@ -744,6 +748,7 @@ const (
 	relocExternal  relocKind = iota // a reroute move command
 	relocBuiltin                    // the built-in rebalancer
 	relocAllocator                  // the allocator moving a copy that may not remain (filters, watermark)
+	relocBaseline                   // a baseline balancer run in place of OpenSearch's: counted as moves
 )
 
 // startRelocation begins moving started copy c to node to. Its load stays on the source until done.
@@ -767,6 +772,10 @@ func (s *Sim) startRelocation(c *shardCopy, to *node, kind relocKind) {
 		c.sh.movedSinceCmd = true
 	case relocAllocator:
 		s.res.AllocatorRelocations++
+		c.sh.movedSinceCmd = true
+	case relocBaseline:
+		s.res.Moves++
+		s.res.BytesMoved += ix.shardBytes
 		c.sh.movedSinceCmd = true
 	}
 	s.changed()

@@ -66,6 +66,28 @@
 // persistently): a shard's copies, relocation targets counted in place of their sources, may hold at
 // most ceil(copies / zones of the present nodes) in one zone, and a node without a zone takes none.
 //
+// # The es-weights baseline
+//
+// With Options.Rebalancer es-weights, Elasticsearch's stateful BalancedShardsAllocator does each
+// round instead, with its WeightFunction: weight(node, index) = θ0·(shards − mean) + θ1·(shards of
+// the index − its mean) + θ2·(write load − mean) + θ3·(disk bytes − mean), the factors shard 0.45,
+// index 0.55, write_load 10 and disk_usage 2e-11 divided by their sum (11), in float32 as in Java.
+// A node's write load sums its copies' current true WRITE loads (Elasticsearch sums a per-shard
+// write load forecast; the simulator knows the truth), its disk their shard_bytes; a relocating copy
+// counts on its target only. Unassigned copies go to the lightest node the deciders allow, with
+// Elasticsearch's order and tie-breaks; copies that may not remain go to the lightest node that says
+// YES; then balanceByWeights moves copies of each index, most spread first, from the heaviest to the
+// lightest node while their difference exceeds the threshold (1.0) times the index's minWeightDelta,
+// θ0 + θ1 + θ2·(the index's mean shard write load) + θ3·shard_bytes, with lessThan's 0.001 slack.
+// A shard heavier than its index's mean can shift more weight than that and swap between two nodes
+// from round to round; Elasticsearch, with one forecast per index, never meets this. Deciders,
+// allow_rebalance and cluster_concurrent_rebalance are OpenSearch's as above; a throttled choice
+// changes the balancer's model only, as in Elasticsearch. Its rebalancing relocations count as moves
+// and bytes moved (and in a tick's builtin relocations), not in the result's builtin relocations.
+// Not modelled: the desired-balance layer recent Elasticsearch versions put around this allocator;
+// here it acts on the cluster directly every tick. The starting placement of copies a scenario does
+// not place is OpenSearch's allocator's, the same for every balancer.
+//
 // # Events
 //
 // node_leave loses the node's copies: an active replica of a lost primary is promoted (primary term
@@ -79,12 +101,13 @@
 // # Measures
 //
 // Result holds what the simulator can measure: moves and bytes moved by accepted non-dry-run reroute
-// move commands; built-in relocations of a copy an external move placed (moves undone); hot node
-// seconds; the maximum and the nearest-rank p99 of true queue wait over node-ticks of nodes with write
-// load; rejected writes; the longest hotspot episode (consecutive ticks with any hot node), counted as
-// its ticks × tick_seconds; replica changes (indices whose number_of_replicas a PUT changed) and
-// replica node hours (assigned replica copies × hours); the p99 of 20 ms + search queue wait over
-// node-ticks weighted by search tasks; and safety violations, checked on every tick and every reroute
+// move commands, or by the es-weights baseline's rebalancing; built-in relocations of a copy an
+// external move placed (moves undone); hot node seconds; the maximum and the nearest-rank p99 of
+// true queue wait over node-ticks of nodes with write load; rejected writes; the longest hotspot
+// episode (consecutive ticks with any hot node), counted as its ticks × tick_seconds; replica
+// changes (indices whose number_of_replicas a PUT changed) and replica node hours (assigned replica
+// copies × hours); the p99 of 20 ms + search queue wait over node-ticks weighted by search tasks;
+// and safety violations, checked on every tick and every reroute
 // in the simulator's own truth: two copies of a shard on one node, a shard left with no active copy by
 // a reroute, a move accepted while health was not green, while an earlier reroute move from or to
 // one of its nodes was still relocating, while OpenSearch's own relocations exceeded
@@ -121,6 +144,7 @@
 //     copies, moves of copies that may not remain, balanceByWeights), filters.go (allocation
 //     filters, matched by shared/cluster's one implementation), reroute.go (_cluster/reroute
 //     commands, dry run and explain), settings.go (validating cluster and index settings);
+//   - Elasticsearch's weight-function balancer, the es-weights baseline: esweights.go;
 //   - the REST surface: http.go (routing, errors, API faults), api_cluster.go, api_nodes.go,
 //     api_indices.go, api_cat.go, api_tasks.go (one file per API family), jsontree.go and
 //     filterpath.go (ordered JSON trees and filter_path).
