@@ -9,11 +9,27 @@ import (
 	"github.com/shardwise/shardwise/shared/cluster"
 )
 
-// productionSnapshot builds the scale of the Elasticsearch Serverless shard balancing blog's example:
-// 37 nodes of 8 WRITE threads, 4,100 indices, 30,000 copies, with hot nodes queueing.
-func productionSnapshot(hot int) *cluster.Snapshot {
-	const nodes, indices, copies = 37, 4100, 30000
-	rng := rand.New(rand.NewPCG(37, 30000))
+// benchShape is the size of a benchmark cluster: nodes of 8 WRITE threads, index names to cycle
+// through, shard copies of 20 GiB (a primary and a replica per shard), and each copy's mean write
+// load in threads (exponentially distributed).
+type benchShape struct {
+	nodes, indices, copies int
+	copyLoad               float64
+}
+
+// production is the scale of the Elasticsearch Serverless shard balancing blog's example: 37 nodes,
+// 4,100 indices and 30,000 copies, about half the WRITE threads busy.
+var production = benchShape{nodes: 37, indices: 4100, copies: 30000, copyLoad: 0.005}
+
+// petabyte is 750 nodes and 100,000 copies of 20 GiB (2 PB), at the same half of the WRITE
+// threads busy as production: 4 threads a node over 133 copies.
+var petabyte = benchShape{nodes: 750, indices: 16000, copies: 100000, copyLoad: 4.0 * 750 / 100000}
+
+// benchSnapshot builds a cluster of the given shape whose first hot nodes carry a few busy shards on
+// top of their share and queue.
+func benchSnapshot(shape benchShape, hot int) *cluster.Snapshot {
+	nodes, indices, copies := shape.nodes, shape.indices, shape.copies
+	rng := rand.New(rand.NewPCG(uint64(nodes), uint64(copies)))
 	s := &cluster.Snapshot{Cluster: "prod", At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), IntervalSeconds: 30, Health: "green",
 		Settings: cluster.Settings{DiskHighWatermark: 0.9}}
 	for i := range nodes {
@@ -30,7 +46,7 @@ func productionSnapshot(hot int) *cluster.Snapshot {
 		primaries := 1 + rng.IntN(5)
 		s.Indices = append(s.Indices, cluster.Index{Name: name, Primaries: primaries, Replicas: 1})
 		for sh := range primaries {
-			load := rng.ExpFloat64() * 0.005
+			load := rng.ExpFloat64() * shape.copyLoad
 			a := rng.IntN(nodes)
 			b := (a + 1 + rng.IntN(nodes-1)) % nodes
 			for i, n := range []int{a, b} {
@@ -65,34 +81,32 @@ func productionSnapshot(hot int) *cluster.Snapshot {
 }
 
 // BenchmarkPlanCycleProduction plans one cycle at 37 nodes, 30,000 copies and 5 hot nodes.
-func BenchmarkPlanCycleProduction(b *testing.B) {
-	s := productionSnapshot(5)
-	hot := make([]string, 0, 5)
-	for i := range 5 {
-		hot = append(hot, s.Nodes[i].Name)
+func BenchmarkPlanCycleProduction(b *testing.B) { benchPlanCycle(b, production, 5) }
+
+// BenchmarkPlanCycleProductionQuiet plans one cycle at the same scale with nothing hot: the cycle a
+// large cluster runs most of the time, where the index-colocation phase looks at every copy.
+func BenchmarkPlanCycleProductionQuiet(b *testing.B) { benchPlanCycle(b, production, 0) }
+
+// benchPlanCycle plans one cycle of a cluster of the given shape whose first hot nodes have been
+// hot long enough to act on.
+func benchPlanCycle(b *testing.B, shape benchShape, hot int) {
+	s := benchSnapshot(shape, hot)
+	names := make([]string, 0, hot)
+	for i := range hot {
+		names = append(names, s.Nodes[i].Name)
 	}
-	mem := Memory{Streaks: streaks(s, hot...)}
+	mem := Memory{}
+	if hot > 0 {
+		mem.Streaks = streaks(s, names...)
+	}
 	cfg := DefaultConfig()
 	plan, _ := PlanCycle(s, mem, cfg)
-	b.Logf("copies %d, hot %d, moves %d, scale up %+v", len(s.Copies), len(hot), len(plan.Moves), plan.ScaleUp)
+	b.Logf("nodes %d, copies %d, hot %d, moves %d, scale up %+v", len(s.Nodes), len(s.Copies), hot, len(plan.Moves), plan.ScaleUp)
 	for _, n := range plan.Notes {
 		b.Logf("note %s %s: %.300s", n.Kind, n.Node, n.Reason)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
 		PlanCycle(s, mem, cfg)
-	}
-}
-
-// BenchmarkPlanCycleProductionQuiet plans one cycle at the same scale with nothing hot: the cycle a
-// large cluster runs most of the time, where the index-colocation phase looks at every copy.
-func BenchmarkPlanCycleProductionQuiet(b *testing.B) {
-	s := productionSnapshot(0)
-	cfg := DefaultConfig()
-	plan, _ := PlanCycle(s, Memory{}, cfg)
-	b.Logf("copies %d, moves %d", len(s.Copies), len(plan.Moves))
-	b.ReportAllocs()
-	for b.Loop() {
-		PlanCycle(s, Memory{}, cfg)
 	}
 }

@@ -27,34 +27,47 @@ import (
 	"github.com/shardwise/shardwise/shared/state"
 )
 
+// ingestShape is the size of a benchmark cluster: nodes in three zones and one index group, with
+// zipf-skewed loads so counters differ from copy to copy as they do in a real cluster.
+type ingestShape struct {
+	name                      string
+	nodes, indices, primaries int
+	replicas                  int
+	shardBytes, diskBytes     int64
+	writeLoad, searchLoad     float64
+}
+
+func (sh ingestShape) copies() int { return sh.indices * sh.primaries * (1 + sh.replicas) }
+
 // The performance target: one ingest of a 30,000-shard, 37-node
 // cluster in under 2 s and 128 MiB, the smallest Lambda's memory.
-const (
-	benchNodes      = 37
-	benchIndices    = 5000
-	benchPrimaries  = 3 // × benchIndices = 15,000 primaries
-	benchReplicas   = 1 // 30,000 shard copies in all
-	benchShardBytes = 1 << 30
-)
+var ingest30k = ingestShape{
+	name:  "30k",
+	nodes: 37, indices: 5000, primaries: 3, replicas: 1, // 30,000 shard copies in all
+	// 4 TiB disks keep the 811 GiB of copies a node holds far under the disk watermark.
+	shardBytes: 1 << 30, diskBytes: 4 << 40,
+	writeLoad: 150, searchLoad: 200,
+}
 
-// ingestBenchScenario is the benchmark cluster, built in code: 37 nodes in three zones and one
-// index group of 5,000 indices × 3 primaries × (1 + 1 replica) = 30,000 shard copies, with
-// zipf-skewed loads so counters differ from copy to copy as they do in a real cluster.
-func ingestBenchScenario() *sim.Scenario {
-	nodes := make([]sim.NodeSpec, benchNodes)
+// ingestBenchShapes are the shapes a benchmark may ask the simulator process for, by name.
+var ingestBenchShapes = map[string]ingestShape{ingest30k.name: ingest30k, ingestPetabyte.name: ingestPetabyte}
+
+// ingestBenchScenario is a benchmark cluster, built in code: the shape's nodes in three zones and
+// one index group of its indices × primaries × (1 + replicas) shard copies.
+func ingestBenchScenario(sh ingestShape) *sim.Scenario {
+	nodes := make([]sim.NodeSpec, sh.nodes)
 	for i := range nodes {
 		nodes[i] = sim.NodeSpec{Name: fmt.Sprintf("node-%02d", i), Zone: fmt.Sprintf("z%d", i%3)}
 	}
-	write, search := sim.Constant(150), sim.Constant(200)
+	write, search := sim.Constant(sh.writeLoad), sim.Constant(sh.searchLoad)
 	return &sim.Scenario{
-		Name: "ingest-30k", Seed: 42, TickSeconds: 30, DurationSeconds: 86400,
-		// Threads and heap as the scenario format's node_defaults (docs/scenarios.md); 4 TiB disks keep the 811 GiB of
-		// copies a node holds far under the disk watermark.
-		NodeDefaults: sim.NodeSpec{WriteThreads: 8, SearchThreads: 13, HeapBytes: 8 << 30, DiskBytes: 4 << 40},
+		Name: "ingest-" + sh.name, Seed: 42, TickSeconds: 30, DurationSeconds: 86400,
+		// Threads and heap as the scenario format's node_defaults (docs/scenarios.md).
+		NodeDefaults: sim.NodeSpec{WriteThreads: 8, SearchThreads: 13, HeapBytes: 8 << 30, DiskBytes: sh.diskBytes},
 		Nodes:        nodes,
 		IndexGroups: []sim.IndexGroupSpec{{
-			NamePrefix: "logs-", Count: benchIndices, Primaries: benchPrimaries, Replicas: benchReplicas,
-			ShardBytes: benchShardBytes, WriteLoad: &write, SearchLoad: &search,
+			NamePrefix: "logs-", Count: sh.indices, Primaries: sh.primaries, Replicas: sh.replicas,
+			ShardBytes: sh.shardBytes, WriteLoad: &write, SearchLoad: &search,
 			Skew: &sim.Skew{Kind: "zipf", S: 1.1},
 		}},
 	}
@@ -103,19 +116,21 @@ func (h *benchHeapPeak) Stop() uint64 {
 	return h.peak
 }
 
-// benchSimEnv makes this test binary the simulator's process (see TestSimServerProcess).
+// benchSimEnv makes this test binary the simulator's process (see TestSimServerProcess); its value
+// names the shape of ingestBenchShapes to simulate.
 const benchSimEnv = "SHARDWISE_BENCH_SIMULATOR"
 
-// TestSimServerProcess is BenchmarkIngest30k's simulator process, not a test: the benchmark runs
+// TestSimServerProcess is the ingest benchmarks' simulator process, not a test: a benchmark runs
 // this test binary again with benchSimEnv set, so the simulator's model and the memory it spends
 // answering are not counted as the ingest's, as they would not be in Lambda. It prints the URL and
 // the virtual time, then advances one tick and prints the new virtual time for each line read
 // from stdin, until stdin closes.
 func TestSimServerProcess(t *testing.T) {
-	if os.Getenv(benchSimEnv) != "1" {
-		t.Skip("the simulator process of BenchmarkIngest30k; runs only when the benchmark starts it")
+	shape, ok := ingestBenchShapes[os.Getenv(benchSimEnv)]
+	if !ok {
+		t.Skip("the simulator process of the ingest benchmarks; runs only when a benchmark starts it")
 	}
-	s, err := sim.New(ingestBenchScenario(), sim.Options{})
+	s, err := sim.New(ingestBenchScenario(shape), sim.Options{})
 	if err != nil {
 		t.Fatalf("simulator: %v", err)
 	}
@@ -143,13 +158,13 @@ type benchSimProcess struct {
 	out   *bufio.Scanner
 }
 
-func startBenchSimProcess(b *testing.B) *benchSimProcess {
+func startBenchSimProcess(b *testing.B, shape ingestShape) *benchSimProcess {
 	b.Helper()
 	// b.Context is cancelled before cleanups run, which would kill the process before the cleanup
 	// lets it end by closing its stdin.
 	cmd := exec.CommandContext(context.WithoutCancel(b.Context()), os.Args[0], "-test.run=^TestSimServerProcess$")
 	cmd.WaitDelay = 10 * time.Second
-	cmd.Env = append(os.Environ(), benchSimEnv+"=1")
+	cmd.Env = append(os.Environ(), benchSimEnv+"="+shape.name)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -229,7 +244,10 @@ func (c benchCountingConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// BenchmarkIngest30k measures one ingest of the 30,000-copy cluster, served over HTTP on 127.0.0.1
+// BenchmarkIngest30k measures one ingest of the 30,000-copy cluster (see benchIngest).
+func BenchmarkIngest30k(b *testing.B) { benchIngest(b, ingest30k) }
+
+// benchIngest measures one ingest of a cluster of the given shape, served over HTTP on 127.0.0.1
 // by the simulator in its own process, through the production client, collector, rate derivation
 // and snapshot storage (the embedded store; in Lambda it is DynamoDB). Each op follows a simulator
 // tick, so every counter moved and rates are derived from the previous op's counters, as in a warm
@@ -241,9 +259,9 @@ func (c benchCountingConn) Read(p []byte) (int, error) {
 // the largest rise of that figure over its value after a GC just before the op, which leaves out
 // the snapshots the embedded store holds (in Lambda they are in DynamoDB). B/op and allocs/op are
 // everything allocated, garbage included.
-func BenchmarkIngest30k(b *testing.B) {
+func benchIngest(b *testing.B, shape ingestShape) {
 	ctx := b.Context()
-	p := startBenchSimProcess(b)
+	p := startBenchSimProcess(b, shape)
 
 	dialer := &benchCountingDialer{}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
@@ -266,7 +284,7 @@ func BenchmarkIngest30k(b *testing.B) {
 		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Config:  cfg,
 	}
-	const copies = benchIndices * benchPrimaries * (1 + benchReplicas)
+	copies := shape.copies()
 	ingest := func() engine.IngestResult {
 		res, err := e.Ingest(ctx, []string{"big"})
 		if err != nil {

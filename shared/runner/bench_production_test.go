@@ -1,0 +1,85 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/sim"
+)
+
+// benchProductionEnv turns on BenchmarkSimulateScaleOutProduction, which takes about 25 minutes.
+const benchProductionEnv = "SHARDWISE_BENCH_PRODUCTION"
+
+// BenchmarkSimulateScaleOutProduction runs the whole scale-out-production scenario (10 to 37 nodes,
+// 30,000 copies, 240 ticks) with shardwise balancing and dry-run off, as
+// `shardwise simulate --dry-run=false` does. Run it alone, with the default benchtime (one run):
+//
+//	SHARDWISE_BENCH_PRODUCTION=1 go test -run '^$' -bench SimulateScaleOutProduction -timeout 60m ./shared/runner/
+//
+// Reported: wall-s, the run's wall time; peak-rss-MiB, the process's peak resident memory
+// (VmHWM), which includes the simulator's; and the run's own figures.
+func BenchmarkSimulateScaleOutProduction(b *testing.B) {
+	if os.Getenv(benchProductionEnv) != "1" {
+		b.Skipf("takes about 25 minutes; set %s=1 to run it", benchProductionEnv)
+	}
+	sc, err := sim.LoadScenario(filepath.Join("..", "..", "scenarios", "scale-out-production.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Safety.DryRun = false
+	var res Result
+	start := time.Now()
+	runs := 0
+	for b.Loop() {
+		if res, err = Run(context.Background(), sc, Options{Balancer: BalancerShardwise, Config: cfg}); err != nil {
+			b.Fatalf("%s: %v", sc.Name, err)
+		}
+		runs++
+	}
+	b.ReportMetric(time.Since(start).Seconds()/float64(runs), "wall-s")
+	if hwm, err := peakRSS(); err != nil {
+		b.Logf("peak RSS: %v", err)
+	} else {
+		b.ReportMetric(float64(hwm)/(1<<20), "peak-rss-MiB")
+	}
+	b.ReportMetric(res.HotNodeSeconds, "hot-node-s")
+	b.ReportMetric(float64(res.Moves), "moves")
+	b.ReportMetric(float64(res.MovesUndoneByBuiltin), "undone")
+	b.ReportMetric(float64(res.SafetyViolations), "violations")
+	b.ReportMetric(res.PlanMsP50, "plan-ms-p50")
+	b.ReportMetric(res.PlanMsMax, "plan-ms-max")
+}
+
+// peakRSS reads the process's peak resident set size in bytes from /proc/self/status (Linux).
+func peakRSS() (int64, error) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, fmt.Errorf("peak RSS: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:")
+		if !ok {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("peak RSS %q: %w", rest, err)
+		}
+		return kb << 10, nil
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("peak RSS: %w", err)
+	}
+	return 0, fmt.Errorf("peak RSS: no VmHWM in /proc/self/status")
+}
