@@ -28,6 +28,11 @@ type View struct {
 	eligible   map[string]int                      // index → nodes its filters allow (moves do not change it)
 	shardSize  map[cluster.ShardID]int64
 	copyLoad   map[cluster.ShardID]float64 // shard → write load of one copy (all copies bear it)
+
+	// clusterEligible is the nodes the cluster's filters allow, which every index without filters
+	// of its own shares (most do), once clusterEligibleKnown.
+	clusterEligible      int
+	clusterEligibleKnown bool
 }
 
 // NewView indexes snap. hot marks the nodes currently judged hot (may be nil).
@@ -200,12 +205,16 @@ func (v *View) EligibleNodes(index string) int {
 
 func (v *View) eligibleNodes(index string) int {
 	ix := v.index[index]
+	own := ix != nil && !ix.Filters.Empty()
+	if !own && v.clusterEligibleKnown {
+		return v.clusterEligible
+	}
 	n := 0
 	for _, node := range v.DataNodes() {
 		if v.excluded[node.ID] {
 			continue
 		}
-		if ix != nil {
+		if own {
 			if ok, _ := filtersAllow(ix.Filters, node); !ok {
 				continue
 			}
@@ -214,6 +223,9 @@ func (v *View) eligibleNodes(index string) int {
 			continue
 		}
 		n++
+	}
+	if !own {
+		v.clusterEligible, v.clusterEligibleKnown = n, true
 	}
 	return n
 }
