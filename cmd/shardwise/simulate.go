@@ -82,7 +82,7 @@ unless --dry-run=false; it only ever touches the simulator.`,
 		},
 	}
 	cmd.Flags().StringVar(&scenario, "scenario", "", "scenario file (format: docs/scenarios.md)")
-	cmd.Flags().StringVar(&balancer, "balancer", runner.BalancerShardwise, "shardwise | none (only OpenSearch's own balancer) | es-weights (Elasticsearch's weight function instead of it) | sway (the Sway rebalancer instead of it)")
+	cmd.Flags().StringVar(&balancer, "balancer", runner.BalancerShardwise, "shardwise | none (only OpenSearch's own balancer) | es-weights (Elasticsearch's weight function instead of it) | sway (the Sway rebalancer instead of it) | es-weights-live (es-weights fed true write loads: an oracle)")
 	cmd.Flags().StringVar(&configFile, "config", "", "shardwise configuration JSON (defaults otherwise)")
 	cmd.Flags().StringVar(&logFile, "log", "", "write the functions' JSON logs to this file")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run result as JSON")

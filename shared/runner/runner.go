@@ -38,10 +38,13 @@ const (
 	BalancerESWeights = "es-weights"
 	// BalancerSway runs the Sway rebalancer each cycle instead of OpenSearch's count balancer.
 	BalancerSway = "sway"
+	// BalancerESWeightsLive is es-weights fed each shard's true write load every tick instead of
+	// Elasticsearch's fixed per-index forecast: an oracle, not a baseline anyone can run.
+	BalancerESWeightsLive = "es-weights-live"
 )
 
 // Balancers lists every balancer, in the order reports show them.
-var Balancers = []string{BalancerShardwise, BalancerNone, BalancerESWeights, BalancerSway}
+var Balancers = []string{BalancerShardwise, BalancerNone, BalancerESWeights, BalancerSway, BalancerESWeightsLive}
 
 // ClusterName is the simulated cluster's name in the configuration.
 const ClusterName = "sim"
@@ -141,6 +144,8 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 	case BalancerNone:
 	case BalancerESWeights:
 		rebalancer = sim.RebalancerESWeights
+	case BalancerESWeightsLive:
+		rebalancer = sim.RebalancerESWeightsLive
 	case BalancerSway:
 		rebalancer, perCycle = sim.RebalancerOff, sway.Default().MaxMovesPerCycle
 	default:

@@ -546,7 +546,7 @@ func (s *Sim) allocate() (rebalanced int) {
 	if len(s.presentNodes()) == 0 {
 		return 0
 	}
-	if s.rebalancer == RebalancerESWeights {
+	if s.rebalancer == RebalancerESWeights || s.rebalancer == RebalancerESWeightsLive {
 		return s.allocateESWeights()
 	}
 	b := s.newBalance()

@@ -72,15 +72,16 @@
 // round instead, with its WeightFunction: weight(node, index) = θ0·(shards − mean) + θ1·(shards of
 // the index − its mean) + θ2·(write load − mean) + θ3·(disk bytes − mean), the factors shard 0.45,
 // index 0.55, write_load 10 and disk_usage 2e-11 divided by their sum (11), in float32 as in Java.
-// A node's write load sums its copies' current true WRITE loads (Elasticsearch sums a per-shard
-// write load forecast; the simulator knows the truth), its disk their shard_bytes; a relocating copy
-// counts on its target only. Unassigned copies go to the lightest node the deciders allow, with
+// A node's write load sums its copies' write load forecasts: one figure per index, its WRITE load
+// at the scenario's start over its shard count, fixed for the run, as Elasticsearch forecasts an
+// index's load from its history when a rollover creates it and keeps that figure for the index's
+// life (a spike later in the run is what the forecast cannot see). Its disk sums their shard_bytes; a
+// relocating copy counts on its target only. Unassigned copies go to the lightest node the deciders allow, with
 // Elasticsearch's order and tie-breaks; copies that may not remain go to the lightest node that says
 // YES; then balanceByWeights moves copies of each index, most spread first, from the heaviest to the
 // lightest node while their difference exceeds the threshold (1.0) times the index's minWeightDelta,
-// θ0 + θ1 + θ2·(the index's mean shard write load) + θ3·shard_bytes, with lessThan's 0.001 slack.
-// A shard heavier than its index's mean can shift more weight than that and swap between two nodes
-// from round to round; Elasticsearch, with one forecast per index, never meets this. Deciders,
+// θ0 + θ1 + θ2·(the index's shard write load forecast) + θ3·shard_bytes, with lessThan's 0.001
+// slack. Deciders,
 // allow_rebalance and cluster_concurrent_rebalance are OpenSearch's as above; a throttled choice
 // changes the balancer's model only, as in Elasticsearch. Its rebalancing relocations count as moves
 // and bytes moved (and in a tick's builtin relocations), not in the result's builtin relocations.

@@ -101,11 +101,23 @@ func (s *Sim) allocateESWeights() int {
 	return b.balance()
 }
 
-// shardWriteLoad is a shard's current true WRITE load in threads, the load each of its active copies
-// bears (none when no copy is active). Elasticsearch adds for each copy its index's forecast write
-// load per shard (WriteLoadForecaster, in WRITE threads); the simulator knows each copy's true load,
-// computed at the start of the tick, and uses that instead.
-func shardWriteLoad(sh *shard) float64 {
+// forecastWriteLoad is Elasticsearch's write load forecast for a shard of ix, in WRITE threads: one
+// figure per index, the same for each of its shards (IndexMetadata's forecasted write load, read by
+// the balancer through WriteLoadForecaster). Elasticsearch forecasts it from the index's history when
+// the index is created by a rollover, and it stays fixed for the index's life; the simulator's
+// indices do not roll over, so their history is the load they carry at the scenario's start. A spike
+// later in the run is what the forecast cannot see, as in Elasticsearch.
+func forecastWriteLoad(ix *index) float64 {
+	if len(ix.shards) == 0 {
+		return 0
+	}
+	w, _ := ix.loads(0)
+	return w / float64(len(ix.shards))
+}
+
+// liveWriteLoad is a shard's true WRITE load this tick, in threads: what RebalancerESWeightsLive
+// gives the weight function in place of the forecast, knowledge Elasticsearch does not have.
+func liveWriteLoad(sh *shard) float64 {
 	w := 0.0
 	for _, c := range sh.copies {
 		w = max(w, c.writeDemand)
@@ -149,8 +161,12 @@ func (s *Sim) newESBalancer() *esBalancer {
 		b.shardLoad[ix.ord] = make([]float64, len(ix.shards))
 		copies := ix.replicas + 1
 		indexLoad := 0.0
+		forecast := forecastWriteLoad(ix)
 		for _, sh := range ix.shards {
-			load := shardWriteLoad(sh)
+			load := forecast
+			if s.rebalancer == RebalancerESWeightsLive {
+				load = liveWriteLoad(sh)
+			}
 			b.shardLoad[ix.ord][sh.num] = load
 			indexLoad += load
 			for _, c := range sh.copies {
@@ -210,11 +226,8 @@ func (b *esBalancer) weight(n *node, ix *index) float32 {
 }
 
 // localThreshold is the threshold setting times minWeightDelta for ix, with the index's largest
-// shard size (maxShardSizeBytes) and its shard write load forecast, which Elasticsearch computes as
-// the index's mean write load per shard; here the mean of its shards' true loads. Elasticsearch
-// gives every shard of an index that one load, so no move shifts more weight than the threshold.
-// With true per-copy loads a shard heavier than the mean can shift more, overshoot, and swap
-// between two nodes from one round to the next.
+// shard size (maxShardSizeBytes) and its shard write load forecast: every shard of an index carries
+// the same forecast, so no single move shifts more weight than the threshold.
 func (b *esBalancer) localThreshold(ix *index) float32 {
 	return b.fn.minWeightDelta(float32(b.meanLoad[ix.ord]), float32(ix.shardBytes)) * b.threshold
 }

@@ -95,6 +95,19 @@ const esHotspotHiddenScenario = `{"name": "es-hotspot-hidden", "seed": 3, "tick_
     {"name": "h2", "primaries": 4, "replicas": 0, "shard_bytes": 1048576, "shard_weights": [5, 1, 1, 1],
      "write_load": {"kind": "constant", "value": 4}, "placement": [["n0"], ["n1"], ["n2"], ["n3"]]}]}`
 
+// Four nodes; both shards of spiky sit on n0 beside an even index, and spiky's write load steps from
+// 0.5 to 6 WRITE threads after five minutes: at the start n0 carries no more forecast load than any
+// other node.
+const esSpikeScenario = `{"name": "es-spike", "seed": 3, "tick_seconds": 30, "duration_seconds": 1800,
+  "cluster": {"builtin_balancer": true},
+  "node_defaults": {"write_threads": 4},
+  "nodes": [{"name": "n0"}, {"name": "n1"}, {"name": "n2"}, {"name": "n3"}],
+  "indices": [
+    {"name": "spiky", "primaries": 2, "replicas": 0, "shard_bytes": 1048576,
+     "write_load": {"kind": "step", "before": 0.5, "after": 6, "at_seconds": 300}, "placement": [["n0"], ["n0"]]},
+    {"name": "even", "primaries": 6, "replicas": 0, "shard_bytes": 1048576,
+     "write_load": {"kind": "constant", "value": 1.5}, "placement": [["n1"], ["n1"], ["n2"], ["n2"], ["n3"], ["n3"]]}]}`
+
 // Three nodes, an index of three shards with a replica each, two copies per node, the same load on
 // every shard: balanced in counts, per index, in write load and in disk.
 const esSteadyScenario = `{"name": "es-steady", "seed": 3, "tick_seconds": 30, "duration_seconds": 1800,
@@ -139,10 +152,18 @@ func TestESWeightsRebalancing(t *testing.T) {
 	}{
 		{"write hotspot in copies of even load: es-weights moves one off the hot node and settles",
 			esHotspotEvenScenario, RebalancerESWeights, 1048576, evenHot, 2, 1, 4, false},
-		// Here the heavy copy is heavier than its index's mean, so a move of it shifts more weight
-		// than the threshold and, once off n0, it swaps between two cool nodes: moves stay open.
-		{"write hotspot hidden from counts: es-weights moves a heavy copy off the hot node",
-			esHotspotHiddenScenario, RebalancerESWeights, 1048576, hiddenHeavy, 1, 1, -1, false},
+		// Elasticsearch gives every shard of an index its one forecast, so a hotspot made of the
+		// heavy shards of two evenly placed indices is as invisible to it as to the counts.
+		{"write hotspot within indices: es-weights, one forecast per index, moves nothing",
+			esHotspotHiddenScenario, RebalancerESWeights, 1048576, hiddenHeavy, 2, 0, 0, true},
+		// Fed true loads, the weight function sees it. A heavy shard then shifts more weight than
+		// the threshold, which assumes one load per index, and may swap between two cool nodes:
+		// moves stay open.
+		{"write hotspot within indices: es-weights-live moves a heavy copy off the hot node",
+			esHotspotHiddenScenario, RebalancerESWeightsLive, 1048576, hiddenHeavy, 1, 1, -1, false},
+		// The forecast is fixed when the index is created: a spike later is not seen.
+		{"write spike after the start: es-weights' forecast does not see it and moves nothing",
+			esSpikeScenario, RebalancerESWeights, 1048576, []shardRef{{"spiky", 0}, {"spiky", 1}}, 2, 0, 0, true},
 		{"write hotspot hidden from counts: OpenSearch's count balancer moves nothing",
 			esHotspotHiddenScenario, RebalancerOpenSearch, 1048576, hiddenHeavy, 2, 0, 0, true},
 		{"steady and balanced: es-weights moves nothing",

@@ -38,6 +38,10 @@ const (
 	// RebalancerESWeights is Elasticsearch's stateful BalancedShardsAllocator weight function, with
 	// write load and disk usage beside the counts.
 	RebalancerESWeights Rebalancer = "es-weights"
+	// RebalancerESWeightsLive is RebalancerESWeights given each shard's true write load every tick
+	// instead of Elasticsearch's fixed per-index forecast: an oracle, to show what the weight
+	// function would do with knowledge Elasticsearch lacks.
+	RebalancerESWeightsLive Rebalancer = "es-weights-live"
 	// RebalancerOff leaves rebalancing to a balancer outside the cluster (Sway): the allocator still
 	// assigns unassigned copies and moves those that may not remain.
 	RebalancerOff Rebalancer = "off"
@@ -215,9 +219,10 @@ func New(sc *Scenario, opts Options) (*Sim, error) {
 		rebalancer:       cmp.Or(opts.Rebalancer, RebalancerOpenSearch),
 	}
 	switch s.rebalancer {
-	case RebalancerOpenSearch, RebalancerESWeights, RebalancerOff:
+	case RebalancerOpenSearch, RebalancerESWeights, RebalancerESWeightsLive, RebalancerOff:
 	default:
-		return nil, fmt.Errorf("new simulation: rebalancer %q: want %s, %s or %s", s.rebalancer, RebalancerOpenSearch, RebalancerESWeights, RebalancerOff)
+		return nil, fmt.Errorf("new simulation: rebalancer %q: want %s, %s, %s or %s", s.rebalancer,
+			RebalancerOpenSearch, RebalancerESWeights, RebalancerESWeightsLive, RebalancerOff)
 	}
 	s.res.Scenario = sc.Name
 	s.clusterUUID = makeID(sc.Seed, "cluster/"+sc.Name)
