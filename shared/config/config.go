@@ -100,31 +100,34 @@ type ReplicasConfig struct {
 // encoding without recursing.
 type replicasPlain ReplicasConfig
 
-// MarshalJSON writes replicas.Config's ScaleDownAfter readable ("30m0s") like every other
-// duration; replicas.Config holds a plain time.Duration, which JSON would write in nanoseconds.
+// MarshalJSON writes replicas.Config's ScaleDownAfter and NodeLeftDelay readable ("30m0s") like
+// every other duration; replicas.Config holds plain time.Durations, which JSON would write in
+// nanoseconds.
 func (r ReplicasConfig) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		replicasPlain
-		// The shallower field wins over the embedded one of the same name.
+		// The shallower fields win over the embedded ones of the same name.
 		ScaleDownAfter duration.Duration `json:"ScaleDownAfter"`
-	}{replicasPlain(r), duration.Duration(r.ScaleDownAfter)})
+		NodeLeftDelay  duration.Duration `json:"NodeLeftDelay"`
+	}{replicasPlain(r), duration.Duration(r.ScaleDownAfter), duration.Duration(r.NodeLeftDelay)})
 }
 
-// UnmarshalJSON overlays a document on r, reading ScaleDownAfter as "30m" or seconds (a bare
-// number would otherwise be nanoseconds: 90 meaning 90 ns, scaling down at once). A type with its
-// own UnmarshalJSON gets raw bytes, so unknown fields are rejected here again.
+// UnmarshalJSON overlays a document on r, reading ScaleDownAfter and NodeLeftDelay as "30m" or
+// seconds (a bare number would otherwise be nanoseconds: 90 meaning 90 ns, scaling down at once).
+// A type with its own UnmarshalJSON gets raw bytes, so unknown fields are rejected here again.
 func (r *ReplicasConfig) UnmarshalJSON(b []byte) error {
-	after := duration.Duration(r.ScaleDownAfter)
+	after, left := duration.Duration(r.ScaleDownAfter), duration.Duration(r.NodeLeftDelay)
 	aux := struct {
 		*replicasPlain
 		ScaleDownAfter *duration.Duration `json:"ScaleDownAfter"`
-	}{(*replicasPlain)(r), &after}
+		NodeLeftDelay  *duration.Duration `json:"NodeLeftDelay"`
+	}{(*replicasPlain)(r), &after, &left}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&aux); err != nil {
 		return fmt.Errorf("replicas: %w", err)
 	}
-	r.ScaleDownAfter = after.Std()
+	r.ScaleDownAfter, r.NodeLeftDelay = after.Std(), left.Std()
 	return nil
 }
 

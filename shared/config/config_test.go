@@ -48,6 +48,8 @@ func TestValidateNamesFields(t *testing.T) {
 		{"allocation field", func(c *Config) { c.Allocation.HotUtilization = 2 }, "allocation.hot_utilization"},
 		{"replicas utilization out of range", func(c *Config) { c.Replicas.MinSearchUtilization = 1 }, "replicas.min_search_utilization"},
 		{"replicas formula field", func(c *Config) { c.Replicas.X = 0 }, "replicas: replicas config: X"},
+		{"replicas need threshold out of range", func(c *Config) { c.Replicas.NeedUtilization = 1 }, "replicas: replicas config: NeedUtilization"},
+		{"replicas negative node-left delay", func(c *Config) { c.Replicas.NodeLeftDelay = -time.Second }, "replicas: replicas config: NodeLeftDelay"},
 		{"safety field", func(c *Config) { c.Safety.RequiredHealth = "red" }, "safety.required_health"},
 		{"sandbox definitions not JSON", func(c *Config) { c.Sandbox.Definitions = json.RawMessage(`{`) }, "sandbox.definitions"},
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, "log_level"},
@@ -284,7 +286,7 @@ func TestDurationsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"queue_latency_threshold":"3s"`, `"refresh_period":"30s"`, `"snapshot_ttl":"2h0m0s"`,
-		`"max_search_latency":"200ms"`, `"max_stats_age":"1m0s"`, `"colocation_every":"10m0s"`} {
+		`"max_search_latency":"200ms"`, `"max_stats_age":"1m0s"`, `"colocation_every":"10m0s"`, `"NodeLeftDelay":"1m0s"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("marshalled config lacks %s:\n%s", want, b)
 		}
@@ -317,7 +319,8 @@ func TestReplicasScaleDownAfterReadable(t *testing.T) {
 			if c.Replicas.ScaleDownAfter != tc.want {
 				t.Errorf("ScaleDownAfter: got %v want %v", c.Replicas.ScaleDownAfter, tc.want)
 			}
-			if !c.Replicas.Enabled || c.Replicas.MinSearchUtilization != Default().Replicas.MinSearchUtilization || c.Replicas.X != Default().Replicas.X {
+			if !c.Replicas.Enabled || c.Replicas.MinSearchUtilization != Default().Replicas.MinSearchUtilization || c.Replicas.X != Default().Replicas.X ||
+				c.Replicas.NodeLeftDelay != time.Minute || c.Replicas.NeedUtilization != 0.5 {
 				t.Errorf("replicas fields the document does not name lost their defaults: %+v", c.Replicas)
 			}
 		})
@@ -334,6 +337,14 @@ func TestReplicasScaleDownAfterReadable(t *testing.T) {
 func TestPasswordEnv(t *testing.T) {
 	const variable = "SHARDWISE_TEST_PASSWORD"
 	cl := Cluster{Name: "prod", URLs: []string{"https://p.example"}, Auth: "basic", Username: "shardwise", PasswordEnv: variable}
+	left, err := Parse(Default(), []byte(`{"replicas":{"NodeLeftDelay":"5m","NeedUtilization":0.6}}`))
+	if err != nil {
+		t.Fatalf("Parse NodeLeftDelay: %v", err)
+	}
+	if left.Replicas.NodeLeftDelay != 5*time.Minute || left.Replicas.NeedUtilization != 0.6 || left.Replicas.ScaleDownAfter != 30*time.Minute {
+		t.Errorf("NodeLeftDelay, NeedUtilization, ScaleDownAfter: got %v %v %v, want 5m 0.6 30m", left.Replicas.NodeLeftDelay,
+			left.Replicas.NeedUtilization, left.Replicas.ScaleDownAfter)
+	}
 	t.Run("missing variable is named", func(t *testing.T) {
 		c := Default()
 		c.Clusters = []Cluster{cl}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/bus"
@@ -25,21 +26,29 @@ type ReplicasResult struct {
 	Repeated  bool                `json:"repeated,omitempty"`
 }
 
-// ReplicaInputs measures, per index, L's numerator (search threads busy), N (eligible nodes), S
-// (primaries) and how many more copies the nodes can take: under the disk high watermark, and —
-// because in stateful OpenSearch every replica indexes every document — within the WRITE pools'
-// allocation threshold, counting the index's heaviest shard load per new copy.
-func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config) []replicas.IndexInput {
+// ReplicaInputs measures, per index, L's numerator (search threads busy), N (the nodes that may
+// hold its copies: data nodes after allocation filters, or search nodes in search-replica mode),
+// S (primaries), how many copies of each shard the nodes can assign (replicas.MaxCopies), how busy
+// the search pools holding its copies are, what a new copy costs, and how many more copies the
+// nodes can take: under the disk high watermark, and — because in stateful OpenSearch every
+// replica indexes every document — within the WRITE pools' allocation threshold, counting the
+// index's heaviest shard load per new copy.
+func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config, searchReplicas bool) []replicas.IndexInput {
 	v := allocation.NewView(snap, cfg, nil)
 	load := map[string]float64{}
 	known := map[string]bool{}
 	size := map[string]int64{}
 	count := map[string]int64{}
 	heaviest := map[string]float64{}
+	copyNodes := map[string]map[string]bool{}
+	perNode := map[string]int{}
 	for _, ix := range snap.Indices {
 		known[ix.Name] = snap.IntervalSeconds > 0
 	}
 	for _, c := range snap.Copies {
+		if c.Node != "" {
+			perNode[c.Node]++
+		}
 		if !c.Active() {
 			continue
 		}
@@ -50,6 +59,16 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config) []replicas.Ind
 		size[c.Index] += c.SizeBytes
 		count[c.Index]++
 		heaviest[c.Index] = max(heaviest[c.Index], v.ShardLoad(c.ID()))
+		if copyNodes[c.Index] == nil {
+			copyNodes[c.Index] = map[string]bool{}
+		}
+		copyNodes[c.Index][c.Node] = true
+	}
+	excluded := map[string]bool{}
+	for _, ref := range cfg.ExcludedNodes {
+		if n := snap.NodeByRef(ref); n != nil {
+			excluded[n.ID] = true
+		}
 	}
 	wm := snap.Settings.DiskHighWatermark
 	if wm <= 0 {
@@ -58,8 +77,9 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config) []replicas.Ind
 	out := make([]replicas.IndexInput, 0, len(snap.Indices))
 	for _, ix := range snap.Indices {
 		extra, limiter := -1, ""
+		var avg int64
 		if count[ix.Name] > 0 {
-			if avg := size[ix.Name] / count[ix.Name]; avg > 0 {
+			if avg = size[ix.Name] / count[ix.Name]; avg > 0 {
 				disk := 0
 				for _, n := range v.DataNodes() {
 					if n.DiskTotalBytes <= 0 {
@@ -87,11 +107,91 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config) []replicas.Ind
 				extra, limiter = write, fmt.Sprintf("WRITE pool room (each new copy indexes %.2f threads)", w)
 			}
 		}
-		out = append(out, replicas.IndexInput{Name: ix.Name, Primaries: ix.Primaries, Replicas: ix.Replicas,
+		in := replicas.IndexInput{Name: ix.Name, Primaries: ix.Primaries, Replicas: ix.Replicas,
 			SearchReplicas: ix.SearchReplicas, SearchLoad: load[ix.Name], EligibleNodes: v.EligibleNodes(ix.Name),
-			Hidden: ix.System(), LoadKnown: known[ix.Name], ExtraCopiesAllowed: extra, Limiter: limiter})
+			Hidden: ix.System(), LoadKnown: known[ix.Name], ExtraCopiesAllowed: extra, Limiter: limiter,
+			WriteLoadPerCopy: heaviest[ix.Name], CopyBytes: avg}
+		for id := range copyNodes[ix.Name] {
+			if n := v.Node(id); n != nil {
+				in.PoolThreads += n.Search.Threads
+				in.PoolLoad += n.Search.Load
+				in.CopyNodes++
+			}
+		}
+		eligible := placementNodes(snap, &ix, excluded, searchReplicas)
+		if searchReplicas {
+			in.EligibleNodes = len(eligible)
+		}
+		threads := 0
+		for _, n := range eligible {
+			threads += n.Search.Threads
+		}
+		if len(eligible) > 0 {
+			in.NodeSearchThreads = float64(threads) / float64(len(eligible))
+		}
+		pn := make([]replicas.PlacementNode, len(eligible))
+		for i, n := range eligible {
+			// The index's own copies on the node do not count against the cluster-wide limit.
+			pn[i] = replicas.PlacementNode{Host: n.Host, Attrs: n.Attributes, Others: perNode[n.ID] - v.IndexCopies(ix.Name, n.ID)}
+		}
+		in.MaxCopies, in.MaxWhy = replicas.MaxCopies(pn, replicas.PlacementRules{Primaries: ix.Primaries,
+			TotalShardsPerNode: ix.TotalShardsPerNode, SameShardHost: snap.Settings.SameShardHost,
+			Awareness: snap.Settings.AwarenessAttributes, ForcedAwareness: snap.Settings.ForcedAwareness})
+		out = append(out, in)
 	}
 	return out
+}
+
+// placementNodes are the nodes that may hold the index's copies: data nodes (search nodes in
+// search-replica mode) not excluded by shardwise's configuration, allowed by the index's and the
+// cluster's allocation filters.
+func placementNodes(snap *cluster.Snapshot, ix *cluster.Index, excluded map[string]bool, searchReplicas bool) []*cluster.Node {
+	var out []*cluster.Node
+	for i := range snap.Nodes {
+		n := &snap.Nodes[i]
+		if excluded[n.ID] {
+			continue
+		}
+		if searchReplicas && !slices.Contains(n.Roles, searchRole) || !searchReplicas && !n.IsData() {
+			continue
+		}
+		if !filtersAllow(ix.Filters, n) || !filtersAllow(snap.Settings.Filters, n) {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// searchRole is the role of OpenSearch's dedicated search nodes, where search replicas live.
+const searchRole = "search"
+
+// filtersAllow applies OpenSearch's allocation filter semantics: every require attribute must
+// match, at least one include value must match when include is set, and no exclude value may.
+func filtersAllow(f cluster.Filters, n *cluster.Node) bool {
+	for attr, values := range f.Require {
+		if !cluster.FilterMatch(cluster.FilterPatterns(values), n.FilterValues(attr)) {
+			return false
+		}
+	}
+	if len(f.Include) > 0 {
+		matched := false
+		for attr, values := range f.Include {
+			if cluster.FilterMatch(cluster.FilterPatterns(values), n.FilterValues(attr)) {
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			return false
+		}
+	}
+	for attr, values := range f.Exclude {
+		if cluster.FilterMatch(cluster.FilterPatterns(values), n.FilterValues(attr)) {
+			return false
+		}
+	}
+	return true
 }
 
 // Replicas scales each index's replicas with its share of search load: up at once, down only after
@@ -143,7 +243,7 @@ func (e *Engine) Replicas(ctx context.Context, name, snapshotKey string) (_ Repl
 		}
 	}
 	rcfg.MinTotalSearchLoad = max(rcfg.MinTotalSearchLoad, e.Config.Replicas.MinSearchUtilization*float64(threads))
-	inputs := ReplicaInputs(snap, e.Config.Allocation)
+	inputs := ReplicaInputs(snap, e.Config.Allocation, rcfg.UseSearchReplicas)
 
 	health, herr := api.Health(ctx)
 	in := safety.Inputs{Reachable: herr, Health: health.Status, Relocating: health.Relocating, Initializing: health.Initializing,

@@ -13,17 +13,19 @@ import (
 )
 
 // replicaWorld has capped, whose 3 replicas cannot all live on 3 nodes (one is unassigned, so the
-// cap applies), and popular, carrying all of the cluster's search load on 1 replica: the formula
-// wants 3 copies, so it scales up to 2 replicas.
+// cap applies once delayed_timeout has passed: replicasConfig sets it to 0), and popular, carrying
+// all of the cluster's search load on 1 replica and keeping its two nodes' 26 search threads 77 %
+// busy: the formula wants 3 copies and need agrees, so it scales up to 2 replicas.
 func replicaWorld() *world {
 	return newWorld("a", "b", "c").
 		index("capped", 3, []float64{0}, []float64{0}, []string{"a", "b", "c", ""}).
-		index("popular", 1, []float64{0}, []float64{3}, []string{"a", "b"})
+		index("popular", 1, []float64{0}, []float64{20}, []string{"a", "b"})
 }
 
 func replicasConfig() config.Config {
 	c := testConfig("prod")
 	c.Replicas.Enabled, c.Safety.DryRun = true, false
+	c.Replicas.NodeLeftDelay = 0
 	return c
 }
 

@@ -28,6 +28,14 @@ type Config struct {
 	// MinTotalSearchLoad is the cluster-wide search load, in busy search threads, below which the
 	// cluster counts as idle: shares of near-zero load are noise, so every index holds.
 	MinTotalSearchLoad float64
+	// NeedUtilization is the search utilization (busy over all threads) of the pools holding an
+	// index's copies at which more copies start to lower latency: below it the formula's target is
+	// not reached, and an index whose own load would keep its floor's pools below it returns to
+	// its floor.
+	NeedUtilization float64
+	// NodeLeftDelay stands in for index.unassigned.node_left.delayed_timeout when the index's own
+	// value is not known: how long a count above the nodes' maximum waits before it is capped.
+	NodeLeftDelay time.Duration
 }
 
 // Override changes the bounds of the indices whose names match Pattern.
@@ -56,6 +64,12 @@ const (
 	// defaultMinTotalSearchLoad: shardwise design brief; 0.05 busy threads is 50 ms of search per
 	// second across the whole cluster, too little for shares to mean anything.
 	defaultMinTotalSearchLoad = 0.05
+	// defaultNeedUtilization: the same article's X read as a utilization, "we do not wait until a
+	// replica is fully saturated; we add capacity when it is at half" (nous augmentons la capacité
+	// lorsqu'elle en est à la moitié).
+	defaultNeedUtilization = 0.5
+	// defaultNodeLeftDelay: OpenSearch's index.unassigned.node_left.delayed_timeout default, 1m.
+	defaultNodeLeftDelay = time.Minute
 )
 
 // DefaultConfig returns the documented defaults.
@@ -66,6 +80,8 @@ func DefaultConfig() Config {
 		DefaultMin:         defaultMin,
 		MaxIndicesPerCycle: defaultMaxIndicesPerCycle,
 		MinTotalSearchLoad: defaultMinTotalSearchLoad,
+		NeedUtilization:    defaultNeedUtilization,
+		NodeLeftDelay:      defaultNodeLeftDelay,
 	}
 }
 
@@ -100,6 +116,12 @@ func (c Config) Validate() error {
 	}
 	if !(c.MinTotalSearchLoad >= 0) || math.IsInf(c.MinTotalSearchLoad, 0) {
 		bad("MinTotalSearchLoad", c.MinTotalSearchLoad, "must be a finite number >= 0")
+	}
+	if !(c.NeedUtilization >= 0 && c.NeedUtilization < 1) {
+		bad("NeedUtilization", c.NeedUtilization, "must be in [0, 1)")
+	}
+	if c.NodeLeftDelay < 0 {
+		bad("NodeLeftDelay", c.NodeLeftDelay, "must not be negative")
 	}
 	for i, o := range c.Overrides {
 		field := fmt.Sprintf("Overrides[%d]", i)

@@ -24,8 +24,19 @@
 //     replicas again), unless an override sets it.
 //
 // Timing follows that blog: scale up at once; scale down only after a lower target has been seen
-// on every cycle for Config.ScaleDownAfter, and then to the highest target seen in that window;
-// when nodes leave and the current count exceeds the maximum, cap it at once.
+// on every cycle for Config.ScaleDownAfter, and then to the highest target seen in that window.
+//
+// Stateful OpenSearch adds three rules the blog's autoscaled search tier does not need:
+//
+//   - Need. The formula only gives a ceiling; copies are added only while the search pools of the
+//     nodes holding the index's copies are at least Config.NeedUtilization busy, so more copies
+//     lower latency. An index whose own load would keep the pools of its floor under that
+//     threshold (or any index of an idle cluster) wants its floor: its scale-down window advances
+//     on quiet cycles too, instead of restarting.
+//   - Placement. The maximum is what OpenSearch can assign (IndexInput.MaxCopies), not only N.
+//   - Departures. When the count exceeds the maximum because nodes left, the cap waits for
+//     index.unassigned.node_left.delayed_timeout: OpenSearch keeps the departed node's copies for
+//     it that long, and a rolling restart must not cost a full copy per node.
 package replicas
 
 import (
@@ -42,6 +53,7 @@ const (
 	KindScaleUp          = "scale-up"
 	KindScaleDown        = "scale-down"
 	KindCap              = "cap"
+	KindPendingCap       = "pending-cap"
 	KindHold             = "hold"
 	KindPendingScaleDown = "pending-scale-down"
 	KindSkip             = "skip"
@@ -74,6 +86,29 @@ type IndexInput struct {
 	// high watermark the caller counts WRITE pool room: Limiter names what limits it.
 	ExtraCopiesAllowed int
 	Limiter            string
+
+	// PoolThreads and PoolLoad are the search threads, and those busy (all indices), of the
+	// distinct nodes holding the index's active copies; CopyNodes counts those nodes. PoolThreads 0
+	// means unknown: the need check is then skipped and the formula alone decides.
+	PoolThreads int
+	PoolLoad    float64
+	CopyNodes   int
+	// NodeSearchThreads is the mean search pool size of the eligible nodes, for projections; 0
+	// when unknown.
+	NodeSearchThreads float64
+	// MaxCopies is how many copies of each shard OpenSearch can assign on the eligible nodes after
+	// total_shards_per_node, awareness and same_shard.host (see MaxCopies); 0 means N. MaxWhy
+	// names the rule that set it.
+	MaxCopies int
+	MaxWhy    string
+	// DelayedTimeout is the index's index.unassigned.node_left.delayed_timeout; DelayedTimeoutSet
+	// false means it was not read and Config.NodeLeftDelay applies.
+	DelayedTimeout    time.Duration
+	DelayedTimeoutSet bool
+	// WriteLoadPerCopy (busy WRITE threads a new copy adds) and CopyBytes (bytes a new copy
+	// recovers) price a change in its reason.
+	WriteLoadPerCopy float64
+	CopyBytes        int64
 }
 
 // Memory is what Decide remembers about an index between cycles. The caller stores it as is.
@@ -84,7 +119,10 @@ type Memory struct {
 	// is pending.
 	LowerSince time.Time `json:"lower_since,omitzero"`
 	// WindowMax is the highest target seen since LowerSince.
-	WindowMax  int       `json:"window_max,omitempty"`
+	WindowMax int `json:"window_max,omitempty"`
+	// OverSince is when the count was first seen above the topology maximum (nodes gone); zero
+	// while it is not.
+	OverSince  time.Time `json:"over_since,omitzero"`
 	LastChange time.Time `json:"last_change,omitzero"`
 	LastReason string    `json:"last_reason,omitempty"`
 }
@@ -110,6 +148,29 @@ type Decision struct {
 	ScaleDownAt  time.Time `json:"scale_down_at,omitzero"`
 	// Deferred marks a change left for a later cycle by Config.MaxIndicesPerCycle.
 	Deferred bool `json:"deferred,omitempty"`
+	// Ceiling is the formula's target (clamped) before the need check; Utilization is the
+	// measured search utilization of the pools holding the index's copies (-1: unknown).
+	Ceiling     int     `json:"ceiling"`
+	Utilization float64 `json:"utilization"`
+	Cost        Cost    `json:"cost"`
+}
+
+// Cost is what a change costs and buys, for its reason and for whoever reads the decision.
+type Cost struct {
+	// Copies is the shard copies added (positive) or removed (negative).
+	Copies int `json:"copies"`
+	// WriteThreads is the WRITE pool threads those copies keep busy indexing (added or freed).
+	WriteThreads float64 `json:"write_threads"`
+	// Bytes is what the new copies recover over the network (0 on a scale-down).
+	Bytes int64 `json:"bytes"`
+	// UtilizationBefore and UtilizationAfter project the index's own search load over the search
+	// threads of the nodes its copies would occupy; -1 when node pool sizes are unknown.
+	UtilizationBefore float64 `json:"utilization_before"`
+	UtilizationAfter  float64 `json:"utilization_after"`
+	// PerCopyBefore and PerCopyAfter are the search threads each copy keeps busy, the load spread
+	// evenly over the copies.
+	PerCopyBefore float64 `json:"per_copy_before"`
+	PerCopyAfter  float64 `json:"per_copy_after"`
 }
 
 // IsChange reports whether the decision changes the index's setting.
@@ -205,7 +266,7 @@ func urgency(a, b Decision) int {
 func applied(m Memory, d Decision, now time.Time) Memory {
 	m.LastChange = now
 	m.LastReason = d.Reason
-	m.LowerSince, m.WindowMax = time.Time{}, 0
+	m.LowerSince, m.WindowMax, m.OverSince = time.Time{}, 0, time.Time{}
 	if d.Desired < d.To {
 		// The target is already below the new count (a cap or a scale-down to a window maximum):
 		// a further scale-down must again hold for the whole ScaleDownAfter.
@@ -256,14 +317,23 @@ func decideIndex(now time.Time, ix IndexInput, m Memory, seen bool, total float6
 	}
 
 	var minWhy, maxWhy string
+	// topMax is the most the nodes can hold; an override may lower it further.
+	var topMax int
 	if cfg.UseSearchReplicas {
 		d.Min, minWhy = 0, "search replicas may go to 0"
-		d.Max, maxWhy = ix.EligibleNodes, fmt.Sprintf("one per search node, N=%d", ix.EligibleNodes)
+		topMax, maxWhy = ix.EligibleNodes, fmt.Sprintf("one per search node, N=%d", ix.EligibleNodes)
+		if ix.MaxCopies > 0 && ix.MaxCopies < ix.EligibleNodes {
+			topMax, maxWhy = ix.MaxCopies, fmt.Sprintf("%d assignable per shard: %s", ix.MaxCopies, ix.MaxWhy)
+		}
 	} else {
 		d.Min = max(m.FirstSeenReplicas, cfg.DefaultMin)
 		minWhy = fmt.Sprintf("first seen with %d, at least %d", m.FirstSeenReplicas, cfg.DefaultMin)
-		d.Max, maxWhy = ix.EligibleNodes-1, fmt.Sprintf("N-1 with N=%d", ix.EligibleNodes)
+		topMax, maxWhy = ix.EligibleNodes-1, fmt.Sprintf("N-1 with N=%d", ix.EligibleNodes)
+		if ix.MaxCopies > 0 && ix.MaxCopies < ix.EligibleNodes {
+			topMax, maxWhy = ix.MaxCopies-1, fmt.Sprintf("%d copies assignable per shard: %s", ix.MaxCopies, ix.MaxWhy)
+		}
 	}
+	d.Max = topMax
 	if hasOverride && o.Min != nil {
 		d.Min, minWhy = *o.Min, fmt.Sprintf("override %q", o.Pattern)
 	}
@@ -276,11 +346,35 @@ func decideIndex(now time.Time, ix IndexInput, m Memory, seen bool, total float6
 	}
 	bounds := fmt.Sprintf("min %d (%s), max %d (%s)", d.Min, minWhy, d.Max, maxWhy)
 
-	usable := ix.LoadKnown && !idle
+	d.Utilization = -1
+	if ix.PoolThreads > 0 {
+		d.Utilization = max(ix.PoolLoad, 0) / float64(ix.PoolThreads)
+	}
+	// perCopies turns a count of the setting into copies of each shard.
+	perCopies := func(v int) int {
+		if cfg.UseSearchReplicas {
+			return max(v, 1) // with no search replica, searches go to the primary and its replicas
+		}
+		return v + 1
+	}
+	floorUtil := projected(ix, perCopies(d.Min))
+
 	var basis string
 	target := d.From
+	// evidence: this cycle's load says something about the target (the window may advance).
+	evidence := true
 	switch {
-	case usable:
+	case !ix.LoadKnown && !idle:
+		evidence = false
+		basis = "its search load is not known this cycle, so load says nothing"
+	case idle:
+		target = d.Min
+		basis = fmt.Sprintf("the cluster is idle (%.3f busy search threads, under %.3f), so the index wants its floor", total, cfg.MinTotalSearchLoad)
+	case floorUtil >= 0 && floorUtil < cfg.NeedUtilization:
+		target = d.Min
+		basis = fmt.Sprintf("little absolute load: its %.3f busy search threads would keep the search pools of its floor (%d copies per shard) %.0f%% busy, under the %.0f%% at which more copies lower latency",
+			max(ix.SearchLoad, 0), perCopies(d.Min), 100*floorUtil, 100*cfg.NeedUtilization)
+	default:
 		d.L = max(ix.SearchLoad, 0) / total
 		copies := Copies(d.L, ix.EligibleNodes, ix.Primaries, cfg.X)
 		target = copies
@@ -289,16 +383,27 @@ func decideIndex(now time.Time, ix IndexInput, m Memory, seen bool, total float6
 		}
 		basis = fmt.Sprintf("desired copies = min(ceil(L×N/(S×X)), N) = %d with L=%.3f (%.3f of %.3f busy search threads), N=%d, S=%d, X=%g",
 			copies, d.L, max(ix.SearchLoad, 0), total, ix.EligibleNodes, ix.Primaries, cfg.X)
-	case idle:
-		basis = fmt.Sprintf("the cluster is idle (%.3f busy search threads, under %.3f), so load says nothing", total, cfg.MinTotalSearchLoad)
-	default:
-		basis = "its search load is not known this cycle, so load says nothing"
+		if d.Utilization >= 0 {
+			basis += fmt.Sprintf("; the search pools holding its copies are %.0f%% busy", 100*d.Utilization)
+		}
 	}
 	d.Desired = min(max(target, d.Min), d.Max)
+	d.Ceiling = d.Desired
+	// Need gives the go-ahead: the formula's ceiling is reached only while the pools holding the
+	// index's copies are busy enough that more copies lower latency.
+	var needWhy string
+	if d.Desired > d.From && evidence && !idle && d.From >= d.Min && d.Utilization >= 0 && d.Utilization < cfg.NeedUtilization {
+		needWhy = fmt.Sprintf("; the formula allows %d but the search pools holding its copies are only %.0f%% busy, under %.0f%%, so more copies would not lower latency",
+			d.Ceiling, 100*d.Utilization, 100*cfg.NeedUtilization)
+		d.Desired = d.From
+	}
 
-	// The pending scale-down window advances only on cycles whose load says the target is lower;
-	// anything else (recovery, idle, unknown load) restarts it.
-	if usable && d.Desired < d.From {
+	// The pending scale-down window advances only on cycles whose load says the target is lower
+	// (quiet and idle cycles included); a cycle wanting as many copies or more restarts it, and a
+	// cycle without a measurement leaves it as it is.
+	switch {
+	case !evidence:
+	case d.Desired < d.From:
 		// A window maximum at or above the current count dates from before someone lowered the
 		// setting by hand; it says nothing about this count, so the window restarts.
 		if m.LowerSince.IsZero() || m.WindowMax >= d.From {
@@ -306,17 +411,41 @@ func decideIndex(now time.Time, ix IndexInput, m Memory, seen bool, total float6
 		} else {
 			m.WindowMax = max(m.WindowMax, d.Desired)
 		}
-	} else {
+	default:
 		m.LowerSince, m.WindowMax = time.Time{}, 0
+	}
+
+	// Departures: the count is above what the nodes can hold. OpenSearch waits delayed_timeout
+	// before recovering a departed node's copies elsewhere; so does the cap.
+	over := d.From > topMax
+	if !over {
+		m.OverSince = time.Time{}
+	} else if m.OverSince.IsZero() {
+		m.OverSince = now
+	}
+	delay, delayWhy := cfg.NodeLeftDelay, "Config.NodeLeftDelay, OpenSearch's default"
+	if ix.DelayedTimeoutSet {
+		delay, delayWhy = ix.DelayedTimeout, "the index's setting"
 	}
 
 	name := strings.TrimPrefix(d.Setting, "index.")
 	switch {
+	case over && now.Sub(m.OverSince) < delay:
+		d.Kind = KindPendingCap
+		d.PendingSince = m.OverSince
+		d.Reason = fmt.Sprintf("%s: keep %s at %d for now: above the maximum since %s, but index.unassigned.node_left.delayed_timeout is %s (%s) and OpenSearch keeps a departed node's copies for its return that long; caps to %d at %s if still short; %s; %s.",
+			ix.Name, name, d.From, stamp(m.OverSince), delay, delayWhy, d.Max, stamp(m.OverSince.Add(delay)), bounds, basis)
 	case d.From > d.Max:
 		d.Kind, d.To = KindCap, d.Max
-		d.Reason = fmt.Sprintf("%s: cap %s %d→%d now, without waiting: %s; %s.", ix.Name, name, d.From, d.To, bounds, basis)
+		why := "without waiting"
+		if over {
+			why = fmt.Sprintf("the nodes have been short since %s, longer than index.unassigned.node_left.delayed_timeout (%s, %s)", stamp(m.OverSince), delay, delayWhy)
+		}
+		d.Cost = cost(ix, perCopies(d.From), perCopies(d.To))
+		d.Reason = fmt.Sprintf("%s: cap %s %d→%d now, %s: %s; %s; %s.", ix.Name, name, d.From, d.To, why, bounds, basis, d.Cost)
 	case d.Desired > d.From:
-		added := (d.Desired - d.From) * ix.Primaries
+		d.Cost = cost(ix, perCopies(d.From), perCopies(d.Desired))
+		added := d.Cost.Copies
 		if ix.ExtraCopiesAllowed >= 0 && added > ix.ExtraCopiesAllowed {
 			limiter := ix.Limiter
 			if limiter == "" {
@@ -328,23 +457,65 @@ func decideIndex(now time.Time, ix IndexInput, m Memory, seen bool, total float6
 			break
 		}
 		d.Kind, d.To = KindScaleUp, d.Desired
-		d.Reason = fmt.Sprintf("%s: raise %s %d→%d now: %s; %s.", ix.Name, name, d.From, d.To, basis, bounds)
+		d.Reason = fmt.Sprintf("%s: raise %s %d→%d now: %s; %s; %s.", ix.Name, name, d.From, d.To, basis, bounds, d.Cost)
 	case d.Desired < d.From:
 		d.PendingSince, d.ScaleDownAt = m.LowerSince, m.LowerSince.Add(cfg.ScaleDownAfter)
-		if now.Before(d.ScaleDownAt) {
+		if !evidence || now.Before(d.ScaleDownAt) {
 			d.Kind = KindPendingScaleDown
 			d.Reason = fmt.Sprintf("%s: keep %s at %d for now: %s, target %d since %s; lowers to %d (highest target seen) at %s if it holds; %s.",
 				ix.Name, name, d.From, basis, d.Desired, stamp(m.LowerSince), m.WindowMax, stamp(d.ScaleDownAt), bounds)
 			break
 		}
 		d.Kind, d.To = KindScaleDown, m.WindowMax
-		d.Reason = fmt.Sprintf("%s: lower %s %d→%d: the target stayed below %d on every cycle since %s (%s), and %d is the highest target seen since; %s; %s.",
-			ix.Name, name, d.From, d.To, d.From, stamp(m.LowerSince), cfg.ScaleDownAfter, d.To, basis, bounds)
+		d.Cost = cost(ix, perCopies(d.From), perCopies(d.To))
+		d.Reason = fmt.Sprintf("%s: lower %s %d→%d: the target stayed below %d on every cycle since %s (%s), and %d is the highest target seen since; %s; %s; %s.",
+			ix.Name, name, d.From, d.To, d.From, stamp(m.LowerSince), cfg.ScaleDownAfter, d.To, basis, bounds, d.Cost)
 	default:
 		d.Kind = KindHold
-		d.Reason = fmt.Sprintf("%s: keep %s at %d: %s; %s.", ix.Name, name, d.From, basis, bounds)
+		d.Reason = fmt.Sprintf("%s: keep %s at %d: %s%s; %s.", ix.Name, name, d.From, basis, needWhy, bounds)
 	}
 	return d, m, true
+}
+
+// projected is the share of the search threads of the nodes `copies` copies of each shard would
+// occupy that the index's own load keeps busy; -1 when node pool sizes are unknown.
+func projected(ix IndexInput, copies int) float64 {
+	if ix.NodeSearchThreads <= 0 || ix.Primaries < 1 || copies < 1 {
+		return -1
+	}
+	nodes := min(ix.Primaries*copies, max(ix.EligibleNodes, 1))
+	return max(ix.SearchLoad, 0) / (float64(nodes) * ix.NodeSearchThreads)
+}
+
+// cost prices going from `from` to `to` copies of each shard.
+func cost(ix IndexInput, from, to int) Cost {
+	c := Cost{Copies: (to - from) * ix.Primaries, UtilizationBefore: projected(ix, from), UtilizationAfter: projected(ix, to)}
+	c.WriteThreads = float64(c.Copies) * ix.WriteLoadPerCopy
+	if ix.Primaries > 0 && from > 0 && to > 0 {
+		load := max(ix.SearchLoad, 0) / float64(ix.Primaries)
+		c.PerCopyBefore, c.PerCopyAfter = load/float64(from), load/float64(to)
+	}
+	if c.Copies > 0 {
+		c.Bytes = int64(c.Copies) * ix.CopyBytes
+	}
+	return c
+}
+
+// String is the cost as the reasons print it.
+func (c Cost) String() string {
+	verb, n, w := "costs", c.Copies, c.WriteThreads
+	if n < 0 {
+		verb, n, w = "frees", -n, -w
+	}
+	s := fmt.Sprintf("%s %d shard copies indexing %.2f WRITE threads", verb, n, w)
+	if c.Bytes > 0 {
+		s += fmt.Sprintf(" and %.1f GiB to copy", float64(c.Bytes)/(1<<30))
+	}
+	s += fmt.Sprintf("; each copy serves %.2f busy search threads instead of %.2f", c.PerCopyAfter, c.PerCopyBefore)
+	if c.UtilizationBefore >= 0 && c.UtilizationAfter >= 0 {
+		s += fmt.Sprintf(", and its own load keeps the search pools of the nodes it spans %.0f%% busy instead of %.0f%%", 100*c.UtilizationAfter, 100*c.UtilizationBefore)
+	}
+	return s
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

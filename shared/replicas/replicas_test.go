@@ -45,6 +45,13 @@ func idx(name string, primaries, replicas, nodes int, load float64) IndexInput {
 		SearchLoad: load, LoadKnown: true, ExtraCopiesAllowed: -1}
 }
 
+// pooled gives an index the search pools of the nodes holding its copies (threads and busy
+// threads) and the eligible nodes' pool size.
+func pooled(i IndexInput, threads int, busy, perNode float64) IndexInput {
+	i.PoolThreads, i.PoolLoad, i.NodeSearchThreads = threads, busy, perNode
+	return i
+}
+
 func TestDecideOneCycle(t *testing.T) {
 	type want struct {
 		kind                   string
@@ -109,10 +116,99 @@ func TestDecideOneCycle(t *testing.T) {
 			want: want{kind: KindHold, from: 0, to: 0, desired: 0, min: 0, max: 0},
 		},
 		{
-			name:   "node loss caps at once",
+			name: "a node gone within delayed_timeout: the cap waits",
+			in:   []IndexInput{idx("a", 1, 3, 3, 1)},
+			mem:  map[string]Memory{"a": {Index: "a", FirstSeenReplicas: 3}},
+			want: want{kind: KindPendingCap, from: 3, to: 3, desired: 2, min: 2, max: 2, reasonContain: "delayed_timeout is 1m0s"},
+		},
+		{
+			name:   "a node gone longer than delayed_timeout: cap now, and say so",
 			in:     []IndexInput{idx("a", 1, 3, 3, 1)},
-			mem:    map[string]Memory{"a": {Index: "a", FirstSeenReplicas: 3}},
-			want:   want{kind: KindCap, from: 3, to: 2, desired: 2, min: 2, max: 2, reasonContain: "without waiting"},
+			mem:    map[string]Memory{"a": {Index: "a", FirstSeenReplicas: 3, OverSince: t0.Add(-61 * time.Second)}},
+			want:   want{kind: KindCap, from: 3, to: 2, desired: 2, min: 2, max: 2, reasonContain: "longer than index.unassigned.node_left.delayed_timeout (1m0s"},
+			change: true,
+		},
+		{
+			name: "the index's own delayed_timeout replaces the default",
+			in: []IndexInput{func() IndexInput {
+				i := idx("a", 1, 3, 3, 1)
+				i.DelayedTimeout, i.DelayedTimeoutSet = 5*time.Minute, true
+				return i
+			}()},
+			mem:  map[string]Memory{"a": {Index: "a", FirstSeenReplicas: 3, OverSince: t0.Add(-2 * time.Minute)}},
+			want: want{kind: KindPendingCap, from: 3, to: 3, desired: 2, min: 2, max: 2, reasonContain: "5m0s (the index's setting)"},
+		},
+		{
+			name: "delayed_timeout 0 caps at once",
+			in: []IndexInput{func() IndexInput {
+				i := idx("a", 1, 3, 3, 1)
+				i.DelayedTimeoutSet = true
+				return i
+			}()},
+			want:   want{kind: KindCap, from: 3, to: 2, desired: 2, min: 2, max: 2},
+			change: true,
+		},
+		{
+			name: "an override lowering the maximum caps at once: no node left",
+			cfg:  func(c *Config) { c.Overrides = []Override{{Pattern: "a", Max: intp(1)}} },
+			in:   []IndexInput{idx("a", 1, 3, 5, 1)},
+			want: want{kind: KindCap, from: 3, to: 1, desired: 1, min: 1, max: 1, reasonContain: "without waiting"}, change: true,
+		},
+		{
+			name: "need: a hot share of a nearly idle pool gets no copy (the issue's reviews 1→2 at 3 of 52 threads)",
+			in:   []IndexInput{pooled(idx("reviews", 2, 1, 4, 3), 52, 3, 13), pooled(idx("users", 1, 1, 4, 2), 26, 2, 13)},
+			// 3 threads over its floor's 4 nodes (52 threads) is 6 %: little absolute load.
+			want: want{kind: KindHold, from: 1, to: 1, desired: 1, min: 1, max: 3, reasonContain: "little absolute load"},
+		},
+		{
+			name: "need: the formula's ceiling is held back while the pools holding the copies are under 50 %",
+			// 12 nodes of 8 threads; the index's floor spans 2 nodes: 10/16 = 62 % would be busy,
+			// but its copies sit on 6 nodes (48 threads) only 40 % busy.
+			in:   []IndexInput{pooled(idx("a", 1, 5, 12, 10), 48, 19.2, 8), idx("b", 1, 1, 12, 2)},
+			mem:  map[string]Memory{"a": {Index: "a", FirstSeenReplicas: 1}},
+			want: want{kind: KindHold, from: 5, to: 5, desired: 5, min: 1, max: 11, reasonContain: "only 40% busy, under 50%"},
+		},
+		{
+			name: "need: busy pools give the go-ahead up to the formula's ceiling",
+			in: []IndexInput{func() IndexInput {
+				i := pooled(idx("hot", 2, 1, 12, 40), 32, 32, 8)
+				i.WriteLoadPerCopy, i.CopyBytes = 0.25, 1<<30
+				return i
+			}(), idx("cold", 1, 1, 12, 4)},
+			// L = 40/44, N=12, S=2: ceil(0.909×12/1) = 11 copies.
+			want:   want{kind: KindScaleUp, from: 1, to: 10, desired: 10, min: 1, max: 11, reasonContain: "costs 18 shard copies indexing 4.50 WRITE threads and 18.0 GiB to copy; each copy serves 1.82 busy search threads instead of 10.00"},
+			change: true,
+		},
+		{
+			name: "need: pool utilization unknown, the formula alone decides",
+			in:   []IndexInput{pooled(idx("hot", 2, 1, 4, 40), 0, 0, 13), idx("cold", 2, 1, 4, 10)},
+			want: want{kind: KindScaleUp, from: 1, to: 3, desired: 3, min: 1, max: 3}, change: true,
+		},
+		{
+			name: "quiet: an index whose floor would be under 50 % busy wants its floor whatever its share",
+			in:   []IndexInput{pooled(idx("a", 2, 3, 8, 5), 64, 6, 8), idx("b", 1, 1, 8, 0.5)},
+			mem:  map[string]Memory{"a": {Index: "a", FirstSeenReplicas: 1}},
+			want: want{kind: KindPendingScaleDown, from: 3, to: 3, desired: 1, min: 1, max: 7, reasonContain: "under the 50%"},
+		},
+		{
+			name: "placement: total_shards_per_node lowers the maximum below N-1",
+			in: []IndexInput{func() IndexInput {
+				i := idx("hot", 2, 1, 6, 1)
+				i.MaxCopies, i.MaxWhy = 3, "index.routing.allocation.total_shards_per_node=1 on 6 nodes"
+				return i
+			}()},
+			want:   want{kind: KindScaleUp, from: 1, to: 2, desired: 2, min: 1, max: 2, reasonContain: "3 copies assignable per shard: index.routing.allocation.total_shards_per_node=1"},
+			change: true,
+		},
+		{
+			name: "placement: search replicas never above what can be assigned",
+			cfg:  func(c *Config) { c.UseSearchReplicas = true },
+			in: []IndexInput{func() IndexInput {
+				i := idx("hot", 1, 1, 4, 1)
+				i.MaxCopies, i.MaxWhy = 2, "cluster.routing.allocation.same_shard.host: 2 hosts"
+				return i
+			}()},
+			want:   want{kind: KindScaleUp, from: 0, to: 2, desired: 2, min: 0, max: 2, setting: SettingSearchReplicas},
 			change: true,
 		},
 		{
@@ -162,6 +258,7 @@ func TestDecideOneCycle(t *testing.T) {
 				i.ExtraCopiesAllowed = 0
 				return i
 			}()},
+			mem:    map[string]Memory{"a": {Index: "a", FirstSeenReplicas: 4, OverSince: t0.Add(-time.Hour)}},
 			want:   want{kind: KindCap, from: 4, to: 2, desired: 2, min: 2, max: 2},
 			change: true,
 		},
@@ -190,13 +287,20 @@ func TestDecideOneCycle(t *testing.T) {
 				i.SearchReplicas = 3
 				return i
 			}()},
+			mem:    map[string]Memory{"a": {Index: "a", FirstSeenReplicas: 1, OverSince: t0.Add(-time.Hour)}},
 			want:   want{kind: KindCap, from: 3, to: 2, desired: 2, min: 0, max: 2, setting: SettingSearchReplicas},
 			change: true,
 		},
 		{
-			name: "idle cluster holds a hot share",
+			name: "idle cluster holds a hot share at its floor",
 			in:   []IndexInput{idx("hot", 2, 1, 4, 0.04), idx("cold", 2, 1, 4, 0.001)},
 			want: want{kind: KindHold, from: 1, to: 1, desired: 1, min: 1, max: 3, reasonContain: "idle"},
+		},
+		{
+			name: "idle cluster: an index above its floor starts its scale-down window",
+			in:   []IndexInput{idx("hot", 2, 3, 4, 0.04), idx("cold", 2, 1, 4, 0.001)},
+			mem:  map[string]Memory{"hot": {Index: "hot", FirstSeenReplicas: 1}},
+			want: want{kind: KindPendingScaleDown, from: 3, to: 3, desired: 1, min: 1, max: 3, reasonContain: "idle"},
 		},
 		{
 			name: "unknown load holds",
@@ -353,10 +457,16 @@ func TestDecideOverTime(t *testing.T) {
 			want:   []change{{50*time.Minute + 30*time.Second, KindScaleDown, 3, 1}},
 		},
 		{
-			name:     "an idle spell resets the pending scale-down",
+			name:     "an idle spell advances the pending scale-down",
 			replicas: 3, mem: first1,
 			phases: []phase{{20 * time.Minute, 0.1, 4, false}, {21 * time.Minute, 0.1, 4, true}, {45 * time.Minute, 0.1, 4, false}},
-			want:   nil,
+			want:   []change{{30 * time.Minute, KindScaleDown, 3, 1}},
+		},
+		{
+			name:     "an idle night after a spike returns to the floor 30 min after the spike",
+			replicas: 1, mem: first1,
+			phases: []phase{{20 * time.Minute, 0.5, 4, false}, {2 * time.Hour, 0.5, 4, true}},
+			want:   []change{{0, KindScaleUp, 1, 3}, {50 * time.Minute, KindScaleDown, 3, 1}},
 		},
 		{
 			name:     "oscillation with a 20 min period over 3 h changes once",
@@ -365,16 +475,22 @@ func TestDecideOverTime(t *testing.T) {
 			want:   []change{{0, KindScaleUp, 1, 3}},
 		},
 		{
-			name:     "node loss caps at once, mid-window",
+			name:     "node loss caps once gone longer than delayed_timeout, mid-window",
 			replicas: 3, mem: first1,
 			phases: []phase{{5 * time.Minute, 0.5, 4, false}, {10 * time.Minute, 0.5, 3, false}},
-			want:   []change{{5 * time.Minute, KindCap, 3, 2}},
+			want:   []change{{6 * time.Minute, KindCap, 3, 2}},
+		},
+		{
+			name:     "a node back within delayed_timeout costs nothing",
+			replicas: 3, mem: first1,
+			phases: []phase{{5 * time.Minute, 0.5, 4, false}, {6 * time.Minute, 0.5, 3, false}, {10 * time.Minute, 0.5, 4, false}},
+			want:   nil,
 		},
 		{
 			name:     "after a cap the lower target waits a full window",
 			replicas: 3, mem: first1,
 			phases: []phase{{10 * time.Minute, 0.1, 4, false}, {45 * time.Minute, 0.1, 3, false}},
-			want:   []change{{10 * time.Minute, KindCap, 3, 2}, {40 * time.Minute, KindScaleDown, 2, 1}},
+			want:   []change{{11 * time.Minute, KindCap, 3, 2}, {41 * time.Minute, KindScaleDown, 2, 1}},
 		},
 	}
 	for _, tc := range tests {
@@ -414,7 +530,8 @@ func TestDecideLimitAndOrder(t *testing.T) {
 	}
 	mem := map[string]Memory{
 		"down-a": pending("down-a"), "down-b": pending("down-b"),
-		"cap-a": {Index: "cap-a", FirstSeenReplicas: 1}, "cap-b": {Index: "cap-b", FirstSeenReplicas: 1},
+		"cap-a":  {Index: "cap-a", FirstSeenReplicas: 1, OverSince: now.Add(-time.Hour)},
+		"cap-b":  {Index: "cap-b", FirstSeenReplicas: 1, OverSince: now.Add(-time.Hour)},
 		"gone":   {Index: "gone", FirstSeenReplicas: 4},
 		"paused": {Index: "paused", FirstSeenReplicas: 2, LowerSince: now.Add(-time.Hour), WindowMax: 2},
 	}
