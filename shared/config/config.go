@@ -5,6 +5,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/duration"
@@ -59,6 +63,15 @@ const (
 	// answers 403.
 	StrategyAuto MoveStrategy = "auto"
 )
+
+// MoveStrategies lists every valid MoveStrategy: what Validate accepts and what the deployed
+// stack's MoveStrategy parameter allows.
+func MoveStrategies() []MoveStrategy {
+	return []MoveStrategy{StrategyReroute, StrategyAllocationFilter, StrategyAuto}
+}
+
+// LogLevels lists the valid log_level values, least severe first.
+func LogLevels() []string { return []string{"debug", "info", "warn", "error"} }
 
 // Config is the whole deployment's configuration.
 type Config struct {
@@ -182,9 +195,7 @@ func (c Config) Validate() error {
 	if c.SnapshotTTL < c.RefreshPeriod*2 {
 		errs = append(errs, fmt.Errorf("snapshot_ttl: %v must be at least two refresh periods", time.Duration(c.SnapshotTTL)))
 	}
-	switch c.MoveStrategy {
-	case StrategyReroute, StrategyAllocationFilter, StrategyAuto:
-	default:
+	if !slices.Contains(MoveStrategies(), c.MoveStrategy) {
 		errs = append(errs, fmt.Errorf("move_strategy: %q must be reroute, allocation-filter or auto", c.MoveStrategy))
 	}
 	if err := c.Allocation.Validate(); err != nil {
@@ -204,9 +215,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("sandbox.definitions: %w", err))
 		}
 	}
-	switch strings.ToLower(c.LogLevel) {
-	case "debug", "info", "warn", "error":
-	default:
+	if !slices.Contains(LogLevels(), strings.ToLower(c.LogLevel)) {
 		errs = append(errs, fmt.Errorf("log_level: %q must be debug, info, warn or error", c.LogLevel))
 	}
 	return errors.Join(errs...)
@@ -281,19 +290,57 @@ func LoadFile(path string) (Config, error) {
 	return Parse(Default(), b)
 }
 
-// FromEnv builds the configuration in Lambda: SHARDWISE_CONFIG (a JSON document over the defaults),
-// then the single-value variables, which win.
+// EnvConfigParameter names the SSM parameter holding the whole configuration as JSON (Load).
+const EnvConfigParameter = "SHARDWISE_CONFIG_PARAMETER"
+
+// ParameterAPI is the part of the SSM client Load uses.
+type ParameterAPI interface {
+	GetParameter(ctx context.Context, in *ssm.GetParameterInput, optFns ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
+}
+
+// Load builds the configuration in Lambda at cold start: when SHARDWISE_CONFIG_PARAMETER names an
+// SSM parameter, its value (a JSON document, decrypted if it is a SecureString) is the first
+// layer over the defaults; then FromEnv's variables. params is used only when the parameter is
+// named; it may be nil otherwise.
+func Load(ctx context.Context, getenv func(string) string, params ParameterAPI) (Config, error) {
+	name := getenv(EnvConfigParameter)
+	if name == "" {
+		return FromEnv(getenv)
+	}
+	if params == nil {
+		return Default(), fmt.Errorf("%s: %s names a parameter but there is no SSM client", EnvConfigParameter, name)
+	}
+	out, err := params.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
+	if err != nil {
+		return Default(), fmt.Errorf("%s: get %s: %w", EnvConfigParameter, name, err)
+	}
+	if out.Parameter == nil || out.Parameter.Value == nil {
+		return Default(), fmt.Errorf("%s: %s has no value", EnvConfigParameter, name)
+	}
+	c, err := Parse(Default(), []byte(*out.Parameter.Value))
+	if err != nil {
+		return c, fmt.Errorf("%s: %s: %w", EnvConfigParameter, name, err)
+	}
+	return fromEnv(c, getenv)
+}
+
+// FromEnv builds the configuration from the environment: SHARDWISE_CONFIG (a JSON document over
+// the defaults), then the single-value variables, which win.
 //
-//	SHARDWISE_CONFIG     JSON, any field of Config
-//	SHARDWISE_CLUSTERS   JSON list of clusters, or "name=url[,name=url]" (auth from SHARDWISE_AUTH)
-//	SHARDWISE_AUTH       sigv4 | basic | none: the auth of SHARDWISE_CLUSTERS entries that name none
-//	                     (default DefaultAuth, as for entries without auth anywhere)
-//	SHARDWISE_TABLE      DynamoDB table
-//	SHARDWISE_BUS        EventBridge bus
-//	SHARDWISE_DRY_RUN    true (default) | false
-//	SHARDWISE_LOG_LEVEL  debug | info | warn | error
-func FromEnv(getenv func(string) string) (Config, error) {
-	c := Default()
+//	SHARDWISE_CONFIG         JSON, any field of Config
+//	SHARDWISE_CLUSTERS       JSON list of clusters, or "name=url[,name=url]" (auth from SHARDWISE_AUTH)
+//	SHARDWISE_AUTH           sigv4 | basic | none: the auth of SHARDWISE_CLUSTERS entries that name none
+//	                         (default DefaultAuth, as for entries without auth anywhere)
+//	SHARDWISE_SERVICE        the SigV4 signing service of SHARDWISE_CLUSTERS entries that name none
+//	                         (empty: the client's default, es)
+//	SHARDWISE_TABLE          DynamoDB table
+//	SHARDWISE_BUS            EventBridge bus
+//	SHARDWISE_DRY_RUN        true (default) | false
+//	SHARDWISE_MOVE_STRATEGY  reroute | allocation-filter | auto
+//	SHARDWISE_LOG_LEVEL      debug | info | warn | error
+func FromEnv(getenv func(string) string) (Config, error) { return fromEnv(Default(), getenv) }
+
+func fromEnv(c Config, getenv func(string) string) (Config, error) {
 	if doc := getenv("SHARDWISE_CONFIG"); doc != "" {
 		var err error
 		if c, err = Parse(c, []byte(doc)); err != nil {
@@ -305,7 +352,17 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		if err != nil {
 			return c, fmt.Errorf("SHARDWISE_CLUSTERS: %w", err)
 		}
+		if svc := getenv("SHARDWISE_SERVICE"); svc != "" {
+			for i := range cls {
+				if cls[i].Service == "" {
+					cls[i].Service = svc
+				}
+			}
+		}
 		c.Clusters = cls
+	}
+	if v := getenv("SHARDWISE_MOVE_STRATEGY"); v != "" {
+		c.MoveStrategy = MoveStrategy(v)
 	}
 	if v := getenv("SHARDWISE_TABLE"); v != "" {
 		c.Table = v

@@ -154,6 +154,32 @@ func TestFromEnv(t *testing.T) {
 			},
 		},
 		{
+			name: "SHARDWISE_SERVICE fills the service of entries that name none",
+			vars: map[string]string{
+				"SHARDWISE_CLUSTERS": `[{"name":"a","urls":["https://a.example"]},{"name":"b","urls":["https://b.example"],"service":"aoss"}]`,
+				"SHARDWISE_SERVICE":  "es",
+			},
+			check: func(t *testing.T, c Config) {
+				if got := []string{c.Clusters[0].Service, c.Clusters[1].Service}; !reflect.DeepEqual(got, []string{"es", "aoss"}) {
+					t.Errorf("services: got %v, want [es aoss]", got)
+				}
+			},
+		},
+		{
+			name: "SHARDWISE_MOVE_STRATEGY wins over the document",
+			vars: map[string]string{
+				"SHARDWISE_CONFIG":        `{"clusters":[` + prodJSON + `],"move_strategy":"reroute"}`,
+				"SHARDWISE_MOVE_STRATEGY": "allocation-filter",
+			},
+			check: func(t *testing.T, c Config) {
+				if c.MoveStrategy != StrategyAllocationFilter {
+					t.Errorf("move_strategy: got %q, want allocation-filter", c.MoveStrategy)
+				}
+			},
+		},
+		{name: "bad move strategy variable names the field", vars: map[string]string{"SHARDWISE_CLUSTERS": "p=https://p", "SHARDWISE_MOVE_STRATEGY": "allocation_filter"}, wantErr: "move_strategy"},
+		{name: "bad service variable names the cluster", vars: map[string]string{"SHARDWISE_CLUSTERS": "p=https://p", "SHARDWISE_SERVICE": "s3"}, wantErr: "clusters[0] (p)"},
+		{
 			name: "durations as seconds",
 			vars: map[string]string{"SHARDWISE_CONFIG": `{"clusters":[` + prodJSON + `],"refresh_period":45,"snapshot_ttl":"3h"}`},
 			check: func(t *testing.T, c Config) {
@@ -310,6 +336,14 @@ func TestReplicasScaleDownAfterReadable(t *testing.T) {
 		{"duration string", `{"replicas":{"ScaleDownAfter":"45m"}}`, 45 * time.Minute},
 		{"seconds", `{"replicas":{"ScaleDownAfter":90}}`, 90 * time.Second},
 	}
+	left, err := Parse(Default(), []byte(`{"replicas":{"NodeLeftDelay":"5m","NeedUtilization":0.6}}`))
+	if err != nil {
+		t.Fatalf("Parse NodeLeftDelay: %v", err)
+	}
+	if left.Replicas.NodeLeftDelay != 5*time.Minute || left.Replicas.NeedUtilization != 0.6 || left.Replicas.ScaleDownAfter != 30*time.Minute {
+		t.Errorf("NodeLeftDelay, NeedUtilization, ScaleDownAfter: got %v %v %v, want 5m 0.6 30m", left.Replicas.NodeLeftDelay,
+			left.Replicas.NeedUtilization, left.Replicas.ScaleDownAfter)
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Parse(Default(), []byte(tc.doc))
@@ -337,14 +371,6 @@ func TestReplicasScaleDownAfterReadable(t *testing.T) {
 func TestPasswordEnv(t *testing.T) {
 	const variable = "SHARDWISE_TEST_PASSWORD"
 	cl := Cluster{Name: "prod", URLs: []string{"https://p.example"}, Auth: "basic", Username: "shardwise", PasswordEnv: variable}
-	left, err := Parse(Default(), []byte(`{"replicas":{"NodeLeftDelay":"5m","NeedUtilization":0.6}}`))
-	if err != nil {
-		t.Fatalf("Parse NodeLeftDelay: %v", err)
-	}
-	if left.Replicas.NodeLeftDelay != 5*time.Minute || left.Replicas.NeedUtilization != 0.6 || left.Replicas.ScaleDownAfter != 30*time.Minute {
-		t.Errorf("NodeLeftDelay, NeedUtilization, ScaleDownAfter: got %v %v %v, want 5m 0.6 30m", left.Replicas.NodeLeftDelay,
-			left.Replicas.NeedUtilization, left.Replicas.ScaleDownAfter)
-	}
 	t.Run("missing variable is named", func(t *testing.T) {
 		c := Default()
 		c.Clusters = []Cluster{cl}

@@ -1,17 +1,13 @@
 package deploy
 
-import "github.com/shardwise/shardwise/shared/bus"
+import (
+	"slices"
 
-// OpenSearch HTTP actions a function may be granted on the domain (Amazon OpenSearch Service
-// identity-based policies name one action per HTTP method: es:ESHttpGet, es:ESHttpPut, ...).
-// Reading stats, state, settings and tasks takes GET; HEAD is the client's ping.
-const (
-	esGet    = "es:ESHttpGet"
-	esHead   = "es:ESHttpHead"
-	esPut    = "es:ESHttpPut"
-	esPost   = "es:ESHttpPost"
-	esDelete = "es:ESHttpDelete"
+	"github.com/shardwise/shardwise/shared/bus"
 )
+
+// allDynamoDB is a placeholder while the per-function lists are measured.
+var allDynamoDB = []string{ddbGetItem, ddbPutItem, ddbDeleteItem, ddbQuery, ddbBatchGetItem, ddbBatchWriteItem}
 
 // alarmPrefix marks the CloudWatch alarms that should wake detect; alarms on anything else in the
 // account are not shardwise's business.
@@ -24,8 +20,11 @@ type function struct {
 	description string
 	// memoryMB also buys CPU: Lambda allocates CPU in proportion to memory.
 	memoryMB int
-	// openSearch lists the es:ESHttp* actions the function needs on the domain.
-	openSearch []string
+	// openSearch lists the requests the function sends to OpenSearch: its IAM grant on the
+	// domain and its fine-grained access control role (access.go).
+	openSearch []request
+	// dynamoDB lists the DynamoDB actions the function calls on the state table.
+	dynamoDB []string
 	// triggers are the EventBridge rules that invoke it. A function with triggers is invoked
 	// asynchronously and so gets the failure destination.
 	triggers []trigger
@@ -89,10 +88,12 @@ func alarmTrigger() trigger {
 func functions() []function {
 	return []function{
 		{
-			name:          "ingest",
-			description:   "Reads _nodes/stats, _stats and _cluster/state, stores a snapshot, publishes Stats Ingested.",
-			memoryMB:      256,
-			openSearch:    []string{esGet, esHead},
+			name:        "ingest",
+			description: "Reads _nodes/stats, _stats and _cluster/state, stores a snapshot, publishes Stats Ingested.",
+			memoryMB:    256,
+			// A sample, then removing the allocation filters of moves that have finished.
+			openSearch:    append(slices.Clone(readCluster), reqIndexSettings, reqPutSettings),
+			dynamoDB:      allDynamoDB,
 			functionURL:   true,
 			publicWebhook: true,
 		},
@@ -100,33 +101,36 @@ func functions() []function {
 			name:        "detect",
 			description: "Finds write hotspots in the latest snapshot and publishes Moves Planned or Scale Up Needed.",
 			memoryMB:    256,
-			// Plans from the stored snapshot; reads the cluster at most.
-			openSearch: []string{esGet, esHead},
-			triggers:   append(busTriggers(bus.FunctionDetect), alarmTrigger()),
+			// Plans from the stored snapshot: it sends OpenSearch nothing.
+			dynamoDB: allDynamoDB,
+			triggers: append(busTriggers(bus.FunctionDetect), alarmTrigger()),
 		},
 		{
 			name:        "move",
 			description: "Re-checks the deciders on fresh state and executes planned shard moves behind the safety gates.",
 			memoryMB:    256,
-			// POST _cluster/reroute; PUT _settings for allocation filtering where reroute is refused.
-			openSearch: []string{esGet, esHead, esPost, esPut},
+			// A fresh sample, POST _cluster/reroute (dry-run first), and index allocation filters
+			// where reroute is refused or not the strategy.
+			openSearch: append(slices.Clone(readCluster), reqReroute, reqIndexSettings, reqPutSettings),
+			dynamoDB:   allDynamoDB,
 			triggers:   busTriggers(bus.FunctionMove),
 		},
 		{
 			name:        "replicas",
 			description: "Scales each index's replicas with its share of search load, with cooldowns.",
 			memoryMB:    128,
-			// PUT <index>/_settings for number_of_replicas.
-			openSearch: []string{esGet, esHead, esPut},
+			// Health for the breaker, PUT <index>/_settings for number_of_replicas.
+			openSearch: []request{reqHealth, reqPutSettings},
+			dynamoDB:   allDynamoDB,
 			triggers:   busTriggers(bus.FunctionReplicas),
 		},
 		{
 			name:        "sandbox",
-			description: "Holds tenants inside their sandbox resource limits: usage, cancellation, WLM sync.",
+			description: "Reports each sandbox's share of the running search tasks against its resource limits.",
 			memoryMB:    128,
-			// POST _tasks/_cancel; PUT and DELETE keep workload-management groups in sync
-			// with the sandbox definitions.
-			openSearch: []string{esGet, esHead, esPost, esPut, esDelete},
+			// Lists search tasks; it cancels none yet and has no workload-management sync.
+			openSearch: []request{reqTasks},
+			dynamoDB:   allDynamoDB,
 			triggers:   busTriggers(bus.FunctionSandbox),
 		},
 	}

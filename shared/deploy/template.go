@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/awslabs/goformation/v7/cloudformation"
@@ -14,6 +15,9 @@ import (
 	"github.com/awslabs/goformation/v7/cloudformation/policies"
 	"github.com/awslabs/goformation/v7/cloudformation/serverless"
 	"github.com/awslabs/goformation/v7/cloudformation/sqs"
+
+	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/opensearch"
 )
 
 // Logical IDs and parameter names, referenced across resources.
@@ -27,9 +31,13 @@ const (
 	paramDryRun   = "DryRun"
 	paramAuth     = "AuthMode"
 	paramDomain   = "OpenSearchDomainArn"
+	paramStrategy = "MoveStrategy"
+	paramService  = "Service"
+	paramLogLevel = "LogLevel"
+	paramConfig   = "ConfigParameterName"
 
-	condHasDomain  = "HasOpenSearchDomain"
-	condServerless = "IsOpenSearchServerless"
+	condHasDomain = "HasOpenSearchDomain"
+	condHasConfig = "HasConfigParameter"
 )
 
 // Template builds the SAM template. Functions carry SAM properties that goformation v7 does not
@@ -90,6 +98,17 @@ func Template(opts Options) (*cloudformation.Template, error) {
 			Description: cloudformation.String("Events the asynchronous functions failed on after retries"),
 		},
 	}
+	for _, fn := range functions() {
+		if len(fn.openSearch) == 0 {
+			continue
+		}
+		// SAM names the execution role it creates for a function <Function>Role. Fine-grained
+		// access control maps these ARNs to OpenSearch roles (shardwise template --fgac-role).
+		t.Outputs[roleOutput(fn.name)] = cloudformation.Output{
+			Value:       cloudformation.GetAtt(logicalID(fn.name)+"Role", "Arn"),
+			Description: cloudformation.String("IAM role of the " + fn.name + " function, for the OpenSearch role mapping"),
+		}
+	}
 	return t, nil
 }
 
@@ -116,8 +135,11 @@ func parameters() cloudformation.Parameters {
 	return cloudformation.Parameters{
 		paramClusters: {
 			Type: "CommaDelimitedList",
+			// Empty when the configuration parameter lists the clusters.
+			Default: "",
 			Description: cloudformation.String("OpenSearch clusters to watch as name=url pairs, comma-separated " +
-				"(prod=https://search-prod.example.com); passed on as SHARDWISE_CLUSTERS"),
+				"(prod=https://search-prod.example.com); passed on as SHARDWISE_CLUSTERS. Empty: the clusters of " +
+				"ConfigParameterName's document"),
 		},
 		paramDryRun: {
 			Type: "String",
@@ -136,25 +158,63 @@ func parameters() cloudformation.Parameters {
 		paramDomain: {
 			Type: "String",
 			// Empty for clusters outside Amazon OpenSearch Service (basic or no auth): then no
-			// OpenSearch permission is granted at all.
+			// OpenSearch permission is granted at all. OpenSearch Serverless collections are not
+			// accepted: they serve neither _nodes/stats nor _cluster/reroute.
 			Default:        "",
-			AllowedPattern: cloudformation.String(`^$|^arn:aws[a-z-]*:(es|aoss):[a-z0-9-]+:[0-9]{12}:(domain|collection)/[a-z0-9-]+$`),
-			Description: cloudformation.String("ARN of the Amazon OpenSearch Service domain or OpenSearch Serverless " +
-				"collection, for the functions' IAM permissions; empty when not on AWS"),
+			AllowedPattern: cloudformation.String(`^$|^arn:aws[a-z-]*:es:[a-z0-9-]+:[0-9]{12}:domain/[a-z0-9-]+$`),
+			Description: cloudformation.String("ARN of the Amazon OpenSearch Service domain, for the functions' IAM " +
+				"permissions; empty when not on AWS (OpenSearch Serverless is not supported)"),
+		},
+		paramStrategy: {
+			Type: "String",
+			// auto works on both kinds of cluster: reroute where it is allowed, allocation
+			// filters where Amazon OpenSearch Service answers 403.
+			Default:       string(config.StrategyAuto),
+			AllowedValues: anySlice(config.MoveStrategies()),
+			Description: cloudformation.String("How moves are issued: reroute (_cluster/reroute), allocation-filter " +
+				"(index allocation filters, for managed domains that refuse reroute) or auto (reroute, filters on 403)"),
+		},
+		paramService: {
+			Type: "String",
+			// The SigV4 signing name of Amazon OpenSearch Service; the only one the stack's IAM
+			// grants cover.
+			Default:       opensearch.ServiceES,
+			AllowedValues: []any{opensearch.ServiceES},
+			Description: cloudformation.String("SigV4 signing service of the clusters: es (Amazon OpenSearch Service). " +
+				"OpenSearch Serverless (aoss) is not supported: collections serve no _nodes/stats or _cluster/reroute"),
+		},
+		paramLogLevel: {
+			Type:          "String",
+			Default:       config.Default().LogLevel,
+			AllowedValues: anySlice(config.LogLevels()),
+			Description:   cloudformation.String("The functions' log level"),
+		},
+		paramConfig: {
+			Type:    "String",
+			Default: "",
+			// SSM's rule for parameter names, fully qualified (see webhookParameter).
+			AllowedPattern: cloudformation.String(`^$|^/[a-zA-Z0-9_.\-/]+$`),
+			MaxLength:      cloudformation.Int(1011),
+			Description: cloudformation.String("SSM parameter (/path/name, String or SecureString) holding the whole " +
+				"configuration as JSON, read at cold start; the other parameters win over it. Empty: none"),
 		},
 	}
+}
+
+// anySlice converts a list of allowed values for a Parameter.
+func anySlice[T any](vs []T) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		out[i] = v
+	}
+	return out
 }
 
 func conditions() map[string]any {
 	return map[string]any{
 		condHasDomain:     cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramDomain), "")}),
 		condPublicWebhook: cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramWebhookSecret), "")}),
-		// The service is the ARN's third field (arn:aws:aoss:...). The ":::" suffix keeps
-		// Fn::Select in range when the parameter is empty, where the condition is then false.
-		condServerless: cloudformation.Equals(
-			cloudformation.Select(2, cloudformation.Split(":", cloudformation.Sub("${"+paramDomain+"}:::"))),
-			"aoss",
-		),
+		condHasConfig:     cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramConfig), "")}),
 	}
 }
 
@@ -212,6 +272,11 @@ func lambda(fn function, opts Options) withProperties {
 			"SHARDWISE_DRY_RUN":  cloudformation.Ref(paramDryRun),
 			"SHARDWISE_CLUSTERS": cloudformation.Join(",", cloudformation.Ref(paramClusters)),
 			"SHARDWISE_AUTH":     cloudformation.Ref(paramAuth),
+			"SHARDWISE_SERVICE":  cloudformation.Ref(paramService),
+			// Single values win over the configuration parameter's document (config.Load).
+			"SHARDWISE_MOVE_STRATEGY": cloudformation.Ref(paramStrategy),
+			"SHARDWISE_LOG_LEVEL":     cloudformation.Ref(paramLogLevel),
+			config.EnvConfigParameter: cloudformation.Ref(paramConfig),
 		}},
 		// sam build compiles CodeUri with `go build` for the function's architecture.
 		AWSCloudFormationMetadata: map[string]any{
@@ -247,31 +312,47 @@ func lambda(fn function, opts Options) withProperties {
 	return withProperties{Resource: f, extra: extra}
 }
 
-// iamPolicies grants each function the table, the bus and, when a domain is given, exactly the
-// OpenSearch HTTP methods it uses.
+// iamPolicies grants each function the table, the bus, the configuration parameter when the
+// stack names one and, when a domain is given, exactly the OpenSearch HTTP methods it sends.
 func iamPolicies(fn function) []any {
-	aoss := map[string]any{
-		"Effect": "Allow",
-		// OpenSearch Serverless has one data-plane action; data access policies narrow it.
-		"Action":   []string{"aoss:APIAccessAll"},
-		"Resource": cloudformation.Ref(paramDomain),
-	}
-	es := map[string]any{
-		"Effect":   "Allow",
-		"Action":   fn.openSearch,
-		"Resource": []string{cloudformation.Ref(paramDomain), cloudformation.Sub("${" + paramDomain + "}/*")},
-	}
 	policies := []any{
 		map[string]any{"DynamoDBCrudPolicy": map[string]any{"TableName": cloudformation.Ref(tableID)}},
 		map[string]any{"EventBridgePutEventsPolicy": map[string]any{"EventBusName": cloudformation.Ref(busID)}},
-		cloudformation.If(condHasDomain,
-			map[string]any{"Statement": []any{cloudformation.If(condServerless, aoss, es)}},
-			cloudformation.Ref("AWS::NoValue")),
 	}
+	if len(fn.openSearch) > 0 {
+		var actions []string
+		for _, r := range fn.openSearch {
+			if a := esAction(r.method); !slices.Contains(actions, a) {
+				actions = append(actions, a)
+			}
+		}
+		slices.Sort(actions)
+		es := map[string]any{
+			"Effect":   "Allow",
+			"Action":   actions,
+			"Resource": []string{cloudformation.Ref(paramDomain), cloudformation.Sub("${" + paramDomain + "}/*")},
+		}
+		policies = append(policies, cloudformation.If(condHasDomain,
+			map[string]any{"Statement": []any{es}},
+			cloudformation.Ref("AWS::NoValue")))
+	}
+	policies = append(policies, configParameterPolicy())
 	if fn.publicWebhook {
 		policies = append(policies, webhookSecretPolicy())
 	}
 	return policies
+}
+
+// configParameterPolicy lets a function read the configuration parameter, and only that one,
+// when the stack names it (see webhookSecretPolicy for SecureString decryption).
+func configParameterPolicy() any {
+	return cloudformation.If(condHasConfig,
+		map[string]any{"Statement": []any{map[string]any{
+			"Effect":   "Allow",
+			"Action":   []string{"ssm:GetParameter"},
+			"Resource": cloudformation.Sub("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${" + paramConfig + "}"),
+		}}},
+		cloudformation.Ref("AWS::NoValue"))
 }
 
 // ingestCadence runs ingest every 30 s although EventBridge schedules fire at most once a minute:

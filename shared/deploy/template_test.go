@@ -174,15 +174,14 @@ func TestFunctions(t *testing.T) {
 			name:          "ingest",
 			id:            "IngestFunction",
 			memory:        256,
-			openSearch:    []string{"es:ESHttpGet", "es:ESHttpHead"},
+			openSearch:    []string{"es:ESHttpGet", "es:ESHttpPut"},
 			functionURL:   true,
 			publicWebhook: true,
 		},
 		{
-			name:       "detect",
-			id:         "DetectFunction",
-			memory:     256,
-			openSearch: []string{"es:ESHttpGet", "es:ESHttpHead"},
+			name:   "detect",
+			id:     "DetectFunction",
+			memory: 256,
 			rules: map[string]rule{
 				"StatsIngested": {onBus: true, pattern: statsIngested},
 				"AlarmStateChange": {pattern: map[string]any{
@@ -199,7 +198,7 @@ func TestFunctions(t *testing.T) {
 			name:       "move",
 			id:         "MoveFunction",
 			memory:     256,
-			openSearch: []string{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut"},
+			openSearch: []string{"es:ESHttpGet", "es:ESHttpPost", "es:ESHttpPut"},
 			rules: map[string]rule{"MovesPlanned": {onBus: true, pattern: map[string]any{
 				"source": []any{"shardwise"}, "detail-type": []any{"Moves Planned"},
 			}}},
@@ -208,14 +207,14 @@ func TestFunctions(t *testing.T) {
 			name:       "replicas",
 			id:         "ReplicasFunction",
 			memory:     128,
-			openSearch: []string{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPut"},
+			openSearch: []string{"es:ESHttpGet", "es:ESHttpPut"},
 			rules:      map[string]rule{"StatsIngested": {onBus: true, pattern: statsIngested}},
 		},
 		{
 			name:       "sandbox",
 			id:         "SandboxFunction",
 			memory:     128,
-			openSearch: []string{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut", "es:ESHttpDelete"},
+			openSearch: []string{"es:ESHttpGet"},
 			rules:      map[string]rule{"StatsIngested": {onBus: true, pattern: statsIngested}},
 		},
 	}
@@ -242,11 +241,15 @@ func TestFunctions(t *testing.T) {
 			}
 
 			wantEnv := map[string]any{
-				"SHARDWISE_TABLE":    ref("StateTable"),
-				"SHARDWISE_BUS":      ref("EventBus"),
-				"SHARDWISE_DRY_RUN":  ref("DryRun"),
-				"SHARDWISE_CLUSTERS": map[string]any{"Fn::Join": []any{",", ref("ClusterEndpoints")}},
-				"SHARDWISE_AUTH":     ref("AuthMode"),
+				"SHARDWISE_TABLE":            ref("StateTable"),
+				"SHARDWISE_BUS":              ref("EventBus"),
+				"SHARDWISE_DRY_RUN":          ref("DryRun"),
+				"SHARDWISE_CLUSTERS":         map[string]any{"Fn::Join": []any{",", ref("ClusterEndpoints")}},
+				"SHARDWISE_AUTH":             ref("AuthMode"),
+				"SHARDWISE_SERVICE":          ref("Service"),
+				"SHARDWISE_MOVE_STRATEGY":    ref("MoveStrategy"),
+				"SHARDWISE_LOG_LEVEL":        ref("LogLevel"),
+				"SHARDWISE_CONFIG_PARAMETER": ref("ConfigParameterName"),
 			}
 			if tc.publicWebhook {
 				wantEnv["SHARDWISE_WEBHOOK_SECRET_PARAM"] = ref("WebhookSecretParameter")
@@ -327,10 +330,13 @@ func checkPolicies(t *testing.T, props any, openSearch []string, publicWebhook b
 		map[string]any{"EventBridgePutEventsPolicy": map[string]any{"EventBusName": ref("EventBus")}},
 	}
 	policyList := get(t, props, "Policies").([]any)
-	want := 3
+	want := 3 // the templates and the configuration parameter
+	if len(openSearch) > 0 {
+		want++
+	}
 	if publicWebhook {
-		// The fourth, the webhook secret's parameter, is checked in TestPublicWebhook.
-		want = 4
+		// The webhook secret's parameter, checked in TestPublicWebhook.
+		want++
 	}
 	if len(policyList) != want {
 		t.Fatalf("policies: got %d, want %d", len(policyList), want)
@@ -338,35 +344,46 @@ func checkPolicies(t *testing.T, props any, openSearch []string, publicWebhook b
 	if got := policyList[:2]; !reflect.DeepEqual(got, wantTemplates) {
 		t.Errorf("policy templates: got %#v, want %#v", got, wantTemplates)
 	}
-	domain := get(t, policyList[2], "Fn::If")
-	if got := get(t, domain, 0); got != "HasOpenSearchDomain" {
-		t.Errorf("OpenSearch policy condition: got %v, want HasOpenSearchDomain", got)
+	next := 2
+	if len(openSearch) > 0 {
+		domain := get(t, policyList[next], "Fn::If")
+		next++
+		if got := get(t, domain, 0); got != "HasOpenSearchDomain" {
+			t.Errorf("OpenSearch policy condition: got %v, want HasOpenSearchDomain", got)
+		}
+		if got := get(t, domain, 2); !reflect.DeepEqual(got, ref("AWS::NoValue")) {
+			t.Errorf("without a domain: got %#v, want no policy", got)
+		}
+		actions := make([]any, len(openSearch))
+		for i, a := range openSearch {
+			actions[i] = a
+		}
+		es := map[string]any{
+			"Effect": "Allow",
+			"Action": actions,
+			"Resource": []any{
+				ref("OpenSearchDomainArn"),
+				map[string]any{"Fn::Sub": "${OpenSearchDomainArn}/*"},
+			},
+		}
+		if got := get(t, domain, 1, "Statement", 0); !reflect.DeepEqual(got, es) {
+			t.Errorf("domain statement: got %#v, want %#v", got, es)
+		}
+		if n := len(get(t, domain, 1, "Statement").([]any)); n != 1 {
+			t.Errorf("domain statements: got %d, want 1", n)
+		}
 	}
-	if got := get(t, domain, 2); !reflect.DeepEqual(got, ref("AWS::NoValue")) {
-		t.Errorf("without a domain: got %#v, want no policy", got)
-	}
-	service := get(t, domain, 1, "Statement", 0, "Fn::If")
-	if got := get(t, service, 0); got != "IsOpenSearchServerless" {
-		t.Errorf("service condition: got %v, want IsOpenSearchServerless", got)
-	}
-	aoss := map[string]any{"Effect": "Allow", "Action": []any{"aoss:APIAccessAll"}, "Resource": ref("OpenSearchDomainArn")}
-	if got := get(t, service, 1); !reflect.DeepEqual(got, aoss) {
-		t.Errorf("serverless statement: got %#v, want %#v", got, aoss)
-	}
-	actions := make([]any, len(openSearch))
-	for i, a := range openSearch {
-		actions[i] = a
-	}
-	es := map[string]any{
-		"Effect": "Allow",
-		"Action": actions,
-		"Resource": []any{
-			ref("OpenSearchDomainArn"),
-			map[string]any{"Fn::Sub": "${OpenSearchDomainArn}/*"},
-		},
-	}
-	if got := get(t, service, 2); !reflect.DeepEqual(got, es) {
-		t.Errorf("domain statement: got %#v, want %#v", got, es)
+	wantConfig := map[string]any{"Fn::If": []any{
+		"HasConfigParameter",
+		map[string]any{"Statement": []any{map[string]any{
+			"Effect":   "Allow",
+			"Action":   []any{"ssm:GetParameter"},
+			"Resource": map[string]any{"Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${ConfigParameterName}"},
+		}}},
+		ref("AWS::NoValue"),
+	}}
+	if got := policyList[next]; !reflect.DeepEqual(got, wantConfig) {
+		t.Errorf("configuration parameter policy: got %#v, want %#v", got, wantConfig)
 	}
 }
 
@@ -437,6 +454,15 @@ func TestParameters(t *testing.T) {
 		{"SigV4 by default", []any{"AuthMode", "Default"}, "sigv4"},
 		{"auth modes", []any{"AuthMode", "AllowedValues"}, []any{"sigv4", "basic", "none"}},
 		{"no domain by default", []any{"OpenSearchDomainArn", "Default"}, ""},
+		{"clusters may come from the configuration parameter", []any{"ClusterEndpoints", "Default"}, ""},
+		{"auto moves by default", []any{"MoveStrategy", "Default"}, "auto"},
+		{"move strategies are config's", []any{"MoveStrategy", "AllowedValues"}, []any{"reroute", "allocation-filter", "auto"}},
+		{"signs for es", []any{"Service", "Default"}, "es"},
+		{"es only", []any{"Service", "AllowedValues"}, []any{"es"}},
+		{"info logs by default", []any{"LogLevel", "Default"}, "info"},
+		{"log levels", []any{"LogLevel", "AllowedValues"}, []any{"debug", "info", "warn", "error"}},
+		{"no configuration parameter by default", []any{"ConfigParameterName", "Default"}, ""},
+		{"configuration parameter name length", []any{"ConfigParameterName", "MaxLength"}, float64(1011)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -454,7 +480,8 @@ func TestParameters(t *testing.T) {
 	}{
 		{"empty", "", true},
 		{"managed domain", "arn:aws:es:eu-west-1:123456789012:domain/prod-logs", true},
-		{"serverless collection", "arn:aws:aoss:us-east-1:123456789012:collection/abc123", true},
+		// OpenSearch Serverless serves neither _nodes/stats nor _cluster/reroute.
+		{"serverless collection", "arn:aws:aoss:us-east-1:123456789012:collection/abc123", false},
 		{"GovCloud partition", "arn:aws-us-gov:es:us-gov-west-1:123456789012:domain/prod", true},
 		{"domain path", "arn:aws:es:eu-west-1:123456789012:domain/prod/*", false},
 		{"other service", "arn:aws:s3:::bucket", false},
@@ -465,38 +492,6 @@ func TestParameters(t *testing.T) {
 		t.Run("ARN "+tc.name, func(t *testing.T) {
 			if got := pattern.MatchString(tc.arn); got != tc.valid {
 				t.Errorf("%q accepted: got %v, want %v", tc.arn, got, tc.valid)
-			}
-		})
-	}
-}
-
-// TestServerlessCondition evaluates the IsOpenSearchServerless condition's Fn::Select/Fn::Split
-// the way CloudFormation does, for the ARNs the parameter accepts.
-func TestServerlessCondition(t *testing.T) {
-	doc := render(t, Options{})
-	equals := get(t, doc, "Conditions", "IsOpenSearchServerless", "Fn::Equals").([]any)
-	selectArgs := get(t, equals, 0, "Fn::Select").([]any)
-	index := int(selectArgs[0].(float64))
-	split := get(t, selectArgs[1], "Fn::Split").([]any)
-	sub := get(t, split[1], "Fn::Sub").(string)
-
-	tests := []struct {
-		name string
-		arn  string
-		want bool
-	}{
-		{"no domain", "", false},
-		{"managed domain", "arn:aws:es:eu-west-1:123456789012:domain/prod", false},
-		{"serverless collection", "arn:aws:aoss:eu-west-1:123456789012:collection/abc", true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			parts := strings.Split(strings.ReplaceAll(sub, "${OpenSearchDomainArn}", tc.arn), split[0].(string))
-			if index >= len(parts) {
-				t.Fatalf("Fn::Select index %d out of range for %q: the stack would fail to deploy", index, tc.arn)
-			}
-			if got := parts[index] == equals[1]; got != tc.want {
-				t.Errorf("serverless: got %v, want %v", got, tc.want)
 			}
 		})
 	}

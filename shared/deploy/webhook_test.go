@@ -25,7 +25,7 @@ func TestPublicWebhook(t *testing.T) {
 			"Action": "lambda:InvokeFunctionUrl", "FunctionName": ref("WebhookAlias"), "Principal": "*", "FunctionUrlAuthType": "NONE"}},
 		{"the alias may be invoked through its URL only", []any{"WebhookInvokeViaUrl", "Properties"}, map[string]any{
 			"Action": "lambda:InvokeFunction", "FunctionName": ref("WebhookAlias"), "Principal": "*", "InvokedViaFunctionUrl": true}},
-		{"the function reads the secret's parameter", []any{"IngestFunction", "Properties", "Policies", 3}, map[string]any{"Fn::If": []any{
+		{"the function reads the secret's parameter", []any{"IngestFunction", "Properties", "Policies", 4}, map[string]any{"Fn::If": []any{
 			"HasPublicWebhook",
 			map[string]any{"Statement": []any{map[string]any{
 				"Effect":   "Allow",

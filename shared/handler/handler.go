@@ -20,6 +20,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/collect"
@@ -30,21 +31,24 @@ import (
 	"github.com/shardwise/shardwise/shared/telemetry"
 )
 
-// Env builds the engine a function runs in Lambda: configuration from the environment (validated;
-// a bad value stops the function naming the field), the DynamoDB store, the EventBridge bus, one
-// OpenSearch client per cluster (built once, reused by warm invocations) and EMF metrics.
+// Env builds the engine a function runs in Lambda: configuration from the environment and the SSM
+// parameter it may name (validated; a bad value stops the function naming the field), the
+// DynamoDB store, the EventBridge bus, one OpenSearch client per cluster (built once, reused by
+// warm invocations) and EMF metrics.
 func Env(ctx context.Context, function string) (*engine.Engine, *telemetry.Metrics, error) {
-	cfg, err := config.FromEnv(os.Getenv)
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: aws config: %w", function, err)
+	}
+	// The SSM client is built for every function but called only when the stack names a
+	// configuration parameter (config.Load).
+	cfg, err := config.Load(ctx, os.Getenv, ssm.NewFromConfig(awsCfg))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: configuration: %w", function, err)
 	}
 	level, err := telemetry.ParseLevel(cfg.LogLevel)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: log_level: %w", function, err)
-	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: aws config: %w", function, err)
 	}
 	metrics := telemetry.NewMetrics(time.Now)
 	log := telemetry.NewLogger(os.Stdout, level, telemetry.AttrFunction, function)
