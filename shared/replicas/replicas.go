@@ -115,16 +115,50 @@ type IndexInput struct {
 type Memory struct {
 	Index             string `json:"index"`
 	FirstSeenReplicas int    `json:"first_seen_replicas"`
-	// LowerSince is when the target first fell below the current count; zero when no scale-down
+	// LowerSince is when the target first fell below the current count (on every cycle since);
+	// zero when no scale-down
 	// is pending.
 	LowerSince time.Time `json:"lower_since,omitzero"`
-	// WindowMax is the highest target seen since LowerSince.
+	// WindowMax is the highest target seen in the last ScaleDownAfter, what a scale-down lowers to.
 	WindowMax int `json:"window_max,omitempty"`
+	// Recent holds the targets of the last ScaleDownAfter as a sliding maximum: times rising,
+	// targets falling, each the last time a target at least that high was seen.
+	Recent []Seen `json:"recent,omitempty"`
 	// OverSince is when the count was first seen above the topology maximum (nodes gone); zero
 	// while it is not.
 	OverSince  time.Time `json:"over_since,omitzero"`
 	LastChange time.Time `json:"last_change,omitzero"`
 	LastReason string    `json:"last_reason,omitempty"`
+}
+
+// Seen is a target and the last cycle it (or a higher one) was seen.
+type Seen struct {
+	At     time.Time `json:"at"`
+	Target int       `json:"target"`
+}
+
+// see records this cycle's target and forgets what fell out of the window [now-window, now].
+func see(recent []Seen, now time.Time, target int, window time.Duration) []Seen {
+	for len(recent) > 0 && recent[len(recent)-1].Target <= target {
+		recent = recent[:len(recent)-1]
+	}
+	recent = append(recent, Seen{At: now, Target: target})
+	i := 0
+	for i < len(recent)-1 && recent[i].At.Before(now.Add(-window)) {
+		i++
+	}
+	return slices.Clone(recent[i:])
+}
+
+// lastAtLeast is the last time a target of at least n was seen in recent; zero if none was.
+func lastAtLeast(recent []Seen, n int) time.Time {
+	var at time.Time
+	for _, r := range recent {
+		if r.Target >= n {
+			at = r.At
+		}
+	}
+	return at
 }
 
 // Decision is the verdict for one index, with every number behind it.
@@ -262,15 +296,23 @@ func urgency(a, b Decision) int {
 	)
 }
 
-// applied is the memory after a change is made: the pending window restarts from the new count.
+// applied is the memory after a change is made: a pending window for the new count starts after
+// the last cycle whose target was at least that count.
 func applied(m Memory, d Decision, now time.Time) Memory {
 	m.LastChange = now
 	m.LastReason = d.Reason
-	m.LowerSince, m.WindowMax, m.OverSince = time.Time{}, 0, time.Time{}
-	if d.Desired < d.To {
-		// The target is already below the new count (a cap or a scale-down to a window maximum):
-		// a further scale-down must again hold for the whole ScaleDownAfter.
-		m.LowerSince, m.WindowMax = now, d.Desired
+	m.OverSince = time.Time{}
+	if d.Desired >= d.To {
+		m.LowerSince, m.WindowMax = time.Time{}, 0
+		return m
+	}
+	// The target is below the new count (a cap, or a scale-down to the window's highest target):
+	// a further scale-down needs every cycle of a whole ScaleDownAfter below the new count.
+	switch last := lastAtLeast(m.Recent, d.To); {
+	case !last.IsZero():
+		m.LowerSince = last.Add(time.Nanosecond)
+	case m.LowerSince.IsZero():
+		m.LowerSince = now
 	}
 	return m
 }
@@ -300,7 +342,7 @@ func decideIndex(now time.Time, ix IndexInput, m Memory, seen bool, total float6
 		d.Kind, d.Reason = KindSkip, reason
 		// Keep the first-seen count for when the index is managed again, but not a pending
 		// scale-down: nothing watched its load meanwhile.
-		m.LowerSince, m.WindowMax = time.Time{}, 0
+		m.LowerSince, m.WindowMax, m.Recent = time.Time{}, 0, nil
 		return d, m, seen
 	}
 	switch {
@@ -401,15 +443,22 @@ func decideIndex(now time.Time, ix IndexInput, m Memory, seen bool, total float6
 	// The pending scale-down window advances only on cycles whose load says the target is lower
 	// (quiet and idle cycles included); a cycle wanting as many copies or more restarts it, and a
 	// cycle without a measurement leaves it as it is.
+	// A scale-down goes to the highest target of the last ScaleDownAfter (a sliding window), so a
+	// cycle of the load's way down does not hold the count up for a second window.
+	if evidence {
+		m.Recent = see(m.Recent, now, d.Desired, cfg.ScaleDownAfter)
+		m.WindowMax = m.Recent[0].Target
+	}
 	switch {
 	case !evidence:
 	case d.Desired < d.From:
-		// A window maximum at or above the current count dates from before someone lowered the
-		// setting by hand; it says nothing about this count, so the window restarts.
-		if m.LowerSince.IsZero() || m.WindowMax >= d.From {
-			m.LowerSince, m.WindowMax = now, d.Desired
-		} else {
-			m.WindowMax = max(m.WindowMax, d.Desired)
+		if m.LowerSince.IsZero() {
+			m.LowerSince = now
+		}
+		// A target at or above the current count after LowerSince dates from before someone
+		// lowered the setting by hand: the window for this count starts after it.
+		if last := lastAtLeast(m.Recent, d.From); !last.Before(m.LowerSince) {
+			m.LowerSince = last.Add(time.Nanosecond)
 		}
 	default:
 		m.LowerSince, m.WindowMax = time.Time{}, 0
@@ -462,14 +511,14 @@ func decideIndex(now time.Time, ix IndexInput, m Memory, seen bool, total float6
 		d.PendingSince, d.ScaleDownAt = m.LowerSince, m.LowerSince.Add(cfg.ScaleDownAfter)
 		if !evidence || now.Before(d.ScaleDownAt) {
 			d.Kind = KindPendingScaleDown
-			d.Reason = fmt.Sprintf("%s: keep %s at %d for now: %s, target %d since %s; lowers to %d (highest target seen) at %s if it holds; %s.",
-				ix.Name, name, d.From, basis, d.Desired, stamp(m.LowerSince), m.WindowMax, stamp(d.ScaleDownAt), bounds)
+			d.Reason = fmt.Sprintf("%s: keep %s at %d for now: %s, target below it since %s; lowers to %d (highest target of the last %s) at %s if it holds; %s.",
+				ix.Name, name, d.From, basis, stamp(m.LowerSince), m.WindowMax, cfg.ScaleDownAfter, stamp(d.ScaleDownAt), bounds)
 			break
 		}
 		d.Kind, d.To = KindScaleDown, m.WindowMax
 		d.Cost = cost(ix, perCopies(d.From), perCopies(d.To))
-		d.Reason = fmt.Sprintf("%s: lower %s %d→%d: the target stayed below %d on every cycle since %s (%s), and %d is the highest target seen since; %s; %s; %s.",
-			ix.Name, name, d.From, d.To, d.From, stamp(m.LowerSince), cfg.ScaleDownAfter, d.To, basis, bounds, d.Cost)
+		d.Reason = fmt.Sprintf("%s: lower %s %d→%d: the target stayed below %d on every cycle since %s (%s), and %d is the highest target of the last %s; %s; %s; %s.",
+			ix.Name, name, d.From, d.To, d.From, stamp(m.LowerSince), cfg.ScaleDownAfter, d.To, cfg.ScaleDownAfter, basis, bounds, d.Cost)
 	default:
 		d.Kind = KindHold
 		d.Reason = fmt.Sprintf("%s: keep %s at %d: %s%s; %s.", ix.Name, name, d.From, basis, needWhy, bounds)

@@ -3,6 +3,7 @@ package replicas
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -439,10 +440,11 @@ func TestDecideOverTime(t *testing.T) {
 			want:   []change{{30 * time.Minute, KindScaleDown, 3, 2}},
 		},
 		{
-			name:     "after a scale-down the next one waits a full window again",
+			name:     "after a scale-down the next one comes once the lower target has held its own 30 min",
 			replicas: 3, mem: first1,
 			phases: []phase{{10 * time.Minute, 0.1, 4, false}, {20 * time.Minute, 0.3, 4, false}, {61 * time.Minute, 0.1, 4, false}},
-			want:   []change{{30 * time.Minute, KindScaleDown, 3, 2}, {60 * time.Minute, KindScaleDown, 2, 1}},
+			// Target 2 was last seen at 19m30s; 1 held from 20m, so 2→1 comes at 50m.
+			want: []change{{30 * time.Minute, KindScaleDown, 3, 2}, {50 * time.Minute, KindScaleDown, 2, 1}},
 		},
 		{
 			name:     "a dip that recovers before 30 min resets the pending scale-down",
@@ -487,10 +489,10 @@ func TestDecideOverTime(t *testing.T) {
 			want:   nil,
 		},
 		{
-			name:     "after a cap the lower target waits a full window",
+			name:     "after a cap the lower target's window counts from before it",
 			replicas: 3, mem: first1,
 			phases: []phase{{10 * time.Minute, 0.1, 4, false}, {45 * time.Minute, 0.1, 3, false}},
-			want:   []change{{11 * time.Minute, KindCap, 3, 2}, {41 * time.Minute, KindScaleDown, 2, 1}},
+			want:   []change{{11 * time.Minute, KindCap, 3, 2}, {30 * time.Minute, KindScaleDown, 2, 1}},
 		},
 	}
 	for _, tc := range tests {
@@ -605,8 +607,9 @@ func TestMemoryJSON(t *testing.T) {
 		mem    Memory
 		absent []string
 	}{
-		{"no pending scale-down", Memory{Index: "a", FirstSeenReplicas: 1}, []string{"lower_since", "window_max", "last_change", "last_reason"}},
-		{"pending and changed", Memory{Index: "a", FirstSeenReplicas: 2, LowerSince: t0, WindowMax: 1, LastChange: t0.Add(-time.Hour), LastReason: "r"}, nil},
+		{"no pending scale-down", Memory{Index: "a", FirstSeenReplicas: 1}, []string{"lower_since", "window_max", "last_change", "last_reason", "recent", "over_since"}},
+		{"pending and changed", Memory{Index: "a", FirstSeenReplicas: 2, LowerSince: t0, WindowMax: 1, LastChange: t0.Add(-time.Hour), LastReason: "r",
+			Recent: []Seen{{At: t0.Add(-time.Minute).UTC(), Target: 2}, {At: t0.UTC(), Target: 1}}, OverSince: t0.Add(-time.Hour)}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -623,7 +626,7 @@ func TestMemoryJSON(t *testing.T) {
 			if err := json.Unmarshal(b, &back); err != nil {
 				t.Fatalf("unmarshal %s: %v", b, err)
 			}
-			if back != tc.mem {
+			if !reflect.DeepEqual(back, tc.mem) {
 				t.Errorf("round trip got %+v, want %+v", back, tc.mem)
 			}
 		})
