@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/awslabs/goformation/v7/cloudformation"
 )
 
 // request is one kind of HTTP request a function sends to OpenSearch. The same value yields the
@@ -57,6 +59,40 @@ const (
 // (es:ESHttpGet, es:ESHttpPut, ...).
 func esAction(method string) string {
 	return "es:ESHttp" + method[:1] + strings.ToLower(method[1:])
+}
+
+// openSearchStatements grants exactly the function's requests: one statement per HTTP method,
+// listing the paths sent with it under the domain's ARN.
+func openSearchStatements(reqs []request) []any {
+	paths := map[string][]string{}
+	for _, r := range reqs {
+		if !slices.Contains(paths[r.method], r.path) {
+			paths[r.method] = append(paths[r.method], r.path)
+		}
+	}
+	var out []any
+	for _, method := range sortedMethods(paths) {
+		resources := make([]string, 0, len(paths[method]))
+		for _, p := range paths[method] {
+			resources = append(resources, cloudformation.Sub("${"+paramDomain+"}/"+p))
+		}
+		out = append(out, map[string]any{"Effect": "Allow", "Action": []string{esAction(method)}, "Resource": resources})
+	}
+	return out
+}
+
+func sortedMethods(m map[string][]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// dynamoDBStatement grants exactly the function's DynamoDB actions, on the state table only.
+func dynamoDBStatement(actions []string) any {
+	return map[string]any{"Effect": "Allow", "Action": actions, "Resource": cloudformation.GetAtt(tableID, "Arn")}
 }
 
 // fgacRole is one function's role in OpenSearch's security plugin, as its REST API takes it.

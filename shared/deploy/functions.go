@@ -6,9 +6,6 @@ import (
 	"github.com/shardwise/shardwise/shared/bus"
 )
 
-// allDynamoDB is a placeholder while the per-function lists are measured.
-var allDynamoDB = []string{ddbGetItem, ddbPutItem, ddbDeleteItem, ddbQuery, ddbBatchGetItem, ddbBatchWriteItem}
-
 // alarmPrefix marks the CloudWatch alarms that should wake detect; alarms on anything else in the
 // account are not shardwise's business.
 const alarmPrefix = "shardwise-"
@@ -92,8 +89,10 @@ func functions() []function {
 			description: "Reads _nodes/stats, _stats and _cluster/state, stores a snapshot, publishes Stats Ingested.",
 			memoryMB:    256,
 			// A sample, then removing the allocation filters of moves that have finished.
-			openSearch:    append(slices.Clone(readCluster), reqIndexSettings, reqPutSettings),
-			dynamoDB:      allDynamoDB,
+			openSearch: append(slices.Clone(readCluster), reqIndexSettings, reqPutSettings),
+			// Snapshots are written in batches (BatchGetItem reads the live versions first);
+			// webhook replay marks, filter records and the lease are single items.
+			dynamoDB:      []string{ddbGetItem, ddbPutItem, ddbDeleteItem, ddbQuery, ddbBatchGetItem, ddbBatchWriteItem},
 			functionURL:   true,
 			publicWebhook: true,
 		},
@@ -101,8 +100,8 @@ func functions() []function {
 			name:        "detect",
 			description: "Finds write hotspots in the latest snapshot and publishes Moves Planned or Scale Up Needed.",
 			memoryMB:    256,
-			// Plans from the stored snapshot: it sends OpenSearch nothing.
-			dynamoDB: allDynamoDB,
+			// Plans from the stored snapshot: it sends OpenSearch nothing, and deletes nothing.
+			dynamoDB: []string{ddbGetItem, ddbPutItem, ddbQuery},
 			triggers: append(busTriggers(bus.FunctionDetect), alarmTrigger()),
 		},
 		{
@@ -112,8 +111,9 @@ func functions() []function {
 			// A fresh sample, POST _cluster/reroute (dry-run first), and index allocation filters
 			// where reroute is refused or not the strategy.
 			openSearch: append(slices.Clone(readCluster), reqReroute, reqIndexSettings, reqPutSettings),
-			dynamoDB:   allDynamoDB,
-			triggers:   busTriggers(bus.FunctionMove),
+			// The ledger and the cycle claim; DeleteItem releases the lease and removes filter records.
+			dynamoDB: []string{ddbGetItem, ddbPutItem, ddbDeleteItem, ddbQuery},
+			triggers: busTriggers(bus.FunctionMove),
 		},
 		{
 			name:        "replicas",
@@ -121,8 +121,9 @@ func functions() []function {
 			memoryMB:    128,
 			// Health for the breaker, PUT <index>/_settings for number_of_replicas.
 			openSearch: []request{reqHealth, reqPutSettings},
-			dynamoDB:   allDynamoDB,
-			triggers:   busTriggers(bus.FunctionReplicas),
+			// Cooldowns and the snapshot's claim; DeleteItem gives the claim back when a cycle fails.
+			dynamoDB: []string{ddbGetItem, ddbPutItem, ddbDeleteItem, ddbQuery},
+			triggers: busTriggers(bus.FunctionReplicas),
 		},
 		{
 			name:        "sandbox",
@@ -130,8 +131,9 @@ func functions() []function {
 			memoryMB:    128,
 			// Lists search tasks; it cancels none yet and has no workload-management sync.
 			openSearch: []request{reqTasks},
-			dynamoDB:   allDynamoDB,
-			triggers:   busTriggers(bus.FunctionSandbox),
+			// Reads the latest snapshot only.
+			dynamoDB: []string{ddbGetItem, ddbQuery},
+			triggers: busTriggers(bus.FunctionSandbox),
 		},
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/awslabs/goformation/v7/cloudformation"
@@ -312,28 +311,17 @@ func lambda(fn function, opts Options) withProperties {
 	return withProperties{Resource: f, extra: extra}
 }
 
-// iamPolicies grants each function the table, the bus, the configuration parameter when the
-// stack names one and, when a domain is given, exactly the OpenSearch HTTP methods it sends.
+// iamPolicies grants each function exactly what its code calls: its DynamoDB actions on the
+// table, PutEvents on the bus, the configuration parameter when the stack names one and, when a
+// domain is given, its OpenSearch requests by method and path.
 func iamPolicies(fn function) []any {
 	policies := []any{
-		map[string]any{"DynamoDBCrudPolicy": map[string]any{"TableName": cloudformation.Ref(tableID)}},
+		map[string]any{"Statement": []any{dynamoDBStatement(fn.dynamoDB)}},
 		map[string]any{"EventBridgePutEventsPolicy": map[string]any{"EventBusName": cloudformation.Ref(busID)}},
 	}
 	if len(fn.openSearch) > 0 {
-		var actions []string
-		for _, r := range fn.openSearch {
-			if a := esAction(r.method); !slices.Contains(actions, a) {
-				actions = append(actions, a)
-			}
-		}
-		slices.Sort(actions)
-		es := map[string]any{
-			"Effect":   "Allow",
-			"Action":   actions,
-			"Resource": []string{cloudformation.Ref(paramDomain), cloudformation.Sub("${" + paramDomain + "}/*")},
-		}
 		policies = append(policies, cloudformation.If(condHasDomain,
-			map[string]any{"Statement": []any{es}},
+			map[string]any{"Statement": openSearchStatements(fn.openSearch)},
 			cloudformation.Ref("AWS::NoValue")))
 	}
 	policies = append(policies, configParameterPolicy())
