@@ -102,7 +102,8 @@ func TestPlanAndExplainAgainstServedSimulator(t *testing.T) {
 			N     int     `json:"n"`
 			S     int     `json:"s"`
 		} `json:"replicas"`
-		Copies []struct {
+		ReplicaNodeHours *int `json:"replica_node_hours_per_hour"`
+		Copies           []struct {
 			Index     string  `json:"index"`
 			State     string  `json:"state"`
 			NodeName  string  `json:"node_name"`
@@ -121,6 +122,9 @@ func TestPlanAndExplainAgainstServedSimulator(t *testing.T) {
 			t.Errorf("copy %+v: want its node's name and an unknown load (the nodes' clocks stood still)", c)
 		}
 	}
+	if plan.ReplicaNodeHours == nil {
+		t.Errorf("plan --json lacks replica_node_hours_per_hour:\n%s", out)
+	}
 	if len(plan.Replicas) == 0 || plan.Replicas[0].N == 0 || plan.Replicas[0].S == 0 {
 		t.Errorf("replica decisions without N and S: %+v", plan.Replicas)
 	}
@@ -128,7 +132,7 @@ func TestPlanAndExplainAgainstServedSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"WRITE hotspots", "Planned moves", "Replicas"} {
+	for _, want := range []string{"WRITE hotspots", "Planned moves", "Replicas", "replica_node_hours: 15 per hour now, 15 after"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("plan output lacks %q:\n%s", want, table)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/engine"
 	"github.com/shardwise/shardwise/shared/replicas"
 )
 
@@ -42,11 +43,17 @@ func newPlan() *cobra.Command {
 				return enc.Encode(struct {
 					Plan     allocation.Plan     `json:"plan"`
 					Replicas []replicas.Decision `json:"replicas"`
-					Copies   []copyLoad          `json:"copies"`
-				}{det.Plan, rep.Decisions, copyLoads(snap)})
+					// Replica node-hours per hour now and after the planned changes, beside the
+					// search latency they buy.
+					ReplicaNodeHours      int        `json:"replica_node_hours_per_hour"`
+					ReplicaNodeHoursAfter int        `json:"replica_node_hours_per_hour_after"`
+					SearchLatencyMs       *float64   `json:"search_latency_ms"`
+					Copies                []copyLoad `json:"copies"`
+				}{det.Plan, rep.Decisions, rep.ReplicaCopies, rep.ReplicaCopiesAfter, latency(rep), copyLoads(snap)})
 			}
 			printPlan(out, det.Plan)
 			printReplicas(out, rep.Decisions)
+			printReplicaCost(out, rep)
 			return nil
 		},
 	}
@@ -110,6 +117,24 @@ func printPlan(w io.Writer, p allocation.Plan) {
 	if p.ScaleUp != nil {
 		fmt.Fprintf(w, "  SCALE UP NEEDED: %s\n", p.ScaleUp.Reason)
 	}
+}
+
+// latency is the replica cycle's mean search latency, nil when it was not measured.
+func latency(r engine.ReplicasResult) *float64 {
+	if !r.LatencyKnown {
+		return nil
+	}
+	return &r.SearchLatencyMs
+}
+
+// printReplicaCost puts what the replicas cost, in replica node-hours per hour, beside the search
+// latency they buy.
+func printReplicaCost(w io.Writer, r engine.ReplicasResult) {
+	lat := "not measured"
+	if r.LatencyKnown {
+		lat = fmt.Sprintf("%.0f ms mean (OpenSearch reports no percentile)", r.SearchLatencyMs)
+	}
+	fmt.Fprintf(w, "  replica_node_hours: %d per hour now, %d after these changes; search latency %s\n", r.ReplicaCopies, r.ReplicaCopiesAfter, lat)
 }
 
 func printReplicas(w io.Writer, ds []replicas.Decision) {

@@ -24,6 +24,34 @@ type ReplicasResult struct {
 	Applied   []replicas.Decision `json:"applied"`
 	Breaker   safety.Verdict      `json:"breaker"`
 	Repeated  bool                `json:"repeated,omitempty"`
+	// ReplicaCopies is the replica (or search replica) shard copies the decided indices hold, which
+	// is also the replica node-hours they cost per hour; ReplicaCopiesAfter counts them after the
+	// applied changes. SearchLatencyMs is the snapshot's mean search latency beside them
+	// (OpenSearch reports means, not percentiles); LatencyKnown false when it was not measured.
+	ReplicaCopies      int     `json:"replica_copies"`
+	ReplicaCopiesAfter int     `json:"replica_copies_after"`
+	SearchLatencyMs    float64 `json:"search_latency_ms"`
+	LatencyKnown       bool    `json:"latency_known"`
+}
+
+// countCopies fills the result's replica copies before and after the applied changes.
+func (r *ReplicasResult) countCopies() {
+	r.ReplicaCopies, r.ReplicaCopiesAfter = 0, 0
+	to := map[string]int{}
+	for _, d := range r.Applied {
+		to[d.Index] = d.To
+	}
+	for _, d := range r.Decisions {
+		if d.Kind == replicas.KindSkip {
+			continue
+		}
+		r.ReplicaCopies += d.From * d.S
+		after, ok := to[d.Index]
+		if !ok {
+			after = d.From
+		}
+		r.ReplicaCopiesAfter += after * d.S
+	}
 }
 
 // ReplicaInputs measures, per index, L's numerator (search threads busy), N (the nodes that may
@@ -249,6 +277,7 @@ func (e *Engine) Replicas(ctx context.Context, name, snapshotKey string) (_ Repl
 	in := safety.Inputs{Reachable: herr, Health: health.Status, Relocating: health.Relocating, Initializing: health.Initializing,
 		StatsAge: e.now().Sub(snap.At)}
 	in.SearchLatencyMs, in.LatencyKnown = meanSearchLatency(snap)
+	res.SearchLatencyMs, res.LatencyKnown = in.SearchLatencyMs, in.LatencyKnown
 	// Per node from the snapshot the decision was made on; the cluster's relocations from the
 	// fresher health when it counts more.
 	in.Recoveries = safety.RecoveriesOf(snap, nil)
@@ -292,6 +321,7 @@ func (e *Engine) Replicas(ctx context.Context, name, snapshotKey string) (_ Repl
 		e.log().Info("replicas changed", "cluster", name, "index", d.Index, "setting", d.Setting, "from", d.From, "to", d.To,
 			"kind", d.Kind, "dry_run", e.Config.Safety.DryRun, "reason", d.Reason)
 	}
+	res.countCopies()
 	e.metric(name, "ReplicaChanges", telemetry.UnitCount, float64(len(events)))
 	if len(events) > 0 {
 		if err := e.Bus.Publish(ctx, bus.Event{DetailType: bus.TypeReplicasChanged, Time: e.now(),

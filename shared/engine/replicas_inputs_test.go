@@ -91,3 +91,28 @@ func TestReplicaInputs(t *testing.T) {
 		t.Errorf("decision: got %s to %d (%s), want a scale-up to 5", all[0].Kind, all[0].To, all[0].Reason)
 	}
 }
+
+func TestReplicasResultCountCopies(t *testing.T) {
+	decisions := []replicas.Decision{
+		{Index: "a", From: 1, S: 2, Kind: replicas.KindScaleUp, To: 4},
+		{Index: "b", From: 3, S: 1, Kind: replicas.KindPendingScaleDown, To: 3},
+		{Index: ".sys", From: 5, S: 1, Kind: replicas.KindSkip, To: 5},
+	}
+	tests := []struct {
+		name       string
+		applied    []replicas.Decision
+		now, after int
+	}{
+		{"nothing applied", nil, 5, 5},
+		{"the scale-up applied: 3 more replicas of 2 shards", decisions[:1], 5, 11},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := ReplicasResult{Decisions: decisions, Applied: tc.applied}
+			r.countCopies()
+			if r.ReplicaCopies != tc.now || r.ReplicaCopiesAfter != tc.after {
+				t.Errorf("replica copies: got %d → %d, want %d → %d", r.ReplicaCopies, r.ReplicaCopiesAfter, tc.now, tc.after)
+			}
+		})
+	}
+}

@@ -235,7 +235,8 @@ func Copies(share float64, nodes, primaries int, x float64) int {
 // passed Validate.
 func Decide(now time.Time, in []IndexInput, mem map[string]Memory, cfg Config) (changes []Decision, all []Decision, next map[string]Memory) {
 	total := totalSearchLoad(in)
-	idle := total < cfg.MinTotalSearchLoad
+	// Idle needs a measurement: a cycle where no index's load is known says nothing.
+	idle := total < cfg.MinTotalSearchLoad && slices.ContainsFunc(in, func(ix IndexInput) bool { return ix.LoadKnown })
 	all = make([]Decision, 0, len(in))
 	held := make([]Memory, 0, len(in)) // memory when the index's change is not applied
 	next = make(map[string]Memory, len(in))

@@ -298,6 +298,13 @@ func TestDecideOneCycle(t *testing.T) {
 			want: want{kind: KindHold, from: 1, to: 1, desired: 1, min: 1, max: 3, reasonContain: "idle"},
 		},
 		{
+			name: "no load known anywhere is not idle: nothing advances",
+			in: []IndexInput{func() IndexInput { i := idx("hot", 2, 3, 4, 0); i.LoadKnown = false; return i }(),
+				func() IndexInput { i := idx("cold", 2, 1, 4, 0); i.LoadKnown = false; return i }()},
+			mem:  map[string]Memory{"hot": {Index: "hot", FirstSeenReplicas: 1}},
+			want: want{kind: KindHold, from: 3, to: 3, desired: 3, min: 1, max: 3, reasonContain: "not known"},
+		},
+		{
 			name: "idle cluster: an index above its floor starts its scale-down window",
 			in:   []IndexInput{idx("hot", 2, 3, 4, 0.04), idx("cold", 2, 1, 4, 0.001)},
 			mem:  map[string]Memory{"hot": {Index: "hot", FirstSeenReplicas: 1}},
