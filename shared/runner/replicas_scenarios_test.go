@@ -1,9 +1,17 @@
 package runner
 
 import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/sim"
+	"github.com/shardwise/shardwise/shared/state"
 )
 
 // floorBy returns when index's replicas last changed to floor ("index a→floor"), and whether
@@ -76,4 +84,59 @@ func TestReplicaScenariosIssue14(t *testing.T) {
 		}
 		t.Logf("p99 %.0f ms; replica node-hours %.1f", res.P99SearchLatencyMs, res.ReplicaNodeHours)
 	})
+}
+
+// A scale-up never creates a copy that cannot be assigned: with
+// index.routing.allocation.total_shards_per_node=1, catalog's 2 shards fit 12 copies on 12 nodes,
+// 6 of each shard, so replicas stop at 5 where the formula alone wants 9, and no copy is left
+// unassigned once the recoveries are done.
+func TestReplicasRespectTotalShardsPerNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a whole scenario")
+	}
+	ctx := context.Background()
+	s, err := sim.New(scenario(t, "replicas-wide-spike"), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, srv.URL+"/catalog/_settings",
+		strings.NewReader(`{"index.routing.allocation.total_shards_per_node": 1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT catalog/_settings: %s", resp.Status)
+	}
+	cfg := config.Default()
+	cfg.Safety.DryRun = false
+	eng, events, stop, err := Attach(ctx, s, cfg, state.NewMemory(s.Now), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	r := &run{eng: eng, events: events, copies: 1}
+	var changes []string
+	var last sim.TickReport
+	for s.Elapsed() < 38*time.Minute {
+		last = s.Step()
+		var tk Tick
+		if err := r.cycle(ctx, &tk); err != nil {
+			t.Fatal(err)
+		}
+		changes = append(changes, tk.Replicas...)
+	}
+	if want := []string{"catalog 1→5"}; strings.Join(changes, ",") != strings.Join(want, ",") {
+		t.Errorf("replica changes during the spike: got %v, want %v", changes, want)
+	}
+	if last.Unassigned != 0 || last.Health != "green" {
+		t.Errorf("at 38 min: %d unassigned copies, health %s; want 0 and green", last.Unassigned, last.Health)
+	}
 }
