@@ -61,6 +61,12 @@ func TestDecideProperties(t *testing.T) {
 						in[i].EligibleNodes = max(1, in[i].EligibleNodes+r.IntN(3)-1)
 					}
 					in[i].LoadKnown = r.IntN(40) != 0
+					// Half the indices report their pools, so need and quiet cycles take part too.
+					if i%2 == 0 {
+						in[i].NodeSearchThreads = 2
+						in[i].PoolThreads = 2 * min(in[i].EligibleNodes, in[i].Primaries*(in[i].Replicas+1))
+						in[i].PoolLoad = in[i].SearchLoad * (0.5 + r.Float64())
+					}
 				}
 				changes, all, next := Decide(now, in, mem, cfg)
 				mem = next
