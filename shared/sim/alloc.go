@@ -637,7 +637,7 @@ func (s *Sim) rebalance(b *balance) int {
 		delta float64
 	}
 	order := make([]indexDelta, 0, len(s.indices))
-	for _, ix := range s.indices {
+	for _, ix := range s.routingOrder() {
 		lo, hi := 0.0, 0.0
 		for i, n := range b.nodes {
 			w := b.weight(n, ix)

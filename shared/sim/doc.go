@@ -53,7 +53,8 @@
 // (primaries first) to the node of least weight, moves started copies off nodes they may no longer
 // remain on (allocation filters, disk high watermark) and, when rebalancing is allowed, rebalances like
 // BalancedShardsAllocator: weight(node, index) = 0.45·(shards on node − mean) + 0.55·(shards of the
-// index on node − mean for the index), indices most out of balance first, moving from the heaviest to
+// index on node − mean for the index), indices most out of balance first (ties in the order of the routing table's
+// java.util.HashMap of index names, routing_order.go), moving from the heaviest to
 // the lightest node while their difference exceeds the threshold (1.0), at most
 // cluster_concurrent_rebalance (2) relocations in flight, and only while no copy is initializing or
 // unassigned (allow_rebalance indices_all_active). builtin_balancer false is a cluster with

@@ -459,7 +459,7 @@ func (b *esBalancer) weightOrderedIndices() []*index {
 		delta float32
 	}
 	order := make([]indexDelta, 0, len(b.s.indices))
-	for _, ix := range b.s.indices {
+	for _, ix := range b.s.routingOrder() {
 		b.reset(ix, 0, len(b.nodes))
 		order = append(order, indexDelta{ix, b.weights[len(b.weights)-1] - b.weights[0]})
 	}
