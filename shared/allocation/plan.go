@@ -210,6 +210,32 @@ type planner struct {
 	touched      map[string]bool            // nodes a planned move leaves or enters this cycle
 	byNode       map[string][]*cluster.Copy // started copies per node in the snapshot
 	sorted       map[string]bool            // byNode lists already sorted hottest first
+	// incoming counts, per node, the peer recoveries into it: in flight in the snapshot (taken on
+	// first use) and planned this cycle.
+	incoming map[string]int
+}
+
+// incomingFree reports whether a node can start one more incoming recovery under
+// node_concurrent_incoming_recoveries, counting those in flight and those planned this cycle.
+// OpenSearch runs an explicit reroute move even when throttled, but shardwise holds its moves to
+// the cluster's limit, so a move to a full node would only be refused.
+func (p *planner) incomingFree(node string) bool {
+	if p.incoming == nil {
+		p.incoming = map[string]int{}
+		for i := range p.v.Snap.Copies {
+			c := &p.v.Snap.Copies[i]
+			switch {
+			case c.State == cluster.StateRelocating && c.RelocatingNode != "":
+				p.incoming[c.RelocatingNode]++
+			case c.State == cluster.StateInitializing && !c.Primary && c.Node != "":
+				p.incoming[c.Node]++
+			}
+		}
+		for _, m := range p.plan.Moves {
+			p.incoming[m.To]++
+		}
+	}
+	return p.incoming[node] < p.v.Snap.Settings.Recoveries.Effective().NodeIncoming
 }
 
 func (p *planner) note(kind, node, index string, shard *int, reason string, args ...any) {
@@ -381,6 +407,10 @@ func (p *planner) addBalanced(m Move) bool {
 func (p *planner) swapReturn(m Move) (Move, bool) {
 	v := p.v
 	src, dst := v.Node(m.From), v.Node(m.To)
+	if !p.incomingFree(src.ID) {
+		// The return would be refused with the whole swap.
+		return Move{}, false
+	}
 	var cands []*cluster.Copy
 	for i := range v.Snap.Copies {
 		c := &v.Snap.Copies[i]
@@ -470,6 +500,9 @@ func (p *planner) add(m Move) {
 	}
 	p.moved[cluster.ShardID{Index: m.Index, Shard: m.Shard}] = true
 	p.touched[m.From], p.touched[m.To] = true, true
+	if p.incoming != nil {
+		p.incoming[m.To]++
+	}
 	p.v.Apply(m)
 	m.Verdicts = explained(m.Verdicts)
 	p.plan.Moves = append(p.plan.Moves, m)

@@ -37,6 +37,37 @@ func TestPlanCycle(t *testing.T) {
 			wantMoves: []string{"hot[1] a->c write-hotspot"},
 		},
 		{
+			name: "the least utilized node has no incoming recovery slot free: the next one takes the copy",
+			snap: func() *fixtureResult {
+				// As above, but two copies are relocating from b to c, so c already runs
+				// node_concurrent_incoming_recoveries (2) recoveries and a move there would be refused.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{4, 2.5, 1.5, 0.02}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("other", 1<<30, []float64{1, 0.5}, []string{"b"}, []string{"c"}).
+					index("moving", 1<<20, []float64{0, 0}, []string{"b"}, []string{"b"}).
+					queueing("a", 6)
+				s := relocating(f.snap(), "moving", "id-c")
+				return &fixtureResult{s, []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"hot[1] a->b write-hotspot"},
+		},
+		{
+			name: "every node with room has its incoming slots taken: no move and no scale-up until they free",
+			snap: func() *fixtureResult {
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{4, 2.5, 1.5, 0.02}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("other", 1<<30, []float64{1, 0.5}, []string{"b"}, []string{"c"}).
+					index("tob", 1<<20, []float64{0, 0}, []string{"c"}, []string{"c"}).
+					index("toc", 1<<20, []float64{0, 0}, []string{"b"}, []string{"b"}).
+					queueing("a", 6)
+				s := relocating(relocating(f.snap(), "tob", "id-b"), "toc", "id-c")
+				return &fixtureResult{s, []string{"a"}}
+			},
+			cfg:      noBuiltin,
+			wantNote: "throttled",
+		},
+		{
 			name: "one shard outweighs its node: no move, scale up",
 			snap: func() *fixtureResult {
 				f := newFixture("a", "b", "c").
@@ -349,6 +380,16 @@ func TestPlanCycle(t *testing.T) {
 			}
 		})
 	}
+}
+
+// relocating marks every copy of index as relocating to the node with id to.
+func relocating(s *cluster.Snapshot, index, to string) *cluster.Snapshot {
+	for i := range s.Copies {
+		if s.Copies[i].Index == index {
+			s.Copies[i].State, s.Copies[i].RelocatingNode = cluster.StateRelocating, to
+		}
+	}
+	return s
 }
 
 func drained(nodes ...string) Config {

@@ -3,6 +3,7 @@ package allocation
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -94,6 +95,9 @@ type search struct {
 	p      *planner
 	src    *cluster.Node
 	bounds SearchBounds
+	// full names the nodes passed over as targets because their incoming recovery slots are taken:
+	// a search that found nothing because of them is not exhausted, only throttled for now.
+	full map[string]bool
 }
 
 func (s *search) spent() bool { return s.bounds.Evaluations >= s.bounds.MaxEvaluations }
@@ -171,7 +175,8 @@ func (p *planner) hotspots(hs []Hotspot) {
 		}
 		aloneHot := v.Cfg.AllocationUtilization * float64(p.largestNode())
 		order := ChooseOrder(copies, aloneHot, v.Cfg.MinShardWriteLoad)
-		best, bounds := p.searchRelief(h, node, order, goal)
+		best, srch := p.searchRelief(node, order, goal)
+		bounds := srch.bounds
 		if best == nil && p.relocatingOff(node.ID) {
 			// Relief is under way: no proof that the search is exhausted until it lands.
 			p.note("relief-in-flight", node.Name, "", nil, "%s: copies relocating off it leave it at %.0f%% (goal %.0f%%) and no further plan fits now; it is looked at again next cycle",
@@ -181,6 +186,13 @@ func (p *planner) hotspots(hs []Hotspot) {
 		if best == nil {
 			if len(waiting) > 0 {
 				p.note("deferred", node.Name, "", nil, "%s: its best candidates' shards are already moving this cycle; it is looked at again next cycle", node.Name)
+				continue
+			}
+			if len(srch.full) > 0 {
+				// Not a proof that the cluster lacks room: those nodes take copies again once their
+				// recoveries end.
+				p.note("throttled", node.Name, "", nil, "%s: no move, swap or chain fits the nodes with an incoming recovery slot free; %s have none (node_concurrent_incoming_recoveries %d); it is looked at again next cycle",
+					node.Name, strings.Join(slices.Sorted(maps.Keys(srch.full)), ", "), v.Snap.Settings.Recoveries.Effective().NodeIncoming)
 				continue
 			}
 			exhausted = append(exhausted, node.Name)
@@ -310,7 +322,7 @@ func (p *planner) largestHome(c *cluster.Copy) int {
 // searchRelief finds the group of moves that relieves a hot node best. Candidates are tried in the
 // shard-choice heuristic's order, first those whose load could bring the node to its goal, then all:
 // the first candidate with a plan that reaches the goal wins, else the first with any admissible plan.
-func (p *planner) searchRelief(h Hotspot, node *cluster.Node, order []Candidate, goal float64) (*option, SearchBounds) {
+func (p *planner) searchRelief(node *cluster.Node, order []Candidate, goal float64) (*option, *search) {
 	s := &search{p: p, src: node, bounds: SearchBounds{MaxEvaluations: searchEvaluations, MaxCandidates: searchCandidates,
 		MaxReturns: swapReturns, MaxChainDepth: chainDepth}}
 	need := (p.v.Utilization(node.ID) - goal) * float64(node.Write.Threads)
@@ -333,11 +345,11 @@ func (p *planner) searchRelief(h Hotspot, node *cluster.Node, order []Candidate,
 				continue
 			}
 			if pass == 1 || o.sufficient(goal) {
-				return o, s.bounds
+				return o, s
 			}
 		}
 	}
-	return nil, s.bounds
+	return nil, s
 }
 
 // targets lists the nodes a copy might go to, best first: nodes no move touches yet this cycle, then
@@ -347,6 +359,13 @@ func (s *search) targets(c *cluster.Copy) []*cluster.Node {
 	out := make([]*cluster.Node, 0, len(v.DataNodes()))
 	for _, n := range v.DataNodes() {
 		if n.ID == c.Node || v.hot[n.ID] || v.excluded[n.ID] || v.Holds(n.ID, c.ID()) {
+			continue
+		}
+		if !s.p.incomingFree(n.ID) {
+			if s.full == nil {
+				s.full = map[string]bool{}
+			}
+			s.full[n.Name] = true
 			continue
 		}
 		out = append(out, n)

@@ -111,10 +111,7 @@ func TestBalancerScenarios(t *testing.T) {
 		{name: "tight-packing", fixable: true},
 		{name: "node-leave-mid-hotspot", fixable: true},
 		{name: "hotspot-three-zones", fixable: true},
-		// OpenSearch's balancer, blind to load, fills the joining nodes with the hottest copies and
-		// makes new hotspots there; shardwise's moves queue behind its recoveries (8 GiB copies,
-		// minutes each), and it moves 5 of shardwise's copies again while it evens counts out.
-		{name: "write-spike-scale-out", fixable: true, builtinBusy: true, gap: &gap{ratio: 0.47, undone: 5}},
+		{name: "write-spike-scale-out", fixable: true, builtinBusy: true},
 		{name: "shard-outweighs-node", bound: boundCopy},
 		{name: "every-node-hot", bound: boundCapacity},
 	}
