@@ -27,6 +27,8 @@ type function struct {
 	triggers []trigger
 	// functionURL exposes the function as an IAM-authenticated HTTPS endpoint (the metrics webhook).
 	functionURL bool
+	// reservedConcurrency caps the function's concurrent executions; 0 leaves it uncapped.
+	reservedConcurrency int
 	// publicWebhook adds the "webhook" alias with a public URL for HMAC-signed requests, when the
 	// stack names the secret's parameter (webhook.go).
 	publicWebhook bool
@@ -114,6 +116,10 @@ func functions() []function {
 			// The ledger and the cycle claim; DeleteItem releases the lease and removes filter records.
 			dynamoDB: []string{ddbGetItem, ddbPutItem, ddbDeleteItem, ddbQuery},
 			triggers: busTriggers(bus.FunctionMove),
+			// One move run at a time: the lease already refuses a second, so a second
+			// concurrent execution would only cost an invocation; capped, Lambda queues the
+			// asynchronous event until the first is done.
+			reservedConcurrency: 1,
 		},
 		{
 			name:        "replicas",

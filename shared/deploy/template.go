@@ -63,8 +63,12 @@ func Template(opts Options) (*cloudformation.Template, error) {
 		AWSCloudFormationDeletionPolicy:      policies.DeletionPolicy("Delete"),
 		AWSCloudFormationUpdateReplacePolicy: policies.UpdateReplacePolicy("Delete"),
 	}
+	for id, r := range operationsResources() {
+		t.Resources[id] = r
+	}
 	for _, fn := range functions() {
 		t.Resources[logicalID(fn.name)] = lambda(fn, opts)
+		t.Resources[logGroupID(fn.name)] = logGroup()
 		if fn.publicWebhook {
 			for id, r := range webhookResources(logicalID(fn.name)) {
 				t.Resources[id] = r
@@ -91,6 +95,10 @@ func Template(opts Options) (*cloudformation.Template, error) {
 			Value:       cloudformation.GetAtt(webhookURLID, "FunctionUrl"),
 			Description: cloudformation.String("Public metrics webhook (HMAC-signed requests only)"),
 			Condition:   cloudformation.String(condPublicWebhook),
+		},
+		"AlertTopicArn": {
+			Value:       cloudformation.Ref(alertTopicID),
+			Description: cloudformation.String("SNS topic for Scale Up Needed and dead letters; subscribe to it"),
 		},
 		"DeadLetterQueueUrl": {
 			Value:       cloudformation.Ref(dlqID),
@@ -131,7 +139,8 @@ func logicalID(name string) string {
 }
 
 func parameters() cloudformation.Parameters {
-	return cloudformation.Parameters{
+	out := operationsParameters()
+	for k, v := range map[string]cloudformation.Parameter{
 		paramClusters: {
 			Type: "CommaDelimitedList",
 			// Empty when the configuration parameter lists the clusters.
@@ -197,7 +206,10 @@ func parameters() cloudformation.Parameters {
 			Description: cloudformation.String("SSM parameter (/path/name, String or SecureString) holding the whole " +
 				"configuration as JSON, read at cold start; the other parameters win over it. Empty: none"),
 		},
+	} {
+		out[k] = v
 	}
+	return out
 }
 
 // anySlice converts a list of allowed values for a Parameter.
@@ -210,11 +222,15 @@ func anySlice[T any](vs []T) []any {
 }
 
 func conditions() map[string]any {
-	return map[string]any{
+	out := operationsConditions()
+	for k, v := range map[string]any{
 		condHasDomain:     cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramDomain), "")}),
 		condPublicWebhook: cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramWebhookSecret), "")}),
 		condHasConfig:     cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramConfig), "")}),
+	} {
+		out[k] = v
 	}
+	return out
 }
 
 func stateTable() *dynamodb.Table {
@@ -245,16 +261,16 @@ func stateTable() *dynamodb.Table {
 }
 
 func lambda(fn function, opts Options) withProperties {
-	sources := map[string]serverless.Function_EventSource{}
+	// goformation's EventBridgeRuleEvent has no RetryPolicy or DeadLetterConfig: the events are
+	// written as plain maps.
+	sources := map[string]any{}
 	for _, tr := range fn.triggers {
-		rule := &serverless.Function_EventBridgeRuleEvent{Pattern: tr.pattern}
+		props := ruleTargetPolicy()
+		props["Pattern"] = tr.pattern
 		if tr.onBus {
-			rule.EventBusName = cloudformation.String(cloudformation.Ref(busID))
+			props["EventBusName"] = cloudformation.Ref(busID)
 		}
-		sources[tr.name] = serverless.Function_EventSource{
-			Type:       "EventBridgeRule",
-			Properties: &serverless.Function_Properties{EventBridgeRuleEvent: rule},
-		}
+		sources[tr.name] = map[string]any{"Type": "EventBridgeRule", "Properties": props}
 	}
 
 	f := &serverless.Function{
@@ -283,8 +299,8 @@ func lambda(fn function, opts Options) withProperties {
 			"BuildProperties": map[string]any{"TrimGoPath": true},
 		},
 	}
-	if len(sources) > 0 {
-		f.Events = sources
+	if fn.reservedConcurrency > 0 {
+		f.ReservedConcurrentExecutions = cloudformation.Int(fn.reservedConcurrency)
 	}
 	if fn.publicWebhook {
 		name, value := webhookEnv()
@@ -295,7 +311,14 @@ func lambda(fn function, opts Options) withProperties {
 		f.FunctionUrlConfig = &serverless.Function_FunctionUrlConfig{AuthType: "AWS_IAM"}
 	}
 
-	extra := map[string]any{"Policies": iamPolicies(fn)}
+	extra := map[string]any{
+		"Policies":      iamPolicies(fn),
+		"LoggingConfig": loggingConfig(fn.name),
+		"VpcConfig":     vpcConfig(),
+	}
+	if len(sources) > 0 {
+		extra["Events"] = sources
+	}
 	if len(fn.triggers) > 0 {
 		// EventBridge invokes asynchronously: it hands the event to Lambda's queue and is done,
 		// so what fails is the function, after Lambda's retries. Those events go to the

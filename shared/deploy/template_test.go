@@ -96,6 +96,19 @@ func TestTemplateResources(t *testing.T) {
 		"WebhookUrl":             "AWS::Lambda::Url",
 		"WebhookUrlPublicAccess": "AWS::Lambda::Permission",
 		"WebhookInvokeViaUrl":    "AWS::Lambda::Permission",
+		// Running it in an account (operations.go).
+		"IngestFunctionLogGroup":   "AWS::Logs::LogGroup",
+		"DetectFunctionLogGroup":   "AWS::Logs::LogGroup",
+		"MoveFunctionLogGroup":     "AWS::Logs::LogGroup",
+		"ReplicasFunctionLogGroup": "AWS::Logs::LogGroup",
+		"SandboxFunctionLogGroup":  "AWS::Logs::LogGroup",
+		"EventArchive":             "AWS::Events::Archive",
+		"AlertTopic":               "AWS::SNS::Topic",
+		"AlertTopicPolicy":         "AWS::SNS::TopicPolicy",
+		"AlertEmailSubscription":   "AWS::SNS::Subscription",
+		"ScaleUpNeededRule":        "AWS::Events::Rule",
+		"DeadLetterQueuePolicy":    "AWS::SQS::QueuePolicy",
+		"DeadLetterAlarm":          "AWS::CloudWatch::Alarm",
 	}
 	resources := get(t, doc, "Resources").(map[string]any)
 	if got, want := sortedKeys(resources), sortedKeys(toAny(wantTypes)); !slices.Equal(got, want) {
