@@ -1,0 +1,67 @@
+package handler_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/handler"
+	"github.com/shardwise/shardwise/shared/state/dynamotest"
+)
+
+func TestMain(m *testing.M) { dynamotest.Main(m) }
+
+// TestEnvReadsConfigParameter builds a function's engine as Lambda does at cold start, from the
+// environment the stack sets, with the whole configuration in moto's SSM.
+func TestEnvReadsConfigParameter(t *testing.T) {
+	moto := dynamotest.Endpoint(t)
+	client := ssm.New(ssm.Options{
+		Region:       dynamotest.Region,
+		Credentials:  credentials.NewStaticCredentialsProvider("testing", "testing", ""),
+		BaseEndpoint: aws.String(moto),
+	})
+	name := "/shardwise-test/env/" + strings.ToLower(t.Name())
+	doc := `{"clusters":[{"name":"prod","urls":["https://search-prod.example"],"service":"es","region":"us-east-1"}],` +
+		`"allocation":{"sustained_samples":5}}`
+	if _, err := client.PutParameter(t.Context(), &ssm.PutParameterInput{
+		Name: aws.String(name), Value: aws.String(doc), Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(true),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{
+		"AWS_REGION":                dynamotest.Region,
+		"AWS_ACCESS_KEY_ID":         "testing",
+		"AWS_SECRET_ACCESS_KEY":     "testing",
+		"AWS_EC2_METADATA_DISABLED": "true",
+		"AWS_ENDPOINT_URL_SSM":      moto,
+		config.EnvConfigParameter:   name,
+		// What the stack sets besides: empty ClusterEndpoints, and the single-value parameters.
+		"SHARDWISE_CLUSTERS":      "",
+		"SHARDWISE_MOVE_STRATEGY": "auto",
+		"SHARDWISE_LOG_LEVEL":     "warn",
+		"SHARDWISE_TABLE":         "table-from-stack",
+	} {
+		t.Setenv(k, v)
+	}
+	e, _, err := handler.Env(t.Context(), "detect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.Config
+	if len(c.Clusters) != 1 || c.Clusters[0].Name != "prod" || c.Allocation.SustainedSamples != 5 {
+		t.Errorf("got clusters %+v, sustained_samples %d; want the parameter's", c.Clusters, c.Allocation.SustainedSamples)
+	}
+	if c.MoveStrategy != config.StrategyAuto || c.LogLevel != "warn" || c.Table != "table-from-stack" {
+		t.Errorf("got strategy %q, log level %q, table %q; want the stack's variables", c.MoveStrategy, c.LogLevel, c.Table)
+	}
+
+	t.Setenv(config.EnvConfigParameter, name+"-missing")
+	if _, _, err := handler.Env(t.Context(), "detect"); err == nil || !strings.Contains(err.Error(), "detect: configuration: SHARDWISE_CONFIG_PARAMETER") {
+		t.Errorf("missing parameter: got %v, want the function to stop naming SHARDWISE_CONFIG_PARAMETER", err)
+	}
+}
