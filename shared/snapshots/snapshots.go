@@ -247,12 +247,22 @@ func Latest(ctx context.Context, st state.Store, clusterName string) (string, er
 
 // Load reads a snapshot and the counters stored with it.
 func Load(ctx context.Context, st state.Store, clusterName, key string) (*cluster.Snapshot, *cluster.Counters, error) {
-	m, _, err := state.GetJSON[meta](ctx, st, state.Key{PK: PK(clusterName), SK: key + "#meta"})
+	metaKey := state.Key{PK: PK(clusterName), SK: key + "#meta"}
+	it, err := st.Get(ctx, metaKey)
 	if errors.Is(err, state.ErrNotFound) {
 		return nil, nil, fmt.Errorf("load snapshot %s: %w", key, ErrNone)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("load snapshot %s meta: %w", key, err)
+	}
+	prev, known := cachedMeta(clusterName, key, it.Value)
+	var m meta
+	if known {
+		// Load sorts the snapshot's indices in place; the kept meta item stays as it was decoded.
+		m = prev.m
+		m.Settings, m.Indices = cloneSettings(m.Settings), cloneIndices(m.Indices)
+	} else if m, err = state.DecodeJSON[meta](it.Value); err != nil {
+		return nil, nil, fmt.Errorf("load snapshot %s meta: get %s: %w", key, metaKey, err)
 	}
 	if m.Partitions == 0 {
 		return loadUnspread(ctx, st, clusterName, key, &m)
@@ -270,6 +280,10 @@ func Load(ctx context.Context, st state.Store, clusterName, key string) (*cluste
 			stored[it.Key.SK] = it.Value
 		}
 	}
+	if known && prev.hit(stored) {
+		return cloneSnapshot(prev.snap), cloneCounters(prev.ctrs), nil
+	}
+	d := &decoded{cluster: clusterName, key: key, meta: it.Value, m: m, chunks: map[string][]byte{}}
 	snap, ctrs := assemble(&m)
 	for n, id := range m.NodeIDs {
 		for i := range m.NodeParts[n] {
@@ -278,6 +292,7 @@ func Load(ctx context.Context, st state.Store, clusterName, key string) (*cluste
 			if !ok {
 				return nil, nil, fmt.Errorf("load snapshot %s: node chunk %s part %d missing (expired or partial write)", key, id, i)
 			}
+			d.chunks[sk] = raw
 			c, err := state.DecodeJSON[nodeChunk](raw)
 			if err != nil {
 				return nil, nil, fmt.Errorf("load snapshot %s %s: %w", key, sk, err)
@@ -296,6 +311,7 @@ func Load(ctx context.Context, st state.Store, clusterName, key string) (*cluste
 		if !ok {
 			return nil, nil, fmt.Errorf("load snapshot %s: unplaced copies chunk %d missing (expired or partial write)", key, i)
 		}
+		d.chunks[unplacedSK(key, i)] = raw
 		c, err := state.DecodeJSON[[]cluster.Copy](raw)
 		if err != nil {
 			return nil, nil, fmt.Errorf("load snapshot %s %s: %w", key, unplacedSK(key, i), err)
@@ -303,7 +319,9 @@ func Load(ctx context.Context, st state.Store, clusterName, key string) (*cluste
 		snap.Copies = append(snap.Copies, c...)
 	}
 	snap.Sort()
-	return snap, ctrs, nil
+	d.snap, d.ctrs = snap, ctrs
+	remember(d)
+	return cloneSnapshot(snap), cloneCounters(ctrs), nil
 }
 
 // loadUnspread reads the rest of a snapshot written before chunks were spread over partitions:

@@ -197,6 +197,10 @@ func TestLoadErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Loaded once intact first, so that what Load keeps of it cannot hide the damage.
+			if _, _, err := Load(t.Context(), st, "prod", key); err != nil {
+				t.Fatal(err)
+			}
 			_, _, err = Load(t.Context(), st, "prod", tc.damage(t, st, clock, key))
 			if err == nil {
 				t.Fatal("Load: got nil, want an error")
