@@ -161,19 +161,16 @@ func (s *Sim) respond(rq *request, rep reply, apiErr *apiError) {
 		_, _ = io.WriteString(w, rep.text)
 		return
 	}
-	v := rep.json
-	if fp := parseFilterPath(rq.param("filter_path")); fp != nil {
-		v = fp.apply(v)
-	}
-	writeJSON(w, rep.status, v, rq.flag("pretty"))
+	writeJSON(w, rep.status, rep.json, parseFilterPath(rq.param("filter_path")), rq.flag("pretty"))
 }
 
-// writeJSON writes a tree, streaming it unless pretty printing needs it whole. An encoding error is a
-// bug in a handler; a write error means the client went away, and there is no one left to tell.
-func writeJSON(w http.ResponseWriter, status int, v any, pretty bool) {
+// writeJSON writes what fp keeps of a tree (all of it when fp is nil), streaming it unless pretty
+// printing needs it whole. An encoding error is a bug in a handler; a write error means the client
+// went away, and there is no one left to tell.
+func writeJSON(w http.ResponseWriter, status int, v any, fp *filterPath, pretty bool) {
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	if pretty {
-		b, err := appendJSON(nil, v)
+		b, err := appendJSON(nil, fp.apply(v))
 		var buf bytes.Buffer
 		if err == nil {
 			err = json.Indent(&buf, b, "", "  ")
@@ -190,14 +187,14 @@ func writeJSON(w http.ResponseWriter, status int, v any, pretty bool) {
 	}
 	w.WriteHeader(status)
 	bw := bufio.NewWriterSize(w, flushBytes)
-	if encodeJSON(bw, v) == nil {
+	if encodeFiltered(bw, v, fp) == nil {
 		_ = bw.WriteByte('\n')
 		_ = bw.Flush()
 	}
 }
 
 func writeError(w http.ResponseWriter, e *apiError) {
-	writeJSON(w, e.status, e.body, false)
+	writeJSON(w, e.status, e.body, nil, false)
 }
 
 // faultsAt returns the fault windows in force at scenario time t (from at_seconds, before

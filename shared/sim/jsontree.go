@@ -40,10 +40,27 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	return e.buf, e.err
 }
 
-// encodeJSON streams v to w through a small buffer, so a large answer is never held whole.
-func encodeJSON(w io.Writer, v any) error {
+// encodeFiltered streams what fp keeps of v (all of it when fp is nil) to w through a small
+// buffer, so a large answer is never held whole. It writes what appendJSON(nil, fp.apply(v)) would
+// without building the filtered tree: filtering a 30,000-copy _stats answer to a dozen fields per
+// copy cost more in that tree than in writing it.
+func encodeFiltered(w io.Writer, v any, fp *filterPath) error {
 	e := jsonEncoder{buf: make([]byte, 0, 2*flushBytes), w: w}
-	e.value(v)
+	switch {
+	case fp == nil:
+		e.value(v)
+	case len(fp.include) == 0:
+		e.value(excludeTree(v, startStates(fp.exclude)))
+	default:
+		if len(fp.exclude) > 0 {
+			v = excludeTree(v, startStates(fp.exclude))
+		}
+		var fw fpWalker
+		if !e.include(&fw, v, startStates(fp.include), 0) {
+			e.value(object{})
+		}
+	}
+	e.kept = e.pos()
 	e.flush()
 	return e.err
 }
@@ -55,14 +72,122 @@ type jsonEncoder struct {
 	buf []byte
 	w   io.Writer // nil: keep everything in buf
 	err error
+	// flushed counts the bytes already written to w; pos and kept are offsets in the whole output.
+	flushed int
+	// kept is where the output written by include is final: bytes past it may still be taken back.
+	// value, writing a selected value whole, may flush past it, because what include wrote before
+	// such a value is then final too.
+	kept int
 }
 
+func (e *jsonEncoder) pos() int { return e.flushed + len(e.buf) }
+
+// flush writes out the buffer when it is full enough, keeping what include may still take back.
 func (e *jsonEncoder) flush() {
 	if e.w == nil || e.err != nil || len(e.buf) == 0 {
 		return
 	}
 	_, e.err = e.w.Write(e.buf)
+	e.flushed += len(e.buf)
 	e.buf = e.buf[:0]
+}
+
+// flushKept writes out what include has made final, when enough of it has collected.
+func (e *jsonEncoder) flushKept() {
+	n := e.kept - e.flushed
+	if e.w == nil || e.err != nil || n < flushBytes {
+		return
+	}
+	_, e.err = e.w.Write(e.buf[:n])
+	e.flushed += n
+	e.buf = e.buf[:copy(e.buf, e.buf[n:])]
+}
+
+// takeBack drops the output from offset p on; include never takes back what it made final.
+func (e *jsonEncoder) takeBack(p int) { e.buf = e.buf[:p-e.flushed] }
+
+// include writes what states select of v, as includeTree selects it, and reports whether it wrote
+// anything. It writes keys and brackets ahead and takes them back when nothing under them is
+// selected; everything up to a selected value is final once that value is written.
+func (e *jsonEncoder) include(w *fpWalker, v any, states []fpState, depth int) bool {
+	if lz, ok := v.(lazyObject); ok {
+		v = lz()
+	}
+	switch t := v.(type) {
+	case object:
+		start := e.pos()
+		e.buf = append(e.buf, '{')
+		n := 0
+		for _, f := range t {
+			next, full := advance(w.buf(depth), states, f.Key)
+			w.bufs[depth] = next
+			if !full && len(next) == 0 {
+				continue
+			}
+			mark := e.pos()
+			if n > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.buf = appendString(e.buf, f.Key)
+			e.buf = append(e.buf, ':')
+			if full {
+				e.value(f.Val)
+				e.kept = e.pos()
+				n++
+				continue
+			}
+			if e.include(w, f.Val, next, depth+1) {
+				n++
+			} else {
+				e.takeBack(mark)
+			}
+		}
+		return e.close(start, n, '}')
+	case []any:
+		start := e.pos()
+		e.buf = append(e.buf, '[')
+		n := 0
+		for _, x := range t {
+			n = e.includeElem(w, x, states, depth, n)
+		}
+		return e.close(start, n, ']')
+	case []object:
+		start := e.pos()
+		e.buf = append(e.buf, '[')
+		n := 0
+		for _, x := range t {
+			n = e.includeElem(w, x, states, depth, n)
+		}
+		return e.close(start, n, ']')
+	}
+	// A scalar reached with pattern left over is not selected.
+	return false
+}
+
+// includeElem writes the n+1-th selected element of an array, if x has anything selected, and
+// returns how many are written.
+func (e *jsonEncoder) includeElem(w *fpWalker, x any, states []fpState, depth, n int) int {
+	mark := e.pos()
+	if n > 0 {
+		e.buf = append(e.buf, ',')
+	}
+	if e.include(w, x, states, depth) {
+		return n + 1
+	}
+	e.takeBack(mark)
+	return n
+}
+
+// close ends an object or array of n selected members begun at start, or takes it back when n is 0.
+func (e *jsonEncoder) close(start, n int, bracket byte) bool {
+	if n == 0 {
+		e.takeBack(start)
+		return false
+	}
+	e.buf = append(e.buf, bracket)
+	e.kept = e.pos()
+	e.flushKept()
+	return true
 }
 
 func (e *jsonEncoder) value(v any) {
