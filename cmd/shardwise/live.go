@@ -33,7 +33,7 @@ type liveFlags struct {
 func (f *liveFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.url, "url", "", "cluster URL, e.g. https://search-x.eu-west-1.es.amazonaws.com")
 	cmd.Flags().StringVar(&f.auth, "auth", "none", "sigv4 | basic | none")
-	cmd.Flags().StringVar(&f.service, "service", "es", "sigv4 service: es or aoss")
+	cmd.Flags().StringVar(&f.service, "service", "es", "sigv4 signing service: es (OpenSearch Serverless, aoss, is not supported)")
 	cmd.Flags().StringVar(&f.region, "region", "", "sigv4 region (default from the AWS config chain)")
 	cmd.Flags().StringVar(&f.user, "user", "", "basic auth user")
 	cmd.Flags().StringVar(&f.passwordEnv, "password-env", "OPENSEARCH_PASSWORD", "environment variable holding the basic auth password")

@@ -32,7 +32,7 @@ type Cluster struct {
 	Name    string   `json:"name"`
 	URLs    []string `json:"urls"`
 	Auth    string   `json:"auth"`              // sigv4 | basic | none
-	Service string   `json:"service,omitempty"` // es | aoss (sigv4)
+	Service string   `json:"service,omitempty"` // es, the SigV4 signing name (Serverless, aoss, is refused)
 	Region  string   `json:"region,omitempty"`
 	// Username for basic auth; the password is read from PasswordEnv, never stored in config.
 	Username    string `json:"username,omitempty"`

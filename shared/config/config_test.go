@@ -101,11 +101,11 @@ func TestFromEnv(t *testing.T) {
 		},
 		{
 			name: "JSON cluster list",
-			vars: map[string]string{"SHARDWISE_CLUSTERS": ` [` + prodJSON + `,{"name":"search","urls":["https://s.example"],"auth":"sigv4","service":"aoss","region":"eu-west-1"}]`},
+			vars: map[string]string{"SHARDWISE_CLUSTERS": ` [` + prodJSON + `,{"name":"search","urls":["https://s.example"],"auth":"sigv4","service":"es","region":"eu-west-1"}]`},
 			check: func(t *testing.T, c Config) {
 				want := []Cluster{
 					{Name: "prod", URLs: []string{"https://a.example:9200"}, Auth: "none"},
-					{Name: "search", URLs: []string{"https://s.example"}, Auth: "sigv4", Service: "aoss", Region: "eu-west-1"},
+					{Name: "search", URLs: []string{"https://s.example"}, Auth: "sigv4", Service: "es", Region: "eu-west-1"},
 				}
 				if !reflect.DeepEqual(c.Clusters, want) {
 					t.Errorf("clusters: got %+v want %+v", c.Clusters, want)
@@ -156,12 +156,12 @@ func TestFromEnv(t *testing.T) {
 		{
 			name: "SHARDWISE_SERVICE fills the service of entries that name none",
 			vars: map[string]string{
-				"SHARDWISE_CLUSTERS": `[{"name":"a","urls":["https://a.example"]},{"name":"b","urls":["https://b.example"],"service":"aoss"}]`,
+				"SHARDWISE_CLUSTERS": `[{"name":"a","urls":["https://a.example"]},{"name":"b","urls":["https://b.example"],"service":"es"}]`,
 				"SHARDWISE_SERVICE":  "es",
 			},
 			check: func(t *testing.T, c Config) {
-				if got := []string{c.Clusters[0].Service, c.Clusters[1].Service}; !reflect.DeepEqual(got, []string{"es", "aoss"}) {
-					t.Errorf("services: got %v, want [es aoss]", got)
+				if got := []string{c.Clusters[0].Service, c.Clusters[1].Service}; !reflect.DeepEqual(got, []string{"es", "es"}) {
+					t.Errorf("services: got %v, want [es es]", got)
 				}
 			},
 		},
@@ -179,6 +179,7 @@ func TestFromEnv(t *testing.T) {
 		},
 		{name: "bad move strategy variable names the field", vars: map[string]string{"SHARDWISE_CLUSTERS": "p=https://p", "SHARDWISE_MOVE_STRATEGY": "allocation_filter"}, wantErr: "move_strategy"},
 		{name: "bad service variable names the cluster", vars: map[string]string{"SHARDWISE_CLUSTERS": "p=https://p", "SHARDWISE_SERVICE": "s3"}, wantErr: "clusters[0] (p)"},
+		{name: "an OpenSearch Serverless collection is refused, saying why", vars: map[string]string{"SHARDWISE_CLUSTERS": "p=https://p", "SHARDWISE_SERVICE": "aoss"}, wantErr: "OpenSearch Serverless"},
 		{
 			name: "durations as seconds",
 			vars: map[string]string{"SHARDWISE_CONFIG": `{"clusters":[` + prodJSON + `],"refresh_period":45,"snapshot_ttl":"3h"}`},

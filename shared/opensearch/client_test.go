@@ -168,7 +168,6 @@ func TestSigV4(t *testing.T) {
 		withBody  bool
 	}{
 		{"es is the default service", "", "", "/eu-central-1/es/aws4_request", false},
-		{"aoss", ServiceAOSS, "", "/eu-central-1/aoss/aws4_request", false},
 		{"Region overrides the AWS config", ServiceES, "us-west-2", "/us-west-2/es/aws4_request", false},
 		{"body is hashed into the signature", ServiceES, "", "/eu-central-1/es/aws4_request", true},
 	}
@@ -267,7 +266,8 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"minimal", func(*Config) {}, ""},
 		{"basic", func(c *Config) { c.Auth, c.Username, c.Password = AuthBasic, "u", "p" }, ""},
-		{"sigv4 aoss", func(c *Config) { c.Auth, c.Service = AuthSigV4, ServiceAOSS }, ""},
+		{"sigv4 es", func(c *Config) { c.Auth, c.Service = AuthSigV4, ServiceES }, ""},
+		{"sigv4 aoss: serverless is refused", func(c *Config) { c.Auth, c.Service = AuthSigV4, "aoss" }, "Service"},
 		{"no URLs", func(c *Config) { c.URLs = nil }, "URLs"},
 		{"bad scheme", func(c *Config) { c.URLs = []string{"ftp://x"} }, "URLs[0]"},
 		{"no host", func(c *Config) { c.URLs = []string{"http://"} }, "URLs[0]"},

@@ -30,8 +30,6 @@ const (
 const (
 	// ServiceES signs for Amazon OpenSearch Service domains.
 	ServiceES = "es"
-	// ServiceAOSS signs for Amazon OpenSearch Serverless collections.
-	ServiceAOSS = "aoss"
 )
 
 // Config configures a Client. The zero value of every optional field means its default.
@@ -42,7 +40,9 @@ type Config struct {
 	// Auth is AuthSigV4, AuthBasic or AuthNone; empty means AuthNone.
 	Auth Auth
 
-	// Service is the SigV4 signing name: "es" (default) or "aoss".
+	// Service is the SigV4 signing name: "es", the only one. OpenSearch Serverless collections
+	// ("aoss") serve no _nodes/stats, no _cluster/reroute and no shard-level stats, so there is
+	// nothing for shardwise to read or move there, and the name is refused.
 	Service string
 	// Region is the SigV4 signing region; empty takes the region of the AWS config chain.
 	Region string
@@ -124,8 +124,12 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("opensearch config: Auth: must be sigv4, basic or none, got %q", c.Auth)
 	}
-	if c.Service != "" && c.Service != ServiceES && c.Service != ServiceAOSS {
-		return fmt.Errorf("opensearch config: Service: must be %q or %q, got %q", ServiceES, ServiceAOSS, c.Service)
+	switch c.Service {
+	case "", ServiceES:
+	case "aoss":
+		return errors.New(`opensearch config: Service: "aoss" (OpenSearch Serverless) is not supported: collections serve no _nodes/stats or _cluster/reroute`)
+	default:
+		return fmt.Errorf("opensearch config: Service: must be %q, got %q", ServiceES, c.Service)
 	}
 	if c.InsecureSkipVerify && c.CACertFile != "" {
 		return errors.New("opensearch config: CACertFile: pointless with InsecureSkipVerify; set one of them")

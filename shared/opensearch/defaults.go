@@ -7,8 +7,8 @@ import (
 
 // Defaults of Config and of the settings helpers, each with where its number comes from.
 const (
-	// DefaultService is the SigV4 signing name of Amazon OpenSearch Service domains; Serverless
-	// collections sign as "aoss" (AWS docs, "Signing HTTP requests to Amazon OpenSearch Service").
+	// DefaultService is the SigV4 signing name of Amazon OpenSearch Service domains (AWS docs,
+	// "Signing HTTP requests to Amazon OpenSearch Service").
 	DefaultService = ServiceES
 
 	// DefaultTimeout bounds one HTTP attempt. shardwise reads the cluster every 30 s,
