@@ -368,13 +368,16 @@ func (s *Sim) canRebalance(explain bool) verdict {
 	return v
 }
 
-// inactiveShards reports whether any copy is unassigned or initializing (relocation targets
-// included), whether any primary is, and whether any copy is unassigned.
+// inactiveShards reports whether any copy is unassigned or initializing, whether any primary is,
+// and whether any copy is unassigned. A relocation's target does not count: OpenSearch's
+// RoutingNodes counts as inactive only the shards "initializing without being relocated", so
+// allow_rebalance indices_all_active lets the balancer go on while relocations are in flight, up to
+// cluster_concurrent_rebalance.
 func (s *Sim) inactiveShards() (inactive, primary, unassigned bool) {
 	for _, ix := range s.indices {
 		for _, sh := range ix.shards {
 			for _, c := range sh.copies {
-				if !c.active() || c.state == stateRelocating {
+				if !c.active() {
 					inactive = true
 					if c.primary {
 						primary = true
