@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 
@@ -55,16 +56,17 @@ func (fp *filterPath) apply(v any) any {
 	return v
 }
 
-// fpState is a position in one pattern.
+// fpState is a position in one pattern, the n-th of its list.
 type fpState struct {
 	pat []string
+	n   int
 	pos int
 }
 
 func startStates(pats [][]string) []fpState {
 	out := make([]fpState, len(pats))
 	for i, p := range pats {
-		out[i] = fpState{pat: p}
+		out[i] = fpState{pat: p, n: i}
 	}
 	return out
 }
@@ -84,7 +86,7 @@ func advance(next, states []fpState, key string) ([]fpState, bool) {
 				full = true
 				continue
 			}
-			next = append(next, fpState{pat: st.pat, pos: st.pos + 1})
+			next = append(next, fpState{pat: st.pat, n: st.n, pos: st.pos + 1})
 			continue
 		}
 		if parts == nil {
@@ -95,7 +97,7 @@ func advance(next, states []fpState, key string) ([]fpState, bool) {
 				full = true
 				continue
 			}
-			next = append(next, fpState{pat: st.pat, pos: pos})
+			next = append(next, fpState{pat: st.pat, n: st.n, pos: pos})
 		}
 	}
 	return next, full
@@ -121,6 +123,55 @@ func matchParts(pat []string, pos int, parts []string) []int {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// fpMemo numbers the sets of pattern positions a filter reaches and remembers where each set goes
+// on each key, so a large answer's repeated keys (every copy's "routing", "docs", ...) are matched
+// against the patterns once per answer instead of once per occurrence. Set -1 is the empty set.
+type fpMemo struct {
+	sets  [][]fpState
+	ids   map[string]int32    // the sets' (pattern, position) lists, encoded → set
+	steps []map[string]fpNext // set → key → where it goes
+}
+
+type fpNext struct {
+	set  int32
+	full bool
+}
+
+func newFPMemo(states []fpState) (*fpMemo, int32) {
+	m := &fpMemo{ids: map[string]int32{}}
+	return m, m.intern(states)
+}
+
+// step is advance from a set: the set it reaches on key, and whether a pattern ends there.
+func (m *fpMemo) step(set int32, key string) (int32, bool) {
+	if r, ok := m.steps[set][key]; ok {
+		return r.set, r.full
+	}
+	next, full := advance(nil, m.sets[set], key)
+	r := fpNext{m.intern(next), full}
+	m.steps[set][key] = r
+	return r.set, r.full
+}
+
+func (m *fpMemo) intern(states []fpState) int32 {
+	if len(states) == 0 {
+		return -1
+	}
+	sig := make([]byte, 0, 4*len(states))
+	for _, st := range states {
+		sig = binary.AppendUvarint(sig, uint64(st.n))
+		sig = binary.AppendUvarint(sig, uint64(st.pos))
+	}
+	if id, ok := m.ids[string(sig)]; ok {
+		return id
+	}
+	id := int32(len(m.sets))
+	m.sets = append(m.sets, states)
+	m.steps = append(m.steps, map[string]fpNext{})
+	m.ids[string(sig)] = id
+	return id
 }
 
 // fpWalker reuses one state buffer per depth, so walking a large answer allocates only for what it keeps.

@@ -55,8 +55,8 @@ func encodeFiltered(w io.Writer, v any, fp *filterPath) error {
 		if len(fp.exclude) > 0 {
 			v = excludeTree(v, startStates(fp.exclude))
 		}
-		var fw fpWalker
-		if !e.include(&fw, v, startStates(fp.include), 0) {
+		memo, start := newFPMemo(startStates(fp.include))
+		if !e.include(memo, v, start) {
 			e.value(object{})
 		}
 	}
@@ -106,10 +106,10 @@ func (e *jsonEncoder) flushKept() {
 // takeBack drops the output from offset p on; include never takes back what it made final.
 func (e *jsonEncoder) takeBack(p int) { e.buf = e.buf[:p-e.flushed] }
 
-// include writes what states select of v, as includeTree selects it, and reports whether it wrote
-// anything. It writes keys and brackets ahead and takes them back when nothing under them is
-// selected; everything up to a selected value is final once that value is written.
-func (e *jsonEncoder) include(w *fpWalker, v any, states []fpState, depth int) bool {
+// include writes what the pattern positions of set select of v, as includeTree selects it, and
+// reports whether it wrote anything. It writes keys and brackets ahead and takes them back when
+// nothing under them is selected; everything up to a selected value is final once it is written.
+func (e *jsonEncoder) include(m *fpMemo, v any, set int32) bool {
 	if lz, ok := v.(lazyObject); ok {
 		v = lz()
 	}
@@ -119,9 +119,8 @@ func (e *jsonEncoder) include(w *fpWalker, v any, states []fpState, depth int) b
 		e.buf = append(e.buf, '{')
 		n := 0
 		for _, f := range t {
-			next, full := advance(w.buf(depth), states, f.Key)
-			w.bufs[depth] = next
-			if !full && len(next) == 0 {
+			next, full := m.step(set, f.Key)
+			if !full && next < 0 {
 				continue
 			}
 			mark := e.pos()
@@ -136,7 +135,7 @@ func (e *jsonEncoder) include(w *fpWalker, v any, states []fpState, depth int) b
 				n++
 				continue
 			}
-			if e.include(w, f.Val, next, depth+1) {
+			if e.include(m, f.Val, next) {
 				n++
 			} else {
 				e.takeBack(mark)
@@ -148,7 +147,7 @@ func (e *jsonEncoder) include(w *fpWalker, v any, states []fpState, depth int) b
 		e.buf = append(e.buf, '[')
 		n := 0
 		for _, x := range t {
-			n = e.includeElem(w, x, states, depth, n)
+			n = e.includeElem(m, x, set, n)
 		}
 		return e.close(start, n, ']')
 	case []object:
@@ -156,7 +155,7 @@ func (e *jsonEncoder) include(w *fpWalker, v any, states []fpState, depth int) b
 		e.buf = append(e.buf, '[')
 		n := 0
 		for _, x := range t {
-			n = e.includeElem(w, x, states, depth, n)
+			n = e.includeElem(m, x, set, n)
 		}
 		return e.close(start, n, ']')
 	}
@@ -166,12 +165,12 @@ func (e *jsonEncoder) include(w *fpWalker, v any, states []fpState, depth int) b
 
 // includeElem writes the n+1-th selected element of an array, if x has anything selected, and
 // returns how many are written.
-func (e *jsonEncoder) includeElem(w *fpWalker, x any, states []fpState, depth, n int) int {
+func (e *jsonEncoder) includeElem(m *fpMemo, x any, set int32, n int) int {
 	mark := e.pos()
 	if n > 0 {
 		e.buf = append(e.buf, ',')
 	}
-	if e.include(w, x, states, depth) {
+	if e.include(m, x, set) {
 		return n + 1
 	}
 	e.takeBack(mark)
