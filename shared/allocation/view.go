@@ -28,6 +28,9 @@ type View struct {
 	eligible   map[string]int                      // index → nodes its filters allow (moves do not change it)
 	shardSize  map[cluster.ShardID]int64
 	copyLoad   map[cluster.ShardID]float64 // shard → write load of one copy (all copies bear it)
+	// limits caches IndexBalanceLimit until a move changes the index's counts: the deciders ask
+	// for it once per copy and candidate node, and it walks the index's nodes.
+	limits map[string]balanceLimit
 
 	// clusterEligible is the nodes the cluster's filters allow, which every index without filters
 	// of its own shares (most do), once clusterEligibleKnown.
@@ -53,6 +56,7 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 		eligible:   map[string]int{},
 		shardSize:  make(map[cluster.ShardID]int64, len(snap.Copies)/2),
 		copyLoad:   make(map[cluster.ShardID]float64, len(snap.Copies)/2),
+		limits:     make(map[string]balanceLimit, len(snap.Indices)),
 	}
 	for id, h := range hot {
 		v.hot[id] = h
@@ -150,6 +154,7 @@ func (v *View) count(index, node string, d int) {
 	}
 	m[node] += d
 	v.nodeCount[node] += d
+	delete(v.limits, index)
 }
 
 // copyOn returns the snapshot's copy of index[shard] assigned to node, or nil.
@@ -230,8 +235,23 @@ func (v *View) eligibleNodes(index string) int {
 	return n
 }
 
+// balanceLimit is an IndexBalanceLimit and the balance factor it was worked out with.
+type balanceLimit struct {
+	limit  int
+	factor float64
+}
+
 // IndexBalanceLimit is ceil(ceil(copies / eligible nodes) × factor).
 func (v *View) IndexBalanceLimit(index string) int {
+	if l, ok := v.limits[index]; ok && l.factor == v.Cfg.IndexBalanceFactor {
+		return l.limit
+	}
+	limit := v.indexBalanceLimit(index)
+	v.limits[index] = balanceLimit{limit: limit, factor: v.Cfg.IndexBalanceFactor}
+	return limit
+}
+
+func (v *View) indexBalanceLimit(index string) int {
 	ix := v.index[index]
 	copies := 0
 	if ix != nil {
@@ -315,6 +335,7 @@ func (v *View) try(moves []Move) (restore func()) {
 			}
 			restoreInt(v.indexCount[m.Index], m.From, u.fromIdx, u.fromIdxSet)
 			restoreInt(v.indexCount[m.Index], m.To, u.toIdx, u.toIdxSet)
+			delete(v.limits, m.Index)
 			restoreInt(v.nodeCount, m.From, u.fromCount, u.fromCountSet)
 			restoreInt(v.nodeCount, m.To, u.toCount, u.toCountSet)
 		}
