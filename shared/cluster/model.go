@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/shardwise/shardwise/shared/duration"
 )
 
 // Shard copy states as OpenSearch reports them in the routing table.
@@ -51,6 +53,8 @@ type Settings struct {
 	AllocationEnable string              `json:"allocation_enable,omitempty"`
 	// Recoveries are the cluster's limits on recoveries in flight.
 	Recoveries RecoveryLimits `json:"recoveries"`
+	// TotalShardsPerNode is cluster.routing.allocation.total_shards_per_node (0 = unlimited).
+	TotalShardsPerNode int `json:"total_shards_per_node,omitempty"`
 }
 
 // OpenSearch's defaults for the recovery limits (cluster.routing.allocation.node_concurrent_recoveries
@@ -191,6 +195,10 @@ type Index struct {
 	Hidden         bool    `json:"hidden,omitempty"`
 	// TotalShardsPerNode is index.routing.allocation.total_shards_per_node (0 = unlimited).
 	TotalShardsPerNode int `json:"total_shards_per_node,omitempty"`
+	// NodeLeftDelayedTimeout is index.unassigned.node_left.delayed_timeout; NodeLeftDelayedTimeoutSet
+	// is false when the index does not set it and OpenSearch's default applies.
+	NodeLeftDelayedTimeout    duration.Duration `json:"node_left_delayed_timeout,omitempty"`
+	NodeLeftDelayedTimeoutSet bool              `json:"node_left_delayed_timeout_set,omitempty"`
 }
 
 // System reports whether shardwise leaves the index alone (dot-prefixed or hidden).

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shardwise/shardwise/shared/duration"
+
 	"golang.org/x/sync/errgroup"
 
 	"github.com/shardwise/shardwise/shared/allocation"
@@ -158,6 +160,11 @@ func Build(at time.Time, ns opensearch.NodesStats, ss opensearch.ShardStats, cs 
 	}
 	snap.Settings.Recoveries = cluster.RecoveryLimits{NodeIncoming: rl.NodeIncoming, NodeOutgoing: rl.NodeOutgoing,
 		ClusterRebalance: rl.ClusterRebalance, Known: true}
+	tspn, err := set.TotalShardsPerNode()
+	if err != nil {
+		return cluster.Sample{}, fmt.Errorf("read cluster: %w", err)
+	}
+	snap.Settings.TotalShardsPerNode = max(tspn, 0)
 
 	for _, n := range ns.Nodes {
 		node := cluster.Node{ID: n.ID, Name: n.Name, Host: n.Host, IP: n.IP, Roles: n.Roles, Attributes: n.Attributes,
@@ -187,9 +194,13 @@ func Build(at time.Time, ns opensearch.NodesStats, ss opensearch.ShardStats, cs 
 			continue
 		}
 		// OpenSearch writes "no limit" as -1; the model's no limit is 0.
-		snap.Indices = append(snap.Indices, cluster.Index{Name: ix.Name, Primaries: ix.NumberOfShards, Replicas: ix.NumberOfReplicas,
+		mi := cluster.Index{Name: ix.Name, Primaries: ix.NumberOfShards, Replicas: ix.NumberOfReplicas,
 			SearchReplicas: ix.NumberOfSearchReplicas, Hidden: ix.Hidden, TotalShardsPerNode: max(ix.TotalShardsPerNode, 0),
-			Filters: cluster.Filters{Include: ix.Filters.Include, Exclude: ix.Filters.Exclude, Require: ix.Filters.Require}})
+			Filters: cluster.Filters{Include: ix.Filters.Include, Exclude: ix.Filters.Exclude, Require: ix.Filters.Require}}
+		if ix.NodeLeftDelayedTimeoutSet {
+			mi.NodeLeftDelayedTimeout, mi.NodeLeftDelayedTimeoutSet = duration.Duration(ix.NodeLeftDelayedTimeout), true
+		}
+		snap.Indices = append(snap.Indices, mi)
 	}
 
 	// The routing table is the truth about where copies are (it lists unassigned and initializing

@@ -57,7 +57,8 @@ func base() responses {
 			Indices: []opensearch.IndexMetadata{
 				{Name: "logs", State: "open", NumberOfShards: 2, NumberOfReplicas: 1, TotalShardsPerNode: -1,
 					Filters: opensearch.AllocationFilters{Require: map[string]string{"zone": "a"}}},
-				{Name: ".kibana", State: "open", NumberOfShards: 1, Hidden: true, TotalShardsPerNode: 2},
+				{Name: ".kibana", State: "open", NumberOfShards: 1, Hidden: true, TotalShardsPerNode: 2,
+					NodeLeftDelayedTimeout: 5 * time.Minute, NodeLeftDelayedTimeoutSet: true},
 				{Name: "archive", State: "close", NumberOfShards: 1, TotalShardsPerNode: -1},
 			},
 			Routing: []opensearch.ShardRouting{
@@ -134,6 +135,11 @@ func TestBuildIndexMetadata(t *testing.T) {
 	// cluster.Index documents 0 as unlimited; OpenSearch's -1 must not leak through.
 	if logs.TotalShardsPerNode != 0 || kibana.TotalShardsPerNode != 2 {
 		t.Errorf("total_shards_per_node: got logs %d .kibana %d, want 0 (unlimited) and 2", logs.TotalShardsPerNode, kibana.TotalShardsPerNode)
+	}
+	// An index that sets index.unassigned.node_left.delayed_timeout carries it; one that does not
+	// leaves it nil, for the default.
+	if logs.NodeLeftDelayedTimeoutSet || !kibana.NodeLeftDelayedTimeoutSet || kibana.NodeLeftDelayedTimeout.Std() != 5*time.Minute {
+		t.Errorf("node_left delayed_timeout: got logs %v .kibana %v, want nil and 5m", logs.NodeLeftDelayedTimeout, kibana.NodeLeftDelayedTimeout)
 	}
 	if !kibana.Hidden || !kibana.System() {
 		t.Errorf(".kibana: got hidden %v, want hidden and system", kibana.Hidden)
@@ -264,6 +270,21 @@ func TestBuildSettings(t *testing.T) {
 			},
 			want: cluster.Settings{DiskHighWatermark: 0.9, AllocationEnable: "all",
 				Recoveries: cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 6, ClusterRebalance: 2, Known: true}},
+		},
+		{
+			name: "cluster-wide total_shards_per_node; OpenSearch's -1 reads as unlimited (0)",
+			set:  opensearch.ClusterSettings{"cluster.routing.allocation.total_shards_per_node": "40"},
+			want: cluster.Settings{DiskHighWatermark: 0.9, AllocationEnable: "all", Recoveries: defaultRecoveries, TotalShardsPerNode: 40},
+		},
+		{
+			name: "cluster-wide total_shards_per_node of -1",
+			set:  opensearch.ClusterSettings{"cluster.routing.allocation.total_shards_per_node": "-1"},
+			want: cluster.Settings{DiskHighWatermark: 0.9, AllocationEnable: "all", Recoveries: defaultRecoveries},
+		},
+		{
+			name:    "a bad total_shards_per_node is an error naming the setting",
+			set:     opensearch.ClusterSettings{"cluster.routing.allocation.total_shards_per_node": "many"},
+			wantErr: "cluster.routing.allocation.total_shards_per_node",
 		},
 		{
 			name:    "a bad recovery limit is an error naming the setting",

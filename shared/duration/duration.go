@@ -5,6 +5,8 @@ package duration
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -37,4 +39,36 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	*d = Duration(time.Duration(n * float64(time.Second)))
 	return nil
+}
+
+// ParseTimeValue reads an OpenSearch time value ("1m", "30s", "500ms", "2h", "1d", "100micros",
+// "10nanos"), as TimeValue.parseTimeValue does for settings such as
+// index.unassigned.node_left.delayed_timeout. "0" and "-1" need no unit.
+func ParseTimeValue(s string) (time.Duration, error) {
+	switch s {
+	case "0":
+		return 0, nil
+	case "-1":
+		return -1, nil
+	}
+	units := []struct {
+		suffix string
+		unit   time.Duration
+	}{
+		// Longest suffixes first: "ms" before "s", "nanos" and "micros" before "s".
+		{"nanos", time.Nanosecond}, {"micros", time.Microsecond}, {"ms", time.Millisecond},
+		{"s", time.Second}, {"m", time.Minute}, {"h", time.Hour}, {"d", 24 * time.Hour},
+	}
+	for _, u := range units {
+		num, ok := strings.CutSuffix(s, u.suffix)
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if err != nil || v < 0 {
+			return 0, fmt.Errorf("time value %q: want a non-negative number and a unit (nanos, micros, ms, s, m, h, d)", s)
+		}
+		return time.Duration(v * float64(u.unit)), nil
+	}
+	return 0, fmt.Errorf("time value %q: no unit (nanos, micros, ms, s, m, h, d)", s)
 }

@@ -162,9 +162,13 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config, searchReplicas
 			// The index's own copies on the node do not count against the cluster-wide limit.
 			pn[i] = replicas.PlacementNode{Host: n.Host, Attrs: n.Attributes, Others: perNode[n.ID] - v.IndexCopies(ix.Name, n.ID)}
 		}
+		if ix.NodeLeftDelayedTimeoutSet {
+			in.DelayedTimeout, in.DelayedTimeoutSet = ix.NodeLeftDelayedTimeout.Std(), true
+		}
 		in.MaxCopies, in.MaxWhy = replicas.MaxCopies(pn, replicas.PlacementRules{Primaries: ix.Primaries,
-			TotalShardsPerNode: ix.TotalShardsPerNode, SameShardHost: snap.Settings.SameShardHost,
-			Awareness: snap.Settings.AwarenessAttributes, ForcedAwareness: snap.Settings.ForcedAwareness})
+			TotalShardsPerNode: ix.TotalShardsPerNode, ClusterTotalShardsPerNode: snap.Settings.TotalShardsPerNode,
+			SameShardHost: snap.Settings.SameShardHost,
+			Awareness:     snap.Settings.AwarenessAttributes, ForcedAwareness: snap.Settings.ForcedAwareness})
 		out = append(out, in)
 	}
 	return out

@@ -3,9 +3,11 @@ package engine
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/duration"
 	"github.com/shardwise/shardwise/shared/replicas"
 )
 
@@ -51,6 +53,9 @@ func TestReplicaInputs(t *testing.T) {
 		{name: "index total_shards_per_node 1: 3 copies of each of 2 shards on 6 nodes",
 			edit:  func(s *cluster.Snapshot) { s.Indices[0].TotalShardsPerNode = 1 },
 			nodes: 6, maxCopies: 3, maxWhy: "total_shards_per_node=1", poolThreads: 32, poolLoad: 24, copyNodes: 4, nodeThreads: 8},
+		{name: "cluster total_shards_per_node 1: one copy per node, 3 of each of 2 shards on 6 nodes",
+			edit:  func(s *cluster.Snapshot) { s.Settings.TotalShardsPerNode = 1 },
+			nodes: 6, maxCopies: 3, maxWhy: "cluster.routing.allocation.total_shards_per_node=1", poolThreads: 32, poolLoad: 24, copyNodes: 4, nodeThreads: 8},
 		{name: "same_shard.host: d4 and d5 share a host",
 			edit:  func(s *cluster.Snapshot) { s.Settings.SameShardHost = true },
 			nodes: 6, maxCopies: 5, maxWhy: "same_shard.host", poolThreads: 32, poolLoad: 24, copyNodes: 4, nodeThreads: 8},
@@ -83,6 +88,16 @@ func TestReplicaInputs(t *testing.T) {
 				t.Errorf("load, bytes, write per copy: got %v %d %v, want 20 %d 0.5", got.SearchLoad, got.CopyBytes, got.WriteLoadPerCopy, 1<<30)
 			}
 		})
+	}
+	// The index's index.unassigned.node_left.delayed_timeout reaches the decider; without it the
+	// decider's default applies.
+	s := inputsSnapshot()
+	if in := ReplicaInputs(s, config.Default().Allocation, false)[0]; in.DelayedTimeoutSet {
+		t.Errorf("delayed timeout: got %v set, want unset when the index does not set it", in.DelayedTimeout)
+	}
+	s.Indices[0].NodeLeftDelayedTimeout, s.Indices[0].NodeLeftDelayedTimeoutSet = duration.Duration(5*time.Minute), true
+	if in := ReplicaInputs(s, config.Default().Allocation, false)[0]; !in.DelayedTimeoutSet || in.DelayedTimeout != 5*time.Minute {
+		t.Errorf("delayed timeout: got %v (set %v), want the index's 5m", in.DelayedTimeout, in.DelayedTimeoutSet)
 	}
 	// The decider reads these figures: hot's pools are 75 % busy, so need agrees with the formula.
 	d := replicas.DefaultConfig()

@@ -214,6 +214,7 @@ func TestClusterState(t *testing.T) {
 			{
 				Name: "logs-a", State: "open", NumberOfShards: 2, NumberOfReplicas: 1, NumberOfSearchReplicas: 1,
 				CreationDate: ms(1739990000000), TotalShardsPerNode: 2,
+				NodeLeftDelayedTimeout: 5 * time.Minute, NodeLeftDelayedTimeoutSet: true,
 				Filters: AllocationFilters{
 					Include: map[string]string{"zone": "a,b"},
 					Exclude: map[string]string{"_name": "node-9"},
@@ -222,6 +223,7 @@ func TestClusterState(t *testing.T) {
 					"index.number_of_shards": "2", "index.number_of_replicas": "1", "index.number_of_search_replicas": "1",
 					"index.creation_date": "1739990000000", "index.routing.allocation.include.zone": "a,b",
 					"index.routing.allocation.exclude._name": "node-9", "index.routing.allocation.total_shards_per_node": "2",
+					"index.unassigned.node_left.delayed_timeout": "5m",
 				},
 			},
 		},

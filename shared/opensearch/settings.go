@@ -158,6 +158,20 @@ type RecoveryLimits struct {
 	NodeIncoming, NodeOutgoing, ClusterRebalance int
 }
 
+// TotalShardsPerNode reads cluster.routing.allocation.total_shards_per_node: the most shard copies
+// of all indices together a node may hold; -1 (the default) means no limit.
+func (s ClusterSettings) TotalShardsPerNode() (int, error) {
+	v, ok := s["cluster.routing.allocation.total_shards_per_node"]
+	if !ok || strings.TrimSpace(v) == "" {
+		return -1, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return 0, fmt.Errorf("cluster.routing.allocation.total_shards_per_node: %w", err)
+	}
+	return n, nil
+}
+
 // RecoveryLimits reads the recovery limits, OpenSearch's defaults where a setting is absent.
 func (s ClusterSettings) RecoveryLimits() (RecoveryLimits, error) {
 	num := func(key string, def int) (int, error) {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardwise/shardwise/shared/duration"
+
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
 )
 
@@ -51,6 +53,10 @@ type IndexMetadata struct {
 	// TotalShardsPerNode is index.routing.allocation.total_shards_per_node; -1 (OpenSearch's
 	// default) means no limit.
 	TotalShardsPerNode int
+	// NodeLeftDelayedTimeout is index.unassigned.node_left.delayed_timeout; NodeLeftDelayedTimeoutSet
+	// is false when the index does not set it (OpenSearch's default, 1m, applies).
+	NodeLeftDelayedTimeout    time.Duration
+	NodeLeftDelayedTimeoutSet bool
 	// Settings holds every returned setting flat ("index.routing.allocation.enable" → "primaries").
 	Settings map[string]string
 }
@@ -78,7 +84,7 @@ var clusterStateFilter = joinFilters(
 	// The cluster state sends settings nested, so filter_path can walk into them.
 	prefixed("metadata.indices.*.settings.index.",
 		"number_of_shards", "number_of_replicas", "number_of_search_replicas", "auto_expand_replicas",
-		"hidden", "creation_date", "routing.allocation"),
+		"hidden", "creation_date", "routing.allocation", "unassigned.node_left.delayed_timeout"),
 	prefixed("routing_table.indices.*.shards.*.",
 		"state", "primary", "searchOnly", "node", "relocating_node", "unassigned_info.reason"),
 )
@@ -195,6 +201,13 @@ func indexMetadata(name, state string, raw json.RawMessage) (IndexMetadata, erro
 		Filters:            filtersFrom(flat, indexAllocationPrefix),
 		TotalShardsPerNode: -1,
 		Settings:           flat,
+	}
+	if v, ok := flat["index.unassigned.node_left.delayed_timeout"]; ok {
+		d, err := duration.ParseTimeValue(v)
+		if err != nil {
+			return IndexMetadata{}, fmt.Errorf("index %q: index.unassigned.node_left.delayed_timeout: %w", name, err)
+		}
+		meta.NodeLeftDelayedTimeout, meta.NodeLeftDelayedTimeoutSet = max(d, 0), true
 	}
 	ints := []struct {
 		key string

@@ -274,7 +274,7 @@ var indexSettingChecks = map[string]settingCheck{
 	"index.routing.allocation.total_shards_per_node": intAtLeast(-1),
 	"index.routing.allocation.enable":                oneOf("all", "primaries", "new_primaries", "none"),
 	"index.routing.rebalance.enable":                 oneOf("all", "primaries", "replicas", "none"),
-	"index.unassigned.node_left.delayed_timeout":     nil,
+	"index.unassigned.node_left.delayed_timeout":     timeValueCheck,
 	"index.refresh_interval":                         nil,
 	"index.auto_expand_replicas":                     nil,
 	"index.blocks.read_only":                         boolCheck,

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/shardwise/shardwise/shared/duration"
 )
 
 // settingCheck validates a setting value; nil means any string.
@@ -47,6 +49,14 @@ func floatAtLeast(least float64) settingCheck {
 		}
 		return nil
 	}
+}
+
+// timeValueCheck accepts an OpenSearch time value ("1m", "30s", "0").
+func timeValueCheck(v string) error {
+	if d, err := duration.ParseTimeValue(v); err != nil || d < 0 {
+		return fmt.Errorf("failed to parse setting with value [%s] as a time value: negative durations are not supported, or a unit is missing", v)
+	}
+	return nil
 }
 
 func boolCheck(v string) error {

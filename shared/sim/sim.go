@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shardwise/shardwise/shared/duration"
+
 	"github.com/shardwise/shardwise/shared/cluster"
 )
 
@@ -700,7 +702,7 @@ func (s *Sim) nodeLeave(n *node) {
 				}
 				wasPrimary := c.primary
 				c.state, c.node, c.allocID, c.target, c.targetAllocID = stateUnassigned, nil, "", nil, ""
-				c.unassignedReason, c.unassignedAt, c.delayedUntil, c.external = "NODE_LEFT", now, now.Add(nodeLeftDelay), false
+				c.unassignedReason, c.unassignedAt, c.delayedUntil, c.external = "NODE_LEFT", now, now.Add(ix.nodeLeftDelay()), false
 				c.resetCounters()
 				if !wasPrimary {
 					continue
@@ -910,4 +912,15 @@ func (s *Sim) RunRealtime(ctx context.Context, speed float64) error {
 		}
 	}
 	return nil
+}
+
+// nodeLeftDelay is how long a replica lost with its node waits before it is reallocated: the
+// index's index.unassigned.node_left.delayed_timeout when set, OpenSearch's default otherwise.
+func (ix *index) nodeLeftDelay() time.Duration {
+	if v, ok := ix.settings["index.unassigned.node_left.delayed_timeout"]; ok {
+		if d, err := duration.ParseTimeValue(v); err == nil && d >= 0 {
+			return d
+		}
+	}
+	return nodeLeftDelay
 }
