@@ -12,9 +12,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/bus"
-	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/snapshots"
 	"github.com/shardwise/shardwise/shared/state"
@@ -46,18 +44,20 @@ type RerouteResult struct {
 	Explanations []string
 }
 
-// ClusterAPI is what the engine needs from a cluster. The production implementation talks to
-// OpenSearch over HTTP with opensearch-go (package collect); the local runner uses that same one
+// HealthReader is what the breakers of move and replicas need from a cluster: its health.
+type HealthReader interface {
+	Health(ctx context.Context) (Health, error)
+}
+
+// ClusterAPI is every port the functions declare, in one: the engine's cluster factory returns it,
+// and each step takes only the port it uses (SampleReader for ingest, HealthReader for the
+// breakers, Mover and SettingsEditor for moves and filters). The production implementation talks
+// to OpenSearch over HTTP with opensearch-go (package collect); the local runner uses that same one
 // against the simulator.
 type ClusterAPI interface {
-	// Read fetches node stats, shard stats, cluster state, health and settings as one sample.
-	Read(ctx context.Context) (cluster.Sample, error)
-	Health(ctx context.Context) (Health, error)
-	// Reroute sends the moves as one _cluster/reroute call, which applies all of them or none.
-	// A refusal of any move is an error matching ErrRerouteRefused, in a dry run too.
-	Reroute(ctx context.Context, moves []allocation.Move, dryRun bool) (RerouteResult, error)
-	IndexSettings(ctx context.Context, index string) (map[string]string, error)
-	PutIndexSettings(ctx context.Context, index string, settings map[string]any) error
+	SampleReader
+	HealthReader
+	Mover
 }
 
 // Engine runs the functions' work.

@@ -35,7 +35,14 @@ type filterRecord struct {
 // a 100 GiB shard relocate at OpenSearch's default 40 MiB/s recovery rate (about 42 minutes).
 const filterMaxAge = time.Hour
 
-func (e *Engine) addExclusion(ctx context.Context, api ClusterAPI, name string, m allocation.Move) error {
+// SettingsEditor is what allocation filtering needs from a cluster: an index's settings, read and
+// written.
+type SettingsEditor interface {
+	IndexSettings(ctx context.Context, index string) (map[string]string, error)
+	PutIndexSettings(ctx context.Context, index string, settings map[string]any) error
+}
+
+func (e *Engine) addExclusion(ctx context.Context, api SettingsEditor, name string, m allocation.Move) error {
 	cur, err := api.IndexSettings(ctx, m.Index)
 	if err != nil {
 		return fmt.Errorf("allocation filter on %s: %w", m.Index, err)
@@ -70,7 +77,7 @@ func (e *Engine) addExclusion(ctx context.Context, api ClusterAPI, name string, 
 // Changing an index's exclusions is a read-modify-write of its settings, so it happens only under
 // the cluster's lease: leased says the caller holds it; otherwise cleanup takes it when there is
 // anything to clean, and leaves the cleanup to the holder when another invocation has it.
-func (e *Engine) cleanupFilters(ctx context.Context, api ClusterAPI, name string, snap *cluster.Snapshot, leased bool) error {
+func (e *Engine) cleanupFilters(ctx context.Context, api SettingsEditor, name string, snap *cluster.Snapshot, leased bool) error {
 	items, err := e.Store.Query(ctx, pk(name), filterPrefix)
 	if err != nil {
 		return fmt.Errorf("filter cleanup: %w", err)
@@ -140,7 +147,7 @@ func (e *Engine) filterDone(rec filterRecord, snap *cluster.Snapshot, mem alloca
 }
 
 // removeFilter takes shardwise's name off the index's exclusions and drops the record.
-func (e *Engine) removeFilter(ctx context.Context, api ClusterAPI, name string, it state.Item, rec filterRecord, why string) error {
+func (e *Engine) removeFilter(ctx context.Context, api SettingsEditor, name string, it state.Item, rec filterRecord, why string) error {
 	cur, err := api.IndexSettings(ctx, rec.Index)
 	switch {
 	case isNotFound(err):

@@ -53,6 +53,12 @@ func (e *Engine) Ingest(ctx context.Context, names []string) ([]IngestResult, er
 	return out, errors.Join(errs...)
 }
 
+// SampleReader is what ingest needs from a cluster: one whole sample.
+type SampleReader interface {
+	// Read fetches node stats, shard stats, cluster state, health and settings as one sample.
+	Read(ctx context.Context) (cluster.Sample, error)
+}
+
 // readSample reads one sample of a cluster through its API.
 type readSample func(ctx context.Context, api ClusterAPI) (cluster.Sample, error)
 

@@ -240,7 +240,16 @@ func flatten(cs []claim) []allocation.Move {
 // moveAll re-checks every group on fresh state, claims each in the ledger, and issues the cycle's
 // moves in ONE reroute call, dry-run with explain first: the breaker was checked for this cycle, and
 // a second call would start while the first call's relocations are in flight.
-func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey string, view *allocation.View, snap *cluster.Snapshot, groups [][]allocation.Move) []MoveOutcome {
+// Mover is what issuing moves needs from a cluster: reroute, and index settings for the
+// allocation-filter strategy.
+type Mover interface {
+	// Reroute sends the moves as one _cluster/reroute call, which applies all of them or none.
+	// A refusal of any move is an error matching ErrRerouteRefused, in a dry run too.
+	Reroute(ctx context.Context, moves []allocation.Move, dryRun bool) (RerouteResult, error)
+	SettingsEditor
+}
+
+func (e *Engine) moveAll(ctx context.Context, api Mover, name, planKey string, view *allocation.View, snap *cluster.Snapshot, groups [][]allocation.Move) []MoveOutcome {
 	var res []MoveOutcome
 	var ok []claim
 	for _, g := range groups {
@@ -369,7 +378,7 @@ func (e *Engine) moveAll(ctx context.Context, api ClusterAPI, name, planKey stri
 // domains that refuse _cluster/reroute. OpenSearch then picks the target; the filter is recorded
 // so a later cycle removes it. A filter pushes every copy of the index off the node, so the cycle's
 // budgets count what it will move, not one move per filter.
-func (e *Engine) filterGroups(ctx context.Context, api ClusterAPI, name string, snap *cluster.Snapshot, claimed []claim, why string) []MoveOutcome {
+func (e *Engine) filterGroups(ctx context.Context, api SettingsEditor, name string, snap *cluster.Snapshot, claimed []claim, why string) []MoveOutcome {
 	var outs []MoveOutcome
 	moves, bytes := 0, int64(0)
 	limits := e.Config.Safety
@@ -414,7 +423,7 @@ func filterCost(snap *cluster.Snapshot, m allocation.Move) (int, int64) {
 func humanBytes(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
 
 // filterMove adds one exclusion; issued says it went out.
-func (e *Engine) filterMove(ctx context.Context, api ClusterAPI, name string, c claim, m allocation.Move, why string) (MoveOutcome, bool) {
+func (e *Engine) filterMove(ctx context.Context, api SettingsEditor, name string, c claim, m allocation.Move, why string) (MoveOutcome, bool) {
 	err := e.addExclusion(ctx, api, name, m)
 	if errors.Is(err, errFilterHeld) {
 		reason := fmt.Sprintf("%s: %s is already excluded from %s by shardwise; not added twice", why, m.FromName, m.Index)
