@@ -237,9 +237,6 @@ func flatten(cs []claim) []allocation.Move {
 	return out
 }
 
-// moveAll re-checks every group on fresh state, claims each in the ledger, and issues the cycle's
-// moves in ONE reroute call, dry-run with explain first: the breaker was checked for this cycle, and
-// a second call would start while the first call's relocations are in flight.
 // Mover is what issuing moves needs from a cluster: reroute, and index settings for the
 // allocation-filter strategy.
 type Mover interface {
@@ -249,6 +246,9 @@ type Mover interface {
 	SettingsEditor
 }
 
+// moveAll re-checks every group on fresh state, claims each in the ledger, and issues the cycle's
+// moves in ONE reroute call, dry-run with explain first: the breaker was checked for this cycle, and
+// a second call would start while the first call's relocations are in flight.
 func (e *Engine) moveAll(ctx context.Context, api Mover, name, planKey string, view *allocation.View, snap *cluster.Snapshot, groups [][]allocation.Move) []MoveOutcome {
 	var res []MoveOutcome
 	var ok []claim
