@@ -95,8 +95,8 @@ func operationsResources() map[string]cloudformation.Resource {
 				DeadLetterConfig: &events.Rule_DeadLetterConfig{Arn: cloudformation.String(cloudformation.GetAtt(dlqID, "Arn"))},
 			}},
 		},
-		// A topic policy replaces the default one, so it names both publishers: the rule and
-		// the dead-letter alarm.
+		// A topic policy replaces the default one, so it names every publisher: the rule, the
+		// dead-letter alarm and the cadence alarm.
 		alertPolicyID: &sns.TopicPolicy{
 			Topics: []string{cloudformation.Ref(alertTopicID)},
 			PolicyDocument: map[string]any{
@@ -105,6 +105,8 @@ func operationsResources() map[string]cloudformation.Resource {
 					servicePublish("ScaleUpRule", "events.amazonaws.com", "sns:Publish", cloudformation.Ref(alertTopicID), ruleArn),
 					servicePublish("DeadLetterAlarm", "cloudwatch.amazonaws.com", "sns:Publish", cloudformation.Ref(alertTopicID),
 						cloudformation.GetAtt(dlqAlarmID, "Arn")),
+					servicePublish("CadenceAlarm", "cloudwatch.amazonaws.com", "sns:Publish", cloudformation.Ref(alertTopicID),
+						cloudformation.GetAtt(cadenceAlarmID, "Arn")),
 				},
 			},
 		},

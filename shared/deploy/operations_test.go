@@ -34,6 +34,9 @@ func TestOperations(t *testing.T) {
 			map[string]any{"Sid": "DeadLetterAlarm", "Effect": "Allow", "Principal": map[string]any{"Service": "cloudwatch.amazonaws.com"},
 				"Action": "sns:Publish", "Resource": ref("AlertTopic"),
 				"Condition": map[string]any{"ArnLike": map[string]any{"aws:SourceArn": getAtt("DeadLetterAlarm", "Arn")}}},
+			map[string]any{"Sid": "CadenceAlarm", "Effect": "Allow", "Principal": map[string]any{"Service": "cloudwatch.amazonaws.com"},
+				"Action": "sns:Publish", "Resource": ref("AlertTopic"),
+				"Condition": map[string]any{"ArnLike": map[string]any{"aws:SourceArn": getAtt("IngestCadenceAlarm", "Arn")}}},
 		}},
 		{"rules may dead-letter", []any{"DeadLetterQueuePolicy", "Properties", "PolicyDocument", "Statement", 0}, map[string]any{
 			"Sid": "RuleDeadLetters", "Effect": "Allow", "Principal": map[string]any{"Service": "events.amazonaws.com"},
@@ -55,9 +58,11 @@ func TestOperations(t *testing.T) {
 		})
 	}
 	// detect's rule takes alarms named shardwise-* for cluster alarms.
-	name := get(t, res, "DeadLetterAlarm", "Properties", "AlarmName", "Fn::Sub").(string)
-	if strings.HasPrefix(name, alarmPrefix) || strings.HasPrefix(name, "${AWS::StackName}") {
-		t.Errorf("dead-letter alarm name %q could start with %q and wake detect", name, alarmPrefix)
+	for _, id := range []string{"DeadLetterAlarm", "IngestCadenceAlarm"} {
+		name := get(t, res, id, "Properties", "AlarmName", "Fn::Sub").(string)
+		if strings.HasPrefix(name, alarmPrefix) || strings.HasPrefix(name, "${AWS::StackName}") {
+			t.Errorf("%s name %q could start with %q and wake detect", id, name, alarmPrefix)
+		}
 	}
 }
 

@@ -75,7 +75,9 @@ func Template(opts Options) (*cloudformation.Template, error) {
 			}
 		}
 	}
-	t.Resources[cadenceID] = ingestCadence()
+	for id, r := range cadenceResources() {
+		t.Resources[id] = r
+	}
 
 	t.Outputs = cloudformation.Outputs{
 		"StateTableName": {
@@ -364,78 +366,6 @@ func configParameterPolicy() any {
 			"Resource": cloudformation.Sub("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${" + paramConfig + "}"),
 		}}},
 		cloudformation.Ref("AWS::NoValue"))
-}
-
-// ingestCadence runs ingest every 30 s although EventBridge schedules fire at most once a minute:
-// each minute the schedule starts an Express state machine whose Parallel state invokes ingest
-// at once and again after a 30 s Wait. The Parallel keeps the two invocations 30 s apart however
-// long the first takes. An SQS delay queue was the alternative; it needs a second event shape
-// and a poller, and a chain of ingest re-enqueueing itself would be cut by Lambda's
-// recursive-loop detection. At 1,440 executions a day the Express workflow costs cents a month.
-func ingestCadence() *serverless.StateMachine {
-	invoke := func(next string) map[string]any {
-		state := map[string]any{
-			"Type":     "Task",
-			"Resource": "arn:aws:states:::lambda:invoke",
-			// The scheduled event passes through, so ingest sees the same input both times.
-			"Parameters": map[string]any{"FunctionName": "${IngestFunctionArn}", "Payload.$": "$"},
-			"Retry": []any{map[string]any{
-				// Lambda's transient service errors (Step Functions' recommended retry set).
-				"ErrorEquals": []string{
-					"Lambda.ServiceException", "Lambda.AWSLambdaException",
-					"Lambda.SdkClientException", "Lambda.TooManyRequestsException",
-				},
-				"IntervalSeconds": 1,
-				"MaxAttempts":     2,
-				"BackoffRate":     2,
-			}},
-		}
-		if next == "" {
-			state["End"] = true
-		} else {
-			state["Next"] = next
-		}
-		return state
-	}
-	definition := map[string]any{
-		"Comment": "Invoke ingest now and 30 seconds from now.",
-		"StartAt": "Cadence",
-		"States": map[string]any{
-			"Cadence": map[string]any{
-				"Type": "Parallel",
-				"End":  true,
-				"Branches": []any{
-					map[string]any{
-						"StartAt": "IngestNow",
-						"States":  map[string]any{"IngestNow": invoke("")},
-					},
-					map[string]any{
-						"StartAt": "WaitHalfCycle",
-						"States": map[string]any{
-							"WaitHalfCycle": map[string]any{"Type": "Wait", "Seconds": cadenceSeconds, "Next": "IngestLater"},
-							"IngestLater":   invoke(""),
-						},
-					},
-				},
-			},
-		},
-	}
-	return &serverless.StateMachine{
-		Type:                    cloudformation.String("EXPRESS"),
-		Definition:              definition,
-		DefinitionSubstitutions: map[string]string{"IngestFunctionArn": cloudformation.GetAtt(logicalID("ingest"), "Arn")},
-		Policies: &serverless.StateMachine_Policies{SAMPolicyTemplateArray: &[]serverless.StateMachine_SAMPolicyTemplate{{
-			LambdaInvokePolicy: &serverless.StateMachine_FunctionSAMPT{FunctionName: cloudformation.Ref(logicalID("ingest"))},
-		}}},
-		Events: map[string]serverless.StateMachine_EventSource{
-			"EveryMinute": {
-				Type: "Schedule",
-				Properties: &serverless.StateMachine_Properties{
-					ScheduleEvent: &serverless.StateMachine_ScheduleEvent{Schedule: scheduleExpression},
-				},
-			},
-		},
-	}
 }
 
 // withProperties renders a goformation resource with additional Properties that goformation v7

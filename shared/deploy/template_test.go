@@ -109,6 +109,9 @@ func TestTemplateResources(t *testing.T) {
 		"ScaleUpNeededRule":        "AWS::Events::Rule",
 		"DeadLetterQueuePolicy":    "AWS::SQS::QueuePolicy",
 		"DeadLetterAlarm":          "AWS::CloudWatch::Alarm",
+		// The cadence's log group and alarm (cadence.go).
+		"IngestCadenceLogGroup": "AWS::Logs::LogGroup",
+		"IngestCadenceAlarm":    "AWS::CloudWatch::Alarm",
 	}
 	resources := get(t, doc, "Resources").(map[string]any)
 	if got, want := sortedKeys(resources), sortedKeys(toAny(wantTypes)); !slices.Equal(got, want) {
@@ -417,14 +420,6 @@ func checkPolicies(t *testing.T, props any, openSearch []string, publicWebhook b
 func TestIngestCadence(t *testing.T) {
 	doc := render(t, Options{})
 	sm := get(t, doc, "Resources", "IngestCadence", "Properties")
-	ingestTask := func(end bool) map[string]any {
-		return map[string]any{
-			"Type":       "Task",
-			"Resource":   "arn:aws:states:::lambda:invoke",
-			"Parameters": map[string]any{"FunctionName": "${IngestFunctionArn}", "Payload.$": "$"},
-			"End":        end,
-		}
-	}
 	tests := []struct {
 		name string
 		path []any
@@ -435,15 +430,32 @@ func TestIngestCadence(t *testing.T) {
 			"Type": "Schedule", "Properties": map[string]any{"Schedule": "rate(1 minute)"},
 		}},
 		{"invokes ingest by ARN", []any{"DefinitionSubstitutions", "IngestFunctionArn"}, getAtt("IngestFunction", "Arn")},
-		{"may invoke ingest only", []any{"Policies"}, []any{
-			map[string]any{"LambdaInvokePolicy": map[string]any{"FunctionName": ref("IngestFunction")}},
+		{"clusters from the parameter", []any{"DefinitionSubstitutions", "ClusterEndpoints"},
+			map[string]any{"Fn::Join": []any{",", ref("ClusterEndpoints")}}},
+		{"or from the configuration document", []any{"DefinitionSubstitutions", "ConfigParameterName"}, ref("ConfigParameterName")},
+		{"may invoke ingest", []any{"Policies", 0}, map[string]any{"LambdaInvokePolicy": map[string]any{"FunctionName": ref("IngestFunction")}}},
+		{"may read the configuration parameter", []any{"Policies", 2, "Fn::If", 0}, "HasConfigParameter"},
+		{"clusters listed before the fan-out", []any{"Definition", "StartAt"}, "Clusters"},
+		{"empty parameter reads the document", []any{"Definition", "States", "ClustersFrom", "Choices", 0}, map[string]any{
+			"Variable": "$.endpoints", "StringEquals": "", "Next": "ReadConfig",
 		}},
-		{"two branches in parallel", []any{"Definition", "States", "Cadence", "Type"}, "Parallel"},
-		{"first branch invokes now", []any{"Definition", "States", "Cadence", "Branches", 0, "StartAt"}, "IngestNow"},
-		{"second branch waits first", []any{"Definition", "States", "Cadence", "Branches", 1, "StartAt"}, "WaitHalfCycle"},
+		{"document's cluster names", []any{"Definition", "States", "ConfigClusters", "Parameters"},
+			map[string]any{"clusters.$": "$.config.clusters[*].name"}},
+		{"two passes in parallel", []any{"Definition", "States", "Cadence", "Type"}, "Parallel"},
+		{"first pass now", []any{"Definition", "States", "Cadence", "Branches", 0, "StartAt"}, "Now"},
+		{"second pass waits first", []any{"Definition", "States", "Cadence", "Branches", 1, "StartAt"}, "WaitHalfCycle"},
 		{"wait is half a minute", []any{"Definition", "States", "Cadence", "Branches", 1, "States", "WaitHalfCycle"}, map[string]any{
-			"Type": "Wait", "Seconds": float64(30), "Next": "IngestLater",
+			"Type": "Wait", "Seconds": float64(30), "Next": "Later",
 		}},
+		{"either pass may have failed", []any{"Definition", "States", "Cadence", "ResultSelector"},
+			map[string]any{"failed.$": "States.ArrayContains($, true)"}},
+		{"a failed cluster fails the execution", []any{"Definition", "States", "Outcome", "Choices", 0}, map[string]any{
+			"Variable": "$.failed", "BooleanEquals": true, "Next": "ClusterFailed",
+		}},
+		{"with its own error", []any{"Definition", "States", "ClusterFailed", "Error"}, "ClusterIngestFailed"},
+		{"logged at ERROR", []any{"Logging", "Level"}, "ERROR"},
+		{"logged to its log group", []any{"Logging", "Destinations", 0, "CloudWatchLogsLogGroup", "LogGroupArn"},
+			getAtt("IngestCadenceLogGroup", "Arn")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -452,18 +464,66 @@ func TestIngestCadence(t *testing.T) {
 			}
 		})
 	}
-	for _, branch := range []struct{ index int }{{0}, {1}} {
-		states := get(t, sm, "Definition", "States", "Cadence", "Branches", branch.index, "States").(map[string]any)
-		for name, state := range states {
-			s := state.(map[string]any)
-			if s["Type"] != "Task" {
-				continue
+
+	// Each pass is a Map over the clusters whose iterations invoke ingest for one cluster and
+	// catch its failure, and whose own failure is caught too.
+	for i, pass := range []string{"Now", "Later"} {
+		t.Run(pass, func(t *testing.T) {
+			states := get(t, sm, "Definition", "States", "Cadence", "Branches", i, "States").(map[string]any)
+			m := get(t, states, pass).(map[string]any)
+			if m["Type"] != "Map" || m["ItemsPath"] != "$.clusters" {
+				t.Errorf("%s: got type %v over %v, want a Map over $.clusters", pass, m["Type"], m["ItemsPath"])
 			}
-			delete(s, "Retry")
-			if want := ingestTask(true); !reflect.DeepEqual(s, want) {
-				t.Errorf("branch %d state %s: got %#v, want %#v", branch.index, name, s, want)
+			if got, want := get(t, m, "Catch", 0, "Next"), pass+"MapFailed"; got != want {
+				t.Errorf("Map catch: got %v, want %v", got, want)
 			}
-		}
+			if got, want := get(t, states, pass+"MapFailed", "Result"), true; got != want {
+				t.Errorf("Map failure result: got %v, want %v", got, want)
+			}
+			iter := get(t, m, "ItemProcessor", "States").(map[string]any)
+			if got, want := get(t, iter, pass+"Cluster", "Parameters"),
+				map[string]any{"cluster.$": "States.ArrayGetItem(States.StringSplit($, '='), 0)"}; !reflect.DeepEqual(got, want) {
+				t.Errorf("cluster name: got %v, want %v", got, want)
+			}
+			task := get(t, iter, pass+"Ingest").(map[string]any)
+			if got, want := task["Parameters"], map[string]any{"FunctionName": "${IngestFunctionArn}", "Payload.$": "$"}; !reflect.DeepEqual(got, want) {
+				t.Errorf("ingest task: got %v, want %v", got, want)
+			}
+			wantCatch := []any{map[string]any{"ErrorEquals": []any{"States.ALL"}, "ResultPath": "$.error", "Next": pass + "Failed"}}
+			if got := task["Catch"]; !reflect.DeepEqual(got, wantCatch) {
+				t.Errorf("ingest catch: got %v, want %v", got, wantCatch)
+			}
+			if got := get(t, iter, pass+"Failed", "Result"); got != "failed" {
+				t.Errorf("failed iteration result: got %v, want failed", got)
+			}
+			if got, want := get(t, m, "ResultSelector", "failed.$"), "States.ArrayContains($, 'failed')"; got != want {
+				t.Errorf("Map result: got %v, want %v", got, want)
+			}
+			if got, want := m["OutputPath"], "$.failed"; got != want {
+				t.Errorf("Map output: got %v, want %v", got, want)
+			}
+		})
+	}
+
+	alarm := get(t, doc, "Resources", "IngestCadenceAlarm", "Properties")
+	for _, tc := range []struct {
+		name string
+		path []any
+		want any
+	}{
+		{"on failed executions", []any{"MetricName"}, "ExecutionsFailed"},
+		{"of Step Functions", []any{"Namespace"}, "AWS/States"},
+		{"of the cadence", []any{"Dimensions", 0}, map[string]any{"Name": "StateMachineArn", "Value": ref("IngestCadence")}},
+		{"notifies the alert topic", []any{"AlarmActions"}, []any{ref("AlertTopic")}},
+	} {
+		t.Run("alarm "+tc.name, func(t *testing.T) {
+			if got := get(t, alarm, tc.path...); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %#v, want %#v", got, tc.want)
+			}
+		})
+	}
+	if got, want := get(t, doc, "Resources", "IngestCadenceLogGroup", "Properties", "RetentionInDays"), float64(30); got != want {
+		t.Errorf("cadence log retention: got %v, want %v", got, want)
 	}
 }
 
