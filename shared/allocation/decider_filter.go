@@ -17,11 +17,11 @@ func (filter) Name() string { return DeciderFilter }
 
 func (filter) CanAllocate(v *View, c *cluster.Copy, t *cluster.Node) Verdict {
 	if ix := v.Index(c.Index); ix != nil {
-		if ok, why := filtersAllow(ix.Filters, t); !ok {
+		if ok, why := FiltersAllow(ix.Filters, t); !ok {
 			return verdict(DeciderFilter, No, 0, 0, "index %s: %s", c.Index, why)
 		}
 	}
-	if ok, why := filtersAllow(v.Snap.Settings.Filters, t); !ok {
+	if ok, why := FiltersAllow(v.Snap.Settings.Filters, t); !ok {
 		return verdict(DeciderFilter, No, 0, 0, "cluster: %s", why)
 	}
 	return yes(DeciderFilter, "%s matches the allocation filters", t.Name)
@@ -31,9 +31,9 @@ func (d filter) CanRemain(v *View, c *cluster.Copy, n *cluster.Node) Verdict {
 	return d.CanAllocate(v, c, n)
 }
 
-// filtersAllow applies OpenSearch's filter semantics: every require attribute must match, at least one
-// include value must match when include is set, and no exclude value may match.
-func filtersAllow(f cluster.Filters, n *cluster.Node) (bool, string) {
+// FiltersAllow applies OpenSearch's filter semantics: every require attribute must match, at least one
+// include value must match when include is set, and no exclude value may match. It says why not.
+func FiltersAllow(f cluster.Filters, n *cluster.Node) (bool, string) {
 	for attr, values := range f.Require {
 		if !cluster.FilterMatch(cluster.FilterPatterns(values), n.FilterValues(attr)) {
 			val, _ := n.Attr(attr)

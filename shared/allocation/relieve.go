@@ -307,11 +307,11 @@ func (p *planner) largestHome(c *cluster.Copy) int {
 			continue
 		}
 		if ix != nil {
-			if ok, _ := filtersAllow(ix.Filters, n); !ok {
+			if ok, _ := FiltersAllow(ix.Filters, n); !ok {
 				continue
 			}
 		}
-		if ok, _ := filtersAllow(v.Snap.Settings.Filters, n); !ok {
+		if ok, _ := FiltersAllow(v.Snap.Settings.Filters, n); !ok {
 			continue
 		}
 		most = n.Write.Threads

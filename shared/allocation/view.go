@@ -220,11 +220,11 @@ func (v *View) eligibleNodes(index string) int {
 			continue
 		}
 		if own {
-			if ok, _ := filtersAllow(ix.Filters, node); !ok {
+			if ok, _ := FiltersAllow(ix.Filters, node); !ok {
 				continue
 			}
 		}
-		if ok, _ := filtersAllow(v.Snap.Settings.Filters, node); !ok {
+		if ok, _ := FiltersAllow(v.Snap.Settings.Filters, node); !ok {
 			continue
 		}
 		n++

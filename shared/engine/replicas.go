@@ -187,7 +187,10 @@ func placementNodes(snap *cluster.Snapshot, ix *cluster.Index, excluded map[stri
 		if searchReplicas && !slices.Contains(n.Roles, searchRole) || !searchReplicas && !n.IsData() {
 			continue
 		}
-		if !filtersAllow(ix.Filters, n) || !filtersAllow(snap.Settings.Filters, n) {
+		if ok, _ := allocation.FiltersAllow(ix.Filters, n); !ok {
+			continue
+		}
+		if ok, _ := allocation.FiltersAllow(snap.Settings.Filters, n); !ok {
 			continue
 		}
 		out = append(out, n)
@@ -197,34 +200,6 @@ func placementNodes(snap *cluster.Snapshot, ix *cluster.Index, excluded map[stri
 
 // searchRole is the role of OpenSearch's dedicated search nodes, where search replicas live.
 const searchRole = "search"
-
-// filtersAllow applies OpenSearch's allocation filter semantics: every require attribute must
-// match, at least one include value must match when include is set, and no exclude value may.
-func filtersAllow(f cluster.Filters, n *cluster.Node) bool {
-	for attr, values := range f.Require {
-		if !cluster.FilterMatch(cluster.FilterPatterns(values), n.FilterValues(attr)) {
-			return false
-		}
-	}
-	if len(f.Include) > 0 {
-		matched := false
-		for attr, values := range f.Include {
-			if cluster.FilterMatch(cluster.FilterPatterns(values), n.FilterValues(attr)) {
-				matched = true
-				break
-			}
-		}
-		if !matched {
-			return false
-		}
-	}
-	for attr, values := range f.Exclude {
-		if cluster.FilterMatch(cluster.FilterPatterns(values), n.FilterValues(attr)) {
-			return false
-		}
-	}
-	return true
-}
 
 // Replicas scales each index's replicas with its share of search load: up at once, down only after
 // the lower target held for the cooldown, capped at once when nodes leave. Changes go through the
