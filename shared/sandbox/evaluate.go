@@ -50,13 +50,16 @@ type Finding struct {
 	// Allocation is the sandbox's share (genPop: what the sandboxes leave).
 	Allocation float64 `json:"allocation"`
 	// Rejection and Cancellation are the node thresholds; RejectAbove and CancelAbove the
-	// sandbox's limits, its allocation scaled by each.
+	// sandbox's limits, its allocation scaled by each (or by its own threshold).
 	Rejection    float64 `json:"rejection"`
 	Cancellation float64 `json:"cancellation"`
 	RejectAbove  float64 `json:"reject_above"`
-	CancelAbove  float64 `json:"cancel_above"`
-	Action       Action  `json:"action"`
-	Reason       string  `json:"reason"`
+	// SandboxThreshold is the sandbox's own threshold when it sets one (then RejectAbove and
+	// CancelAbove are both allocation × it), else 0.
+	SandboxThreshold float64 `json:"sandbox_threshold,omitempty"`
+	CancelAbove      float64 `json:"cancel_above"`
+	Action           Action  `json:"action"`
+	Reason           string  `json:"reason"`
 }
 
 // Report is the outcome of one Evaluate.
@@ -129,13 +132,15 @@ func Evaluate(usage NodeUsage, defs Definitions) Report {
 		for _, s := range defs.Sandboxes {
 			for _, r := range resources {
 				if a, ok := s.Resources.allocation(r); ok {
-					rep.Findings = append(rep.Findings, judge(node, s.Name, r, s.Enforcement, a, sample, defs.Resources.limit(r)))
+					own, hasOwn := s.Resources.threshold(r)
+					f := judge(node, s.Name, r, s.Enforcement, a, own, hasOwn, sample, defs.Resources.limit(r))
+					rep.Findings = append(rep.Findings, f)
 				}
 			}
 		}
 		for _, r := range resources {
 			if limited[r] {
-				rep.Findings = append(rep.Findings, judge(node, GenPop, r, Soft, left[r], sample, defs.Resources.limit(r)))
+				rep.Findings = append(rep.Findings, judge(node, GenPop, r, Soft, left[r], 0, false, sample, defs.Resources.limit(r)))
 			}
 		}
 		var unknown []string
@@ -150,8 +155,9 @@ func Evaluate(usage NodeUsage, defs Definitions) Report {
 	return rep
 }
 
-// judge applies one mode to one sandbox's usage of one resource on one node.
-func judge(node, sandbox string, r Resource, mode Enforcement, alloc float64, sample NodeSample, limit ResourceLimit) Finding {
+// judge applies one mode to one sandbox's usage of one resource on one node. A sandbox's own
+// threshold (hasOwn) replaces the node's thresholds in its limits, not in the node's duress.
+func judge(node, sandbox string, r Resource, mode Enforcement, alloc, own float64, hasOwn bool, sample NodeSample, limit ResourceLimit) Finding {
 	if limit.Enforcement != "" {
 		mode = limit.Enforcement
 	}
@@ -162,11 +168,19 @@ func judge(node, sandbox string, r Resource, mode Enforcement, alloc float64, sa
 		Action: ActionNone,
 	}
 	f.RejectAbove, f.CancelAbove = alloc*f.Rejection, alloc*f.Cancellation
+	if hasOwn {
+		f.SandboxThreshold = own
+		f.RejectAbove, f.CancelAbove = alloc*own, alloc*own
+	}
 	overReject, overCancel := f.Usage > f.RejectAbove, f.Usage > f.CancelAbove
 	nodeReject, nodeCancel := f.NodeUsage > f.Rejection, f.NodeUsage > f.Cancellation
 
-	who := fmt.Sprintf("%s on %s uses %.3f of %s (allocation %.3f: reject above %.3f, cancel above %.3f), node at %.3f (rejection %.2f, cancellation %.2f)",
-		sandbox, node, f.Usage, r, alloc, f.RejectAbove, f.CancelAbove, f.NodeUsage, f.Rejection, f.Cancellation)
+	ownNote := ""
+	if hasOwn {
+		ownNote = fmt.Sprintf(" × its own threshold %.2f", own)
+	}
+	who := fmt.Sprintf("%s on %s uses %.3f of %s (allocation %.3f%s: reject above %.3f, cancel above %.3f), node at %.3f (rejection %.2f, cancellation %.2f)",
+		sandbox, node, f.Usage, r, alloc, ownNote, f.RejectAbove, f.CancelAbove, f.NodeUsage, f.Rejection, f.Cancellation)
 	switch mode {
 	case Hard:
 		switch {

@@ -6,11 +6,8 @@
 package sandbox
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 )
 
 // GenPop is the sandboxing RFC's system-defined catch-all sandbox: requests that match no sandbox, or several
@@ -109,6 +106,11 @@ type Allocations struct {
 // Allocation is the share of a node's resource a sandbox may use.
 type Allocation struct {
 	Allocation Fraction `json:"allocation"`
+	// Threshold is the RFC's per-sandbox "threshold": when set, the sandbox's limits are
+	// allocation × Threshold for both rejection and cancellation, in place of allocation × the
+	// node's rejection and cancellation thresholds. Absent, the limits stay proportional to the
+	// node's thresholds.
+	Threshold *Fraction `json:"threshold,omitempty"`
 }
 
 // ClusterResources is the cluster-level schema of each resource.
@@ -129,6 +131,18 @@ type ResourceLimit struct {
 type Thresholds struct {
 	Rejection    Fraction `json:"rejection"`
 	Cancellation Fraction `json:"cancellation"`
+}
+
+// threshold returns the sandbox's own threshold for r, if it sets one.
+func (r Allocations) threshold(res Resource) (float64, bool) {
+	a := r.JVM
+	if res == CPU {
+		a = r.CPU
+	}
+	if a == nil || a.Threshold == nil {
+		return 0, false
+	}
+	return float64(*a.Threshold), true
 }
 
 // allocation returns the sandbox's allocation of r and whether it is limited on r.
@@ -153,22 +167,4 @@ func (c ClusterResources) limit(res Resource) ResourceLimit {
 		return ResourceLimit{Threshold: Thresholds{Rejection: defaultRejection, Cancellation: defaultCancellation}}
 	}
 	return *l
-}
-
-// Parse decodes one Definitions document, refusing unknown fields (a misspelled key must not
-// silently drop a limit) and trailing data, and validates it.
-func Parse(data []byte) (Definitions, error) {
-	var d Definitions
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
-		return Definitions{}, fmt.Errorf("parse sandbox definitions: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Definitions{}, errors.New("parse sandbox definitions: data after the document")
-	}
-	if err := d.Validate(); err != nil {
-		return Definitions{}, fmt.Errorf("sandbox definitions: %w", err)
-	}
-	return d, nil
 }

@@ -127,6 +127,9 @@ func (d Definitions) Validate() error {
 				if !inRange(a) {
 					errs = append(errs, &RangeError{Field: fmt.Sprintf("%s.resources.%s.allocation", field, r), Value: a})
 				}
+				if t, ok := s.Resources.threshold(r); ok && !inRange(t) {
+					errs = append(errs, &RangeError{Field: fmt.Sprintf("%s.resources.%s.threshold", field, r), Value: t})
+				}
 			}
 		}
 		if !limited {

@@ -60,14 +60,39 @@ func TestParse(t *testing.T) {
 		},
 		{name: "empty document is valid", doc: `{}`},
 		{name: "unknown sandbox field", doc: `{"sandboxes":[{"name":"a","priority":1}]}`, wantErr: `unknown field "priority"`},
-		{name: "per-sandbox threshold is not a field", doc: `{"sandboxes":[{"name":"a","attributes":{"role":"r"},"resources":{"jvm":{"allocation":0.1,"threshold":0.2}},"enforcement":"soft"}]}`, wantErr: `unknown field "threshold"`},
+		{name: "per-sandbox threshold out of range", doc: `{"sandboxes":[{"name":"a","attributes":{"role":"r"},"resources":{"jvm":{"allocation":0.1,"threshold":1.2}},"enforcement":"soft"}]}`, wantErr: `sandboxes[a].resources.jvm.threshold = 1.2`},
+		{name: "array with an unknown field", doc: `[{"name":"a","attributes":{"role":"r"},"resources":{"jvm":{"allocation":0.1}},"enforcement":"soft","priority":1}]`, wantErr: `unknown field "priority"`},
+		{name: "array over-allocated", doc: `[{"name":"a","attributes":{"custom_id":"a"},"resources":{"jvm":{"allocation":0.6}},"enforcement":"soft"},{"name":"b","attributes":{"custom_id":"b"},"resources":{"jvm":{"allocation":"0.5"}},"enforcement":"hard"}]`, wantErr: "jvm allocations of sandboxes a, b sum to 1.1, over 1.0 (100 %)"},
+		{name: "a leading comma is not repaired", doc: `[,]`, wantErr: "invalid character ','"},
+		{name: "array with data after it", doc: `[] []`, wantErr: "data after the document"},
 		{name: "unknown resource", doc: `{"sandboxes":[{"name":"a","attributes":{"role":"r"},"resources":{"disk":{"allocation":0.1}},"enforcement":"soft"}]}`, wantErr: `unknown field "disk"`},
 		{name: "unknown attribute", doc: `{"sandboxes":[{"name":"a","attributes":{"tenant":"r"}}]}`, wantErr: `unknown field "tenant"`},
 		{name: "trailing data", doc: `{} {}`, wantErr: "data after the document"},
 		{name: "allocation not a number", doc: `{"sandboxes":[{"resources":{"jvm":{"allocation":"half"}}}]}`, wantErr: "want a number"},
 		{name: "NaN in a string", doc: `{"sandboxes":[{"resources":{"jvm":{"allocation":"NaN"}}}]}`, wantErr: "want a number"},
 		{name: "decodes but breaks a tenet", doc: `{"sandboxes":[{"name":"a","attributes":{"role":"r"},"resources":{"jvm":{"allocation":1.5}},"enforcement":"soft"}]}`, wantErr: "sandboxes[a].resources.jvm.allocation = 1.5"},
-		{name: "not an object", doc: `[]`, wantErr: "cannot unmarshal array"},
+		{name: "neither an object nor an array", doc: `"sandboxes"`, wantErr: "cannot unmarshal string"},
+		{
+			name: "per-sandbox threshold",
+			doc:  `{"sandboxes":[{"name":"a","attributes":{"role":"r"},"resources":{"jvm":{"allocation":0.1,"threshold":"0.2"}},"enforcement":"soft"}]}`,
+			check: func(t *testing.T, d Definitions) {
+				if th := d.Sandboxes[0].Resources.JVM.Threshold; th == nil || *th != 0.2 {
+					t.Errorf("threshold got %v, want 0.2", th)
+				}
+			},
+		},
+		{
+			name: "plain array of sandboxes, trailing commas",
+			doc:  `[{"name":"a","attributes":{"custom_id":"x",},"resources":{"cpu":{"allocation":0.4},},"enforcement":"hard"},]`,
+			check: func(t *testing.T, d Definitions) {
+				if len(d.Sandboxes) != 1 || d.Sandboxes[0].Attributes.CustomID != "x" || d.Sandboxes[0].Resources.CPU.Allocation != 0.4 {
+					t.Errorf("got %+v", d.Sandboxes)
+				}
+				if d.Resources.CPU != nil || d.Resources.JVM != nil {
+					t.Errorf("cluster schema got %+v, want none (defaults)", d.Resources)
+				}
+			},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
