@@ -301,8 +301,8 @@ func TestLambdaRIE(t *testing.T) {
 	if len(rr.Applied) > 0 {
 		want[bus.TypeReplicasChanged] = []string{clusterName}
 	}
-	if len(sr.Report.Actions()) > 0 {
-		want[bus.TypeSandboxEnforced] = []string{clusterName}
+	if len(sr.Outcomes) > 0 {
+		want[bus.TypeSandboxEnforced] = slices.Repeat([]string{clusterName}, len(sr.Outcomes))
 	}
 	rec.expect(t, "after replicas and sandbox", want)
 

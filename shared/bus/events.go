@@ -105,6 +105,28 @@ type SandboxEnforced struct {
 	Mode    string   `json:"mode"`
 	Actions []string `json:"actions"`
 	Reason  string   `json:"reason"`
+	// Cancellation holds the numbers of one task cancellation (one event each).
+	Cancellation *SandboxCancellation `json:"cancellation,omitempty"`
+}
+
+// SandboxCancellation is one cancelled (or, in dry-run, would-be cancelled) search request and
+// the figures that chose it: the sandbox's share of the node's resource before and after, and
+// its limit there.
+type SandboxCancellation struct {
+	Task       string  `json:"task"`
+	OpaqueID   string  `json:"opaque_id,omitempty"`
+	Node       string  `json:"node"`
+	Sandbox    string  `json:"sandbox"`
+	Resource   string  `json:"resource"`
+	Enforce    string  `json:"enforcement"`
+	Usage      float64 `json:"usage"`
+	Freed      float64 `json:"freed"`
+	After      float64 `json:"after"`
+	Limit      float64 `json:"limit"`
+	Allocation float64 `json:"allocation"`
+	NodeUsage  float64 `json:"node_usage"`
+	DryRun     bool    `json:"dry_run"`
+	Outcome    string  `json:"outcome"`
 }
 
 // Publisher puts events on a bus.

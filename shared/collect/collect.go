@@ -20,6 +20,7 @@ import (
 	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/engine"
 	"github.com/shardwise/shardwise/shared/opensearch"
+	"github.com/shardwise/shardwise/shared/sandbox"
 )
 
 // API adapts an OpenSearch client to the engine.
@@ -34,7 +35,7 @@ type API struct {
 
 var (
 	_ engine.ClusterAPI = (*API)(nil)
-	_ engine.TaskLister = (*API)(nil)
+	_ engine.SandboxAPI = (*API)(nil)
 )
 
 // New returns an API over client.
@@ -305,22 +306,54 @@ func (a *API) PutIndexSettings(ctx context.Context, index string, settings map[s
 	return clusterErr(a.Client.PutIndexSettings(ctx, index, settings))
 }
 
-// searchActions selects the search tasks sandboxes govern.
-const searchActions = "indices:data/read/search*"
+// searchActions selects the search tasks sandboxes govern: the top-level search and msearch
+// tasks and their shard-level children (indices:data/read/search[phase/...]).
+const searchActions = "*search*"
 
-// SearchTasks lists running search tasks with their resource use.
-func (a *API) SearchTasks(ctx context.Context) ([]engine.Task, error) {
+// SearchTasks lists running search tasks with their parents, headers and resource use.
+func (a *API) SearchTasks(ctx context.Context) ([]sandbox.Task, error) {
 	tl, err := a.Client.Tasks(ctx, searchActions)
 	if err != nil {
 		return nil, clusterErr(err)
 	}
-	out := make([]engine.Task, 0, len(tl.Tasks))
+	if len(tl.Failures) > 0 {
+		return nil, fmt.Errorf("tasks: %d nodes or tasks failed to report, first %s: %s", len(tl.Failures), tl.Failures[0].NodeID, tl.Failures[0].Reason)
+	}
+	out := make([]sandbox.Task, 0, len(tl.Tasks))
 	for _, t := range tl.Tasks {
-		et := engine.Task{ID: t.ID, Node: t.Node, Action: t.Action, Description: t.Description, Headers: t.Headers, RunningTime: t.RunningTime}
+		st := sandbox.Task{ID: t.ID, ParentID: t.ParentTaskID, Node: t.Node, Action: t.Action, Description: t.Description,
+			Headers: t.Headers, Start: t.StartTime, RunningTime: t.RunningTime, Cancellable: t.Cancellable, Cancelled: t.Canceled}
 		if t.Resources != nil {
-			et.CPUTimeNanos, et.MemoryBytes = t.Resources.CPUTimeNanos, t.Resources.MemoryBytes
+			st.CPUTimeNanos, st.MemoryBytes = t.Resources.CPUTimeNanos, t.Resources.MemoryBytes
 		}
-		out = append(out, et)
+		out = append(out, st)
 	}
 	return out, nil
+}
+
+// NodeLoads reads each node's own CPU (the OpenSearch process's, else the host's), heap and
+// processors. A node that failed to answer fails the read: its tasks could not be weighed.
+func (a *API) NodeLoads(ctx context.Context) ([]sandbox.NodeLoad, error) {
+	nl, err := a.Client.NodeLoads(ctx)
+	if err != nil {
+		return nil, clusterErr(err)
+	}
+	if len(nl.Failures) > 0 {
+		return nil, fmt.Errorf("node loads: %d nodes failed to report, first %s: %s", len(nl.Failures), nl.Failures[0].NodeID, nl.Failures[0].Reason)
+	}
+	out := make([]sandbox.NodeLoad, 0, len(nl.Nodes))
+	for _, n := range nl.Nodes {
+		cpu := n.ProcessCPUPercent
+		if cpu < 0 {
+			cpu = n.OSCPUPercent
+		}
+		out = append(out, sandbox.NodeLoad{Node: n.ID, CPU: float64(max(cpu, 0)) / 100,
+			HeapUsedBytes: n.HeapUsedBytes, HeapMaxBytes: n.HeapMaxBytes, Processors: n.Processors})
+	}
+	return out, nil
+}
+
+// CancelTask cancels a task and, with it, its children on every node.
+func (a *API) CancelTask(ctx context.Context, id string) error {
+	return clusterErr(a.Client.CancelTask(ctx, id))
 }

@@ -169,3 +169,30 @@ func PlanCancellations(rep Report, tasks []Attributed, loads []NodeLoad) ([]Canc
 	}
 	return out, short
 }
+
+// Assessment is one look at a cluster's search tasks against the definitions: what each task
+// counts against, each node's usage, the verdicts, and the cancellations they call for.
+type Assessment struct {
+	Tasks         []Attributed   `json:"-"`
+	Usage         NodeUsage      `json:"usage"`
+	Report        Report         `json:"report"`
+	Cancellations []Cancellation `json:"cancellations,omitempty"`
+	Shortfalls    []Shortfall    `json:"shortfalls,omitempty"`
+	// Unweighed lists tasks on nodes that reported no load; they count in no usage.
+	Unweighed []string `json:"unweighed,omitempty"`
+	// Assigned counts tasks per sandbox, genPop included.
+	Assigned map[string]int `json:"assigned"`
+}
+
+// Assess attributes, measures, evaluates and plans, in that order; defs must have passed Validate.
+func Assess(tasks []Task, loads []NodeLoad, defs Definitions) Assessment {
+	at := Attribute(tasks, defs)
+	usage, unweighed := Measure(at, loads)
+	rep := Evaluate(usage, defs)
+	cs, short := PlanCancellations(rep, at, loads)
+	assigned := map[string]int{}
+	for _, t := range at {
+		assigned[t.Sandbox]++
+	}
+	return Assessment{Tasks: at, Usage: usage, Report: rep, Cancellations: cs, Shortfalls: short, Unweighed: unweighed, Assigned: assigned}
+}

@@ -327,7 +327,7 @@ func (s *Sim) handleCatNodes(rq *request) (reply, *apiError) {
 		idx, qry := indexed[n.ord], queried[n.ord]
 		free := n.diskBytes - n.diskUsed
 		t.rows = append(t.rows, []*string{
-			cell(id), cell(n.ip()), cell(strconv.Itoa(n.port)), cell(fmt.Sprintf("127.0.0.1:%d", 9200+n.ord)), cell(versionNumber),
+			cell(id), cell(n.ip()), cell(strconv.Itoa(n.port)), cell(fmt.Sprintf("127.0.0.1:%d", 9200+n.ord)), cell(s.osVersion()),
 			cell(f.size(float64(heap))), cell(strconv.FormatInt(100*heap/n.heapBytes, 10)), cell(f.size(float64(n.heapBytes))),
 			cell(strconv.FormatInt(50+50*heap/n.heapBytes, 10)), cell(strconv.Itoa(cpu)), cell(load), cell(load), cell(load),
 			cell(f.size(float64(n.diskBytes))), cell(f.size(float64(n.diskUsed))), cell(f.size(float64(free))),

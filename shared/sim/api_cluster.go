@@ -22,7 +22,7 @@ func (s *Sim) handleInfo(*request) (reply, *apiError) {
 		{"cluster_uuid", s.clusterUUID},
 		{"version", object{
 			{"distribution", "opensearch"},
-			{"number", versionNumber},
+			{"number", s.osVersion()},
 			{"build_type", "tar"},
 			{"build_hash", versionBuildHash},
 			{"build_date", versionBuildDate},
@@ -394,7 +394,7 @@ func (s *Sim) handlePutClusterSettings(rq *request) (reply, *apiError) {
 			if val == nil {
 				continue
 			}
-			if e := validateClusterSetting(scope, k, *val); e != nil {
+			if e := s.validateSetting(scope, k, *val); e != nil {
 				return reply{}, illegalArgument(e.Error())
 			}
 		}

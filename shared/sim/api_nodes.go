@@ -114,7 +114,7 @@ func (s *Sim) nodesInfo(nodes []*node, metrics map[string]bool) object {
 	for _, n := range nodes {
 		o := nodeBase(n)
 		o = append(o,
-			field{"version", versionNumber}, field{"distribution", "opensearch"}, field{"build_type", "tar"},
+			field{"version", s.osVersion()}, field{"distribution", "opensearch"}, field{"build_type", "tar"},
 			field{"build_hash", versionBuildHash}, field{"total_indexing_buffer", int64(float64(n.heapBytes) * heapIndexingBufferFraction)},
 			field{"roles", []string{"data", "ingest"}}, field{"attributes", stringMap(n.attrs())},
 		)

@@ -327,6 +327,8 @@ func (s *Sim) route(rq *request) (reply, *apiError) {
 			}
 			return reply{}, badMethod(r, "GET", "PUT")
 		}
+	case "_wlm", "_rules":
+		return s.routeWLM(rq)
 	case "_tasks":
 		switch {
 		case n == 1:

@@ -38,6 +38,12 @@ type ClusterSpec struct {
 	// AwarenessAttributes is cluster.routing.allocation.awareness.attributes, set persistently
 	// from the start as an operator would; only "zone" is a node attribute the simulator knows.
 	AwarenessAttributes []string `json:"awareness_attributes,omitempty"`
+	// OpenSearchVersion is the version the cluster answers as (GET /, _nodes, _cat/nodes); empty
+	// means the simulator's default, 2.19.3. It decides which plugin endpoints exist.
+	OpenSearchVersion string `json:"opensearch_version,omitempty"`
+	// Plugins are the optional plugins installed: "workload-management" serves _wlm/query_group
+	// (2.18 to 3.0) or _wlm/workload_group and _rules/workload_group (3.1 and later) (api_wlm.go).
+	Plugins []string `json:"plugins,omitempty"`
 }
 
 // NodeSpec describes a data node. In nodes and node_join events zero fields inherit node_defaults.
@@ -461,7 +467,7 @@ func (c ClusterSpec) validate(path string) error {
 			return fieldError(fmt.Sprintf("%s.awareness_attributes[%d]", path, i), "%q: the simulator's nodes carry only the zone attribute", a)
 		}
 	}
-	return nil
+	return c.validateVersionAndPlugins(path)
 }
 
 func validateNodeSpec(n NodeSpec, path string, needName bool) error {

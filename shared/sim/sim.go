@@ -88,6 +88,8 @@ type Sim struct {
 	clusterUUID  string
 	stateVersion int64
 
+	wlm *wlmState // the workload-management plugin's groups and rules (api_wlm.go)
+
 	faults  []Event // api_errors, api_latency and reroute_rejects windows; read-only after New
 	faultMu sync.Mutex
 	faultRN *rand.Rand
@@ -231,6 +233,7 @@ func New(sc *Scenario, opts Options) (*Sim, error) {
 	s.watermarkDefault = cmp.Or(sc.Cluster.DiskHighWatermark, cluster.DefaultDiskHighWatermark)
 	s.recoveryDefault = cmp.Or(sc.Cluster.RecoveryBytesPerSecond, defaultRecoveryBytesPerSecond)
 	s.defaults = s.defaultSettings()
+	s.initWLM()
 	if len(sc.Cluster.AwarenessAttributes) > 0 {
 		s.persistent["cluster.routing.allocation.awareness.attributes"] = strings.Join(sc.Cluster.AwarenessAttributes, ",")
 	}
