@@ -42,7 +42,7 @@ run: ## Run the write-hotspot scenario against the built-in simulator, acting (n
 	go run ./cmd/shardwise simulate --scenario scenarios/write-hotspot.json --dry-run=false
 
 .PHONY: test
-test: fmt-check tidy-check vet lint unit properties faults fuzz template-check template-lint ## The full gate, as CI runs it.
+test: fmt-check tidy-check vet lint unit properties faults fuzz template-check template-lint deploy-test ## The full gate, as CI runs it.
 
 .PHONY: fmt-check
 fmt-check: ## Fail, listing the files, if any Go file is not gofmt-formatted.
@@ -132,6 +132,11 @@ template-check: ## Fail if template.yaml differs from what shared/deploy generat
 .PHONY: template-lint
 template-lint: ## Lint template.yaml with cfn-lint and `sam validate --lint` (installs them into .cache/venv).
 	scripts/template-lint.sh template.yaml
+
+.PHONY: deploy-test
+deploy-test: ## Deploy template.yaml on moto's CloudFormation (aws-sam-translator, no Docker) and check every resource and reference.
+	scripts/venv.sh >/dev/null
+	go test -count=1 -run '^TestCloudFormationDeploy$$' -v ./shared/deploy
 
 .PHONY: moto
 moto: ## Start a moto server for the integration tests; eval the export line it prints.
