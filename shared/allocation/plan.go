@@ -132,6 +132,13 @@ type Memory struct {
 // hot node, (4) when nothing is hot, at most one index-colocation fix per ColocationEvery. There is no
 // "equalize a total weight" phase.
 func PlanCycle(snap *cluster.Snapshot, mem Memory, cfg Config) (Plan, Memory) {
+	plan, next, _ := planCycle(snap, mem, cfg, true)
+	return plan, next
+}
+
+// planCycle is PlanCycle; heapScreen off makes every may-not-remain copy search every node, which
+// the tests compare against. It also returns how many home searches the screen skipped.
+func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, heapScreen bool) (Plan, Memory, int) {
 	hotspots, streaks := DetectHotspots(snap, mem.Streaks, cfg)
 	snap, demandFactor := withDemand(snap, hotspots)
 	hot := map[string]bool{}
@@ -146,7 +153,8 @@ func PlanCycle(snap *cluster.Snapshot, mem Memory, cfg Config) (Plan, Memory) {
 			v.SetDemand(h.Node, h.Demand)
 		}
 	}
-	p := &planner{v: v, demandFactor: demandFactor, plan: Plan{Cluster: snap.Cluster, SnapshotAt: snap.At, Hotspots: hotspots, Moves: []Move{}}, settling: map[string]bool{}}
+	p := &planner{v: v, demandFactor: demandFactor, plan: Plan{Cluster: snap.Cluster, SnapshotAt: snap.At, Hotspots: hotspots, Moves: []Move{}}, settling: map[string]bool{},
+		heapScreen: heapScreen}
 	next := Memory{Streaks: streaks, LastColocation: mem.LastColocation, Relocating: map[string]time.Time{}}
 	for i := range snap.Copies {
 		if c := &snap.Copies[i]; c.State == cluster.StateRelocating {
@@ -168,7 +176,7 @@ func PlanCycle(snap *cluster.Snapshot, mem Memory, cfg Config) (Plan, Memory) {
 			next.LastColocation = snap.At
 		}
 	}
-	return p.plan, next
+	return p.plan, next, p.screened
 }
 
 // withDemand returns snap with the loads of the copies on each hot node whose demand is over what it
@@ -213,6 +221,54 @@ type planner struct {
 	// incoming counts, per node, the peer recoveries into it: in flight in the snapshot (taken on
 	// first use) and planned this cycle.
 	incoming map[string]int
+	// applied counts the moves added to the view; heapFull caches heapRefusesAll per source node
+	// for heapFullAt moves applied.
+	applied    int
+	heapFull   map[string]bool
+	heapFullAt int
+	heapScreen bool // use heapRefusesAll (off only in tests)
+	screened   int  // home searches heapRefusesAll skipped
+}
+
+// heapRefusesAll reports whether the heap decider says NO to every node but c's own for c. That
+// verdict depends on the copy only through the node it is on (the heap a copy costs is its node's
+// average), so it holds for all the node's copies until a planned move changes the view, and then
+// bestTarget(c, NotPreferred) cannot find a home for any of them: each target would get a NO. On a
+// cluster whose old nodes are all over the heap limit that skips thousands of searches over every
+// node and decider a cycle, with the same plan and the same notes.
+func (p *planner) heapRefusesAll(c *cluster.Copy) bool {
+	if !p.heapScreen {
+		return false
+	}
+	v := p.v
+	var hp Decider
+	for _, d := range v.deciders {
+		if _, ok := d.(heap); ok {
+			hp = d
+			break
+		}
+	}
+	if hp == nil {
+		return false
+	}
+	if p.heapFull == nil || p.heapFullAt != p.applied {
+		p.heapFull, p.heapFullAt = map[string]bool{}, p.applied
+	}
+	full, ok := p.heapFull[c.Node]
+	if !ok {
+		full = true
+		for _, n := range v.DataNodes() {
+			if n.ID != c.Node && hp.CanAllocate(v, c, n).Decision != No {
+				full = false
+				break
+			}
+		}
+		p.heapFull[c.Node] = full
+	}
+	if full {
+		p.screened++
+	}
+	return full
 }
 
 // incomingFree reports whether a node can start one more incoming recovery under
@@ -281,7 +337,14 @@ func (p *planner) cannotRemain() {
 			continue
 		}
 		// Any node but a NO: a NOT_PREFERRED home beats one that must not keep it.
-		target, verdicts, ok := p.bestTarget(c, NotPreferred)
+		var (
+			target   *cluster.Node
+			verdicts []Verdict
+			ok       bool
+		)
+		if !p.heapRefusesAll(c) {
+			target, verdicts, ok = p.bestTarget(c, NotPreferred)
+		}
 		if !ok {
 			shard := c.Shard
 			p.note("cannot-remain", node.Name, c.Index, &shard, "%s[%d] may not remain on %s (%s) but no node can take it", c.Index, c.Shard, node.Name, no.Why())
@@ -500,6 +563,7 @@ func (p *planner) add(m Move) {
 	}
 	p.moved[cluster.ShardID{Index: m.Index, Shard: m.Shard}] = true
 	p.touched[m.From], p.touched[m.To] = true, true
+	p.applied++
 	if p.incoming != nil {
 		p.incoming[m.To]++
 	}

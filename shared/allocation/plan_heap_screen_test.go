@@ -1,0 +1,69 @@
+package allocation
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestHeapScreenSamePlan: skipping the home search of copies whose node every other node's heap
+// refuses (heapRefusesAll) gives the plan, notes and memory that searching every node gives, on
+// clusters where the screen skips searches and where it must not.
+func TestHeapScreenSamePlan(t *testing.T) {
+	shape := benchShape{nodes: 12, indices: 300, copies: 2400, copyLoad: 0.005}
+	cases := []struct {
+		name string
+		// heap is each node's heap use as a share of its maximum.
+		heap        func(i int) float64
+		wantScreens bool // the screen skips searches
+		wantMoves   bool // the plan has moves to compare
+	}{
+		{"old nodes full, new nodes with room for a few copies", func(i int) float64 {
+			if i < 4 {
+				return 0.99
+			}
+			return 0.84
+		}, true, true},
+		{"every node over the limit", func(int) float64 { return 0.95 }, true, false},
+		{"one node over the limit, room everywhere else", func(i int) float64 {
+			if i == 0 {
+				return 0.90
+			}
+			return 0.30
+		}, false, true},
+		{"no node over the limit", func(int) float64 { return 0.5 }, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := benchSnapshot(shape, 0)
+			for i := range s.Nodes {
+				s.Nodes[i].HeapUsedBytes = int64(tc.heap(i) * float64(s.Nodes[i].HeapMaxBytes))
+			}
+			cfg := DefaultConfig()
+			screened, mem, n := planCycle(s, Memory{}, cfg, true)
+			full, fullMem, _ := planCycle(s, Memory{}, cfg, false)
+			if got, want := mustJSON(t, screened), mustJSON(t, full); got != want {
+				t.Fatalf("plans differ with the heap screen (%d moves, %d notes) and without (%d moves, %d notes)",
+					len(screened.Moves), len(screened.Notes), len(full.Moves), len(full.Notes))
+			}
+			if got, want := mustJSON(t, mem), mustJSON(t, fullMem); got != want {
+				t.Fatalf("memory differs with the heap screen:\n%s\nwithout:\n%s", got, want)
+			}
+			if (n > 0) != tc.wantScreens {
+				t.Errorf("screen skipped %d searches, want skips: %v", n, tc.wantScreens)
+			}
+			if tc.wantMoves && len(full.Moves) == 0 {
+				t.Errorf("no moves, want some")
+			}
+			t.Logf("%d moves, %d notes, %d searches skipped", len(full.Moves), len(full.Notes), n)
+		})
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
