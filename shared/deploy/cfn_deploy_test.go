@@ -2,6 +2,8 @@ package deploy
 
 import (
 	"bytes"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,4 +89,91 @@ func venvPython(t *testing.T, root string) string {
 	}
 	t.Skip(msg)
 	return ""
+}
+
+// TestLocalStackServices checks that localstack/docker-compose.yml's SERVICES starts every AWS
+// service the stack needs there: each of the template's resource types, each AWS SDK client the
+// code imports, and what deploying takes (CloudFormation, and S3 for the packaged code).
+func TestLocalStackServices(t *testing.T) {
+	raw, err := os.ReadFile("../../localstack/docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var services []string
+	for line := range strings.Lines(string(raw)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "SERVICES:"); ok {
+			services = strings.Split(strings.TrimSpace(v), ",")
+		}
+	}
+	started := map[string]bool{}
+	for _, s := range services {
+		started[strings.TrimSpace(s)] = true
+	}
+	if len(started) == 0 {
+		t.Fatal("localstack/docker-compose.yml sets no SERVICES")
+	}
+
+	// LocalStack's name for each service, by CloudFormation type prefix and by SDK package.
+	byType := map[string][]string{
+		"AWS::Serverless::Function": {"lambda", "iam"}, "AWS::Serverless::StateMachine": {"stepfunctions", "iam"},
+		"AWS::CloudWatch": {"cloudwatch"}, "AWS::DynamoDB": {"dynamodb"}, "AWS::Events": {"events"},
+		"AWS::IAM": {"iam"}, "AWS::Lambda": {"lambda"}, "AWS::Logs": {"logs"}, "AWS::SNS": {"sns"},
+		"AWS::SQS": {"sqs"}, "AWS::SSM": {"ssm"}, "AWS::StepFunctions": {"stepfunctions"}, "AWS::S3": {"s3"},
+	}
+	bySDK := map[string]string{"dynamodb": "dynamodb", "eventbridge": "events", "sqs": "sqs", "ssm": "ssm", "sts": "sts",
+		"cloudwatch": "cloudwatch", "cloudwatchlogs": "logs", "sns": "sns", "lambda": "lambda", "sfn": "stepfunctions", "s3": "s3"}
+	need := map[string]string{"cloudformation": "deploying the stack", "s3": "sam deploy's packaged code", "sts": "the SDK's credential checks"}
+
+	for id, r := range render(t, Options{})["Resources"].(map[string]any) {
+		typ := r.(map[string]any)["Type"].(string)
+		names, ok := byType[typ]
+		if !ok {
+			parts := strings.Split(typ, "::")
+			names, ok = byType[strings.Join(parts[:2], "::")]
+		}
+		if !ok {
+			t.Errorf("%s: no LocalStack service known for %s; add it to this test and to SERVICES", id, typ)
+		}
+		for _, n := range names {
+			need[n] = typ + " (" + id + ")"
+		}
+	}
+	const sdk = "github.com/aws/aws-sdk-go-v2/service/"
+	err = filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "../.." || d.Name() == "testdata" || d.Name() == "third_party") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			pkg, ok := strings.CutPrefix(strings.Trim(imp.Path.Value, `"`), sdk)
+			if !ok {
+				continue
+			}
+			pkg, _, _ = strings.Cut(pkg, "/")
+			n, ok := bySDK[pkg]
+			if !ok {
+				t.Errorf("%s imports the %s client: no LocalStack service known for it; add it here and to SERVICES", path, pkg)
+				continue
+			}
+			need[n] = path + " (" + pkg + " client)"
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, why := range need {
+		if !started[n] {
+			t.Errorf("SERVICES lacks %s, needed by %s", n, why)
+		}
+	}
 }
