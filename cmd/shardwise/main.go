@@ -33,6 +33,6 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newSimulate(), newSim(), newPlan(), newExplain(), newTemplate(), newBench())
+	root.AddCommand(newSimulate(), newSim(), newPlan(), newExplain(), newTemplate(), newBench(), newSandbox())
 	return root
 }

@@ -347,7 +347,7 @@ func (a *API) NodeLoads(ctx context.Context) ([]sandbox.NodeLoad, error) {
 		if cpu < 0 {
 			cpu = n.OSCPUPercent
 		}
-		out = append(out, sandbox.NodeLoad{Node: n.ID, CPU: float64(max(cpu, 0)) / 100,
+		out = append(out, sandbox.NodeLoad{Node: n.ID, Name: n.Name, CPU: float64(max(cpu, 0)) / 100,
 			HeapUsedBytes: n.HeapUsedBytes, HeapMaxBytes: n.HeapMaxBytes, Processors: n.Processors})
 	}
 	return out, nil

@@ -34,7 +34,9 @@ const OpaqueIDHeader = "X-Opaque-Id"
 // NodeLoad is one node's own resource figures from GET _nodes/stats (os, process, jvm) and its
 // processor count from GET _nodes (os.allocated_processors).
 type NodeLoad struct {
+	// Node is the node's id, as tasks name it; Name its name, for people.
 	Node string
+	Name string
 	// CPU is the node's CPU use, 0..1: process.cpu.percent (the OpenSearch process, what its own
 	// workload management tracks), or os.cpu.percent when the process figure is missing.
 	CPU           float64
