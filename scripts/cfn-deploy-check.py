@@ -611,6 +611,11 @@ def check_services(case, client, deployed, physical, stubbed, failures, created,
             billing = table.get("BillingModeSummary", {}).get("BillingMode", "PROVISIONED")
             if billing != p.get("BillingMode", "PROVISIONED"):
                 fail(lid, f"billing {billing}, want {p.get('BillingMode')}")
+        elif t == "AWS::CloudWatch::Dashboard":
+            count("dashboards")
+            body = cw.get_dashboard(DashboardName=pid)["DashboardBody"]
+            if norm(body) != norm(p["DashboardBody"]):
+                fail(lid, "dashboard body differs from the template's")
         elif t == "AWS::Logs::LogGroup":
             count("log groups")
             groups = [g for g in logs.describe_log_groups(logGroupNamePrefix=pid)["logGroups"] if g["logGroupName"] == pid]
