@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -13,12 +14,14 @@ import (
 	"github.com/shardwise/shardwise/shared/cluster"
 )
 
-// Running search tasks are modelled from each node's search pool: one shard-level query task per busy
-// search thread and per queued search (up to the search queue_size OpenSearch reports), each under a
+// Running search tasks are of two kinds. The indices' own search load is modelled from each node's
+// search pool: one shard-level query task per busy search thread and per queued search (up to the
+// search queue_size OpenSearch reports), less the tenants' share of the pool, each under a
 // coordinating search task, attributed to the node's copies in proportion to their search load.
-// Tasks live for one tick (a query takes tens of milliseconds); their ids change every tick.
+// These tasks live for one tick (a query takes tens of milliseconds); their ids change every tick.
 // Cancelling one marks it cancelled for the rest of the tick; a single ~20 ms query does not change a
-// 30 s tick's load, so cancellation has no effect on the model's load.
+// 30 s tick's load, so cancellation has no effect on the model's load. The tenants' tasks
+// (tenants.go) are kept with stable ids until they end, and cancelling them stops their load.
 
 // simTask is one task as _tasks reports it.
 type simTask struct {
@@ -31,7 +34,18 @@ type simTask struct {
 	running   time.Duration
 	cancelled bool
 	cancelAt  time.Time
+
+	// Set on tenant tasks: the coordinating task's node when it is not n, the request headers,
+	// the query and, on a shard-level task, its shard, and the tracked resource use.
+	parentNode *node
+	headers    map[string]string
+	query      *tenantQuery
+	shard      *tenantShardTask
+	stats      *taskStats
 }
+
+// searchCPUShare is the part of a running search task's time spent on the CPU.
+const searchCPUShare = 0.8
 
 func (t *simTask) fullID() string { return t.n.id + ":" + strconv.FormatInt(t.id, 10) }
 
@@ -51,7 +65,12 @@ func (s *Sim) tasks(nodes []*node) []*simTask {
 	}
 	var out []*simTask
 	for _, n := range nodes {
-		count := int(math.Round(math.Min(n.search.lastActive, float64(n.search.threads)) + math.Min(n.search.lastQueue, searchQueueSize)))
+		busy := math.Min(n.search.lastActive, float64(n.search.threads)) + math.Min(n.search.lastQueue, searchQueueSize)
+		if n.tenantLoad > 0 {
+			// The tenants' tasks are listed as themselves; these stand for the rest of the pool.
+			busy *= math.Max(0, n.searchLoad-n.tenantLoad) / n.searchLoad
+		}
+		count := int(math.Round(busy))
 		copies := byNode[n]
 		if count == 0 || len(copies) == 0 {
 			continue
@@ -80,7 +99,7 @@ func (s *Sim) tasks(nodes []*node) []*simTask {
 			}
 		}
 	}
-	return out
+	return append(out, s.tenantTasks(nodes)...)
 }
 
 // apportion splits count over copies in proportion to their search demand (largest remainder).
@@ -141,7 +160,7 @@ func (s *Sim) taskFilter(rq *request) ([]*node, func(*simTask) bool) {
 			}
 		}
 		if parent != "" && parent != "-1" {
-			return t.parent != 0 && t.n.id+":"+strconv.FormatInt(t.parent, 10) == parent
+			return t.parent != 0 && t.parentID() == parent
 		}
 		return true
 	}
@@ -156,21 +175,24 @@ func (t *simTask) render(detailed bool) object {
 		field{"start_time_in_millis", t.start.UnixMilli()}, field{"running_time_in_nanos", t.running.Nanoseconds()},
 		field{"cancellable", true}, field{"cancelled", t.cancelled},
 	)
+	if t.parent != 0 {
+		o = append(o, field{"parent_task_id", t.parentID()})
+	}
+	headers := object{}
+	for _, k := range slices.Sorted(maps.Keys(t.headers)) {
+		headers = append(headers, field{k, t.headers[k]})
+	}
+	o = append(o, field{"headers", headers})
+	st := t.stats
+	if st == nil {
+		// Resource tracking (OpenSearch 2.x search tasks): CPU is most of the running time, memory a few MiB.
+		st = &taskStats{cpu: time.Duration(searchCPUShare * float64(t.running.Nanoseconds())), mem: int64(1<<20) + t.id%(4<<20), executions: 1, active: 1}
+	}
+	o = append(o, field{"resource_stats", st.render()})
 	if t.cancelled {
 		o = append(o, field{"cancellation_time_millis", t.cancelAt.UnixMilli()})
 	}
-	if t.parent != 0 {
-		o = append(o, field{"parent_task_id", t.n.id + ":" + strconv.FormatInt(t.parent, 10)})
-	}
-	o = append(o, field{"headers", object{}})
-	// Resource tracking (OpenSearch 2.x search tasks): CPU is most of the running time, memory a few MiB.
-	cpu := int64(0.8 * float64(t.running.Nanoseconds()))
-	mem := int64(1<<20) + t.id%(4<<20)
-	stat := object{{"cpu_time_in_nanos", cpu}, {"memory_in_bytes", mem}}
-	return append(o, field{"resource_stats", object{
-		{"average", stat}, {"total", stat}, {"min", stat}, {"max", stat},
-		{"thread_info", object{{"thread_executions", 1}, {"active_threads", 1}}},
-	}})
+	return o
 }
 
 // renderTasks groups tasks as group_by asks: nodes (default), parents or none.
@@ -204,7 +226,7 @@ func (s *Sim) renderTasks(list []*simTask, groupBy string, detailed bool) (objec
 		children := map[string][]any{}
 		for _, t := range list {
 			if t.parent != 0 {
-				key := t.n.id + ":" + strconv.FormatInt(t.parent, 10)
+				key := t.parentID()
 				children[key] = append(children[key], t.render(detailed))
 			}
 		}
@@ -268,18 +290,34 @@ func (s *Sim) handleCancelTasks(rq *request) (reply, *apiError) {
 		nodes = s.presentNodes()
 	}
 	var hit []*simTask
+	cancelled := 0
 	for _, t := range s.tasks(nodes) {
-		if (id != "" && t.fullID() != id) || (id == "" && !keep(t)) || t.cancelled {
+		if (id != "" && t.fullID() != id) || (id == "" && !keep(t)) {
 			continue
 		}
-		s.cancelled[t.fullID()] = s.now()
+		if t.query != nil && (t.query.cancelled || (t.shard != nil && t.shard.cancelled)) {
+			// Cancelled already, alone or with its coordinating task: named by id, OpenSearch lists it again.
+			t.cancelled = true
+		}
+		if t.cancelled {
+			if id != "" {
+				hit = append(hit, t)
+			}
+			continue
+		}
+		if t.query != nil {
+			s.cancelTenantTask(t)
+		} else {
+			s.cancelled[t.fullID()] = s.now()
+		}
 		t.cancelled, t.cancelAt = true, s.now()
 		hit = append(hit, t)
+		cancelled++
 	}
 	if id != "" && len(hit) == 0 {
 		return reply{}, taskNotFound(id)
 	}
-	s.res.TasksCancelled += len(hit)
+	s.res.TasksCancelled += cancelled
 	o, err := s.renderTasks(hit, rq.param("group_by"), rq.flag("detailed"))
 	if err != nil {
 		return reply{}, err

@@ -41,6 +41,23 @@
 // only queue length and completions; shardwise estimates the wait by Little's law from those, and the
 // simulator's true wait is what its estimate is judged against.
 //
+// # Tenants
+//
+// A scenario's tenants search one index each at search_load queries per second (evenly spaced, the
+// rate read at each tick's start), each query tagged X-Opaque-Id: opaque_id. A query is a
+// coordinating search task on a node taken in turn from the present nodes and one shard-level query
+// task per shard on one of the shard's active copies, taken in turn, its child across nodes when
+// they differ. Each shard-level task offers task_seconds of search-thread work over
+// [arrival, arrival + task_seconds) to its node's search pool, beside the index's own load, waits
+// that pool's queue wait and runs task_seconds. Queries still running at a tick's end are kept with
+// stable ids, so the tasks API lists them with running_time growing and resource_stats from the
+// service they have had (CPU 80 % of it, heap growing to task_heap_bytes); shorter ones count in
+// load and latency only. Cancelling a tenant's task stops it at once: its work not yet offered
+// leaves the pool's load, its work queued and not yet served leaves the pool's backlog, and a
+// coordinating task takes its shard-level tasks with it. A tenant's latency is task_seconds plus the
+// longest queue wait of the nodes its query ran on, sampled per query completed uncancelled. Queue
+// rejections are counted in the pool; a tenant's rejected queries are not failed.
+//
 // # Relocation, recovery and allocation
 //
 // A relocation or a new replica's recovery transfers shard_bytes at recovery_bytes_per_second
@@ -109,6 +126,7 @@
 // episode (consecutive ticks with any hot node), counted as its ticks × tick_seconds; replica
 // changes (indices whose number_of_replicas a PUT changed) and replica node hours (assigned replica
 // copies × hours); the p99 of 20 ms + search queue wait over node-ticks weighted by search tasks;
+// tasks cancelled, in all and per tenant, and each tenant's p99 search latency;
 // and safety violations, checked on every tick and every reroute
 // in the simulator's own truth: two copies of a shard on one node, a shard left with no active copy by
 // a reroute, a move accepted while health was not green, while an earlier reroute move from or to
@@ -137,11 +155,13 @@
 // The package is one because its parts share the cluster's state under one lock; its files group
 // by the reason they change:
 //
-//   - the scenario format: scenario.go (parsing, validation, profiles, index groups and events);
+//   - the scenario format: scenario.go (parsing, validation, profiles, index groups, events and
+//     tenants);
 //   - the cluster's state and clock: state.go (nodes, indices, shards, copies), sim.go (New, Step,
 //     recoveries, node joins and leaves, the result), defaults.go (OpenSearch's defaults);
 //   - the load and queue model: queue.go (M/M/c waits, backlogs, rejections), the load split in
 //     sim.go;
+//   - tenants: tenants.go (their queries as tasks, their load, cancellation and latency);
 //   - OpenSearch's allocator and count balancer: alloc.go (deciders, allocation of unassigned
 //     copies, moves of copies that may not remain, balanceByWeights), filters.go (allocation
 //     filters, matched by shared/cluster's one implementation), reroute.go (_cluster/reroute

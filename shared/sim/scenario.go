@@ -10,6 +10,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -26,6 +27,21 @@ type Scenario struct {
 	Indices         []IndexSpec      `json:"indices"`
 	IndexGroups     []IndexGroupSpec `json:"index_groups,omitempty"`
 	Events          []Event          `json:"events,omitempty"`
+	// Tenants are search clients of one index each, whose searches run as tasks the tasks API
+	// lists and can cancel (tenants.go).
+	Tenants []TenantSpec `json:"tenants,omitempty"`
+}
+
+// TenantSpec is one tenant: searches tagged X-Opaque-Id: OpaqueID against Index, arriving at
+// SearchLoad queries per second, each running TaskSeconds on every shard of the index and
+// allocating TaskHeapBytes of heap per shard-level task.
+type TenantSpec struct {
+	Name          string       `json:"name"`
+	OpaqueID      string       `json:"opaque_id"`
+	Index         string       `json:"index"`
+	SearchLoad    *LoadProfile `json:"search_load"`
+	TaskSeconds   float64      `json:"task_seconds"`
+	TaskHeapBytes int64        `json:"task_heap_bytes"`
 }
 
 // ClusterSpec holds cluster-wide settings. Zero values take the OpenSearch defaults in defaults.go.
@@ -449,7 +465,97 @@ func (sc *Scenario) Validate() error {
 		}
 		groups[g.NamePrefix] = true
 	}
+	if err := sc.validateTenants(indices); err != nil {
+		return err
+	}
 	return sc.validateEvents(nodes, indices, groups)
+}
+
+// Bounds on a tenant, so a scenario cannot ask for more live tasks than a run can hold.
+const (
+	maxTenantTaskSeconds = 86_400
+	maxTenantShardRate   = 100_000 // peak queries per second × the index's primaries
+	maxTenantLiveTasks   = 100_000 // peak queries per second × task_seconds × the index's primaries
+)
+
+// primariesOf is the primary count of a scenario index, from indices or index_groups.
+func (sc *Scenario) primariesOf(name string) int {
+	for _, ix := range sc.Indices {
+		if ix.Name == name {
+			return ix.Primaries
+		}
+	}
+	for _, g := range sc.IndexGroups {
+		if rest, ok := strings.CutPrefix(name, g.NamePrefix); ok {
+			if n, err := strconv.Atoi(rest); err == nil && n >= 0 && n < g.Count && strconv.Itoa(n) == rest {
+				return g.Primaries
+			}
+		}
+	}
+	return 0
+}
+
+func (sc *Scenario) validateTenants(indices map[string]bool) error {
+	names, opaque := map[string]bool{}, map[string]bool{}
+	for i := range sc.Tenants {
+		t := &sc.Tenants[i]
+		p := fmt.Sprintf("tenants[%d]", i)
+		switch {
+		case t.Name == "":
+			return fieldError(p+".name", "required")
+		case names[t.Name]:
+			return fieldError(p+".name", "duplicate tenant name %q", t.Name)
+		case t.OpaqueID == "":
+			return fieldError(p+".opaque_id", "required: the X-Opaque-Id header the tenant's searches carry")
+		case strings.TrimSpace(t.OpaqueID) != t.OpaqueID || strings.ContainsAny(t.OpaqueID, "\r\n"):
+			return fieldError(p+".opaque_id", "%q: a header value takes no surrounding spaces or line breaks", t.OpaqueID)
+		case opaque[t.OpaqueID]:
+			return fieldError(p+".opaque_id", "%q is already another tenant's", t.OpaqueID)
+		case t.Index == "":
+			return fieldError(p+".index", "required")
+		case !indices[t.Index]:
+			return fieldError(p+".index", "unknown index %q", t.Index)
+		case !(t.TaskSeconds > 0) || t.TaskSeconds > maxTenantTaskSeconds:
+			return fieldError(p+".task_seconds", "must be in (0, %d], got %v", maxTenantTaskSeconds, t.TaskSeconds)
+		case t.TaskHeapBytes < 0:
+			return fieldError(p+".task_heap_bytes", "must not be negative, got %d", t.TaskHeapBytes)
+		}
+		names[t.Name], opaque[t.OpaqueID] = true, true
+		if err := validateProfile(t.SearchLoad, p+".search_load", true); err != nil {
+			return err
+		}
+		peak, shards := profilePeak(*t.SearchLoad), float64(sc.primariesOf(t.Index))
+		if peak*shards > maxTenantShardRate {
+			return fieldError(p+".search_load", "peaks at %v queries per second on %v shards: over %d shard-level tasks a second",
+				peak, shards, maxTenantShardRate)
+		}
+		if peak*shards*t.TaskSeconds > maxTenantLiveTasks {
+			return fieldError(p, "search_load's peak %v queries per second × %v shards × task_seconds %v is over %d shard-level tasks running at once",
+				peak, shards, t.TaskSeconds, maxTenantLiveTasks)
+		}
+	}
+	return nil
+}
+
+// profilePeak is the highest value a validated profile takes.
+func profilePeak(p LoadProfile) float64 {
+	switch p.Kind {
+	case ProfileConstant:
+		return p.Value
+	case ProfileStep:
+		return max(p.Before, p.After)
+	case ProfileRamp:
+		return max(p.From, p.To)
+	case ProfileSine:
+		return p.Mean + math.Abs(p.Amplitude)
+	case ProfileSeries:
+		peak := 0.0
+		for _, pt := range p.Points {
+			peak = max(peak, pt[1])
+		}
+		return peak
+	}
+	return 0
 }
 
 func (c ClusterSpec) validate(path string) error {

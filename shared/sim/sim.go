@@ -96,6 +96,9 @@ type Sim struct {
 
 	cancelled map[string]time.Time // task ids cancelled during the current tick
 
+	tenants        []*tenant
+	nextTenantTask int64
+
 	// Reroute calls that started relocations during the current tick, and those relocations:
 	// one mover acts once per cycle, within its budget.
 	maxMovesPerCycle int
@@ -183,6 +186,12 @@ type Result struct {
 	// own in flight.
 	MovesWhileBuiltinBusy int `json:"moves_while_builtin_busy"`
 	TasksCancelled        int `json:"tasks_cancelled"`
+	// TasksCancelledByTenant counts, per tenant, the tasks cancel requests cancelled (a shard-level
+	// task cancelled with its coordinating task is not counted again); TenantP99SearchLatencyMs is
+	// each tenant's nearest-rank p99 search latency over its queries that completed. Both are set
+	// when the scenario has tenants.
+	TasksCancelledByTenant   map[string]int     `json:"tasks_cancelled_by_tenant,omitempty"`
+	TenantP99SearchLatencyMs map[string]float64 `json:"tenant_p99_search_latency_ms,omitempty"`
 
 	rejectedRaw float64
 	longestEp   int
@@ -276,6 +285,7 @@ func New(sc *Scenario, opts Options) (*Sim, error) {
 		}
 	}
 	s.placeInitial()
+	s.newTenants()
 	return s, nil
 }
 
@@ -444,6 +454,7 @@ func (s *Sim) Step() TickReport {
 	clear(s.cancelled)
 	s.tickReroutes, s.tickMoves = 0, 0
 	rep := TickReport{Tick: s.ticks + 1, Events: applied, MaxCopyWriteLoad: s.computeLoads(t)}
+	s.tenantLoads(t, dt)
 	rejected := 0.0
 	anyHot := false
 	for _, n := range s.nodes {
@@ -472,6 +483,7 @@ func (s *Sim) Step() TickReport {
 			SearchLatencyMs: searchMs, WriteLoad: n.writeLoad, WriteThreads: n.write.threads,
 		})
 	}
+	s.tenantSettle()
 	s.serveCopies()
 	s.res.rejectedRaw += rejected
 	s.res.RejectedWrites = int64(math.Round(s.res.rejectedRaw))
@@ -629,8 +641,8 @@ func (s *Sim) serveCopies() {
 						sh.seqNo += tasks
 					}
 				}
-				if n.searchLoad > 0 && c.searchDemand > 0 {
-					share := c.searchDemand / n.searchLoad
+				if demand := c.searchDemand + c.tenantDemand; n.searchLoad > 0 && demand > 0 {
+					share := demand / n.searchLoad
 					tasks := n.search.lastServed * share
 					c.queryTotal += tasks
 					c.queryTimeMS += tasks * searchTaskSeconds * 1000 * queryShare
@@ -860,6 +872,7 @@ func (s *Sim) Result() Result {
 	r.TimeToCorrectSeconds = float64(r.longestEp) * s.tickSecs
 	r.P99QueueLatencySeconds = percentile(s.queueSamples, 0.99)
 	r.P99SearchLatencyMs = weightedPercentile(s.searchLat, 0.99)
+	s.tenantResults(&r)
 	return r
 }
 

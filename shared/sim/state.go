@@ -45,6 +45,7 @@ type node struct {
 	diskUsed   int64
 	writeLoad  float64 // offered WRITE load this tick
 	searchLoad float64 // offered search load this tick
+	tenantLoad float64 // the tenants' part of searchLoad
 }
 
 func (n *node) ip() string      { return "127.0.0.1" }
@@ -179,6 +180,7 @@ type shardCopy struct {
 	// Demand this tick, in threads.
 	writeDemand  float64
 	searchDemand float64
+	tenantDemand float64 // the tenants' search work on this copy
 }
 
 func (c *shardCopy) active() bool { return c.state == stateStarted || c.state == stateRelocating }

@@ -1,0 +1,402 @@
+package sim
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Tenants: a scenario's tenants are clients searching one index each. A tenant's queries arrive at
+// its search_load (queries per second, evenly spaced, the rate read at each tick's start like every
+// load). A query is a coordinating search task (indices:data/read/search) on a node taken in turn
+// from the present nodes, and one shard-level query task (indices:data/read/search[phase/query]) per
+// shard of the index on one of the shard's active copies, taken in turn, each a child of the
+// coordinating task, possibly across nodes. Each shard-level task offers task_seconds of search-thread
+// work, spread over [arrival, arrival + task_seconds) as the pools' offered load (so it contends in
+// the search pools with the index's own load), waits the search pool's queue wait on its node
+// (queue.go) and then runs task_seconds: it lives wait + task_seconds, and its query lives until its
+// slowest shard is done. The query's latency is that life, task_seconds plus the longest wait of the
+// nodes it ran on.
+//
+// Queries still running at a tick's end are kept, with ids that stay theirs until they end, so the
+// tasks API lists them tick after tick with running_time growing; shorter ones are counted (load,
+// latency) without being kept, as no request can see them. POST _tasks/{id}/_cancel on a tenant's
+// task ends its resource use at once: the work it had not yet offered leaves the pool's load, the
+// work it had offered and not yet been served leaves the pool's backlog, and a coordinating task's
+// cancellation takes its shard-level tasks with it. A cancelled query leaves the tasks API at the
+// next tick, and gives no latency sample.
+
+// tenantTaskBase is the first id of a tenant task: far above the per-tick ids of the synthetic
+// search tasks (tick × 1,000,000 + a few thousand).
+const tenantTaskBase int64 = 1 << 50
+
+// Coordinating tasks' own use: the reduce of each shard's result.
+const (
+	coordCPUPerShard  = time.Millisecond
+	coordHeapPerShard = 64 << 10
+)
+
+// tenant is a TenantSpec at run time.
+type tenant struct {
+	ord    int
+	spec   TenantSpec
+	ix     *index
+	load   LoadProfile
+	credit float64 // arrivals owed, in (0, 1] after the first tick: the next arrives when it reaches 1
+	seq    int64   // queries issued
+
+	live  []*tenantQuery
+	batch tenantBatch
+
+	cancelled int
+	latency   []weighted // ms, weighted by queries
+}
+
+// tenantBatch is one tick's arrivals, between the load computation and the pools' step.
+type tenantBatch struct {
+	t, dt  float64
+	rate   float64
+	credit float64 // credit at the tick's start
+	n      int     // arrivals
+	seq    int64   // the first arrival's sequence number
+	copies [][]*shardCopy
+}
+
+// arrival is the time of the batch's i-th arrival.
+func (b *tenantBatch) arrival(i int) float64 { return b.t + (float64(i)+1-b.credit)/b.rate }
+
+// tenantQuery is one kept query.
+type tenantQuery struct {
+	tn        *tenant
+	seq       int64
+	arrival   float64 // scenario seconds
+	coord     *node
+	id        int64
+	cancelled bool
+	cancelAt  float64
+	shards    []*tenantShardTask
+}
+
+// end is when the query's slowest shard-level task is done.
+func (q *tenantQuery) end() float64 {
+	e := q.arrival
+	for _, c := range q.shards {
+		e = max(e, c.end())
+	}
+	return e
+}
+
+// anyCancelled reports whether the query or any of its shard-level tasks was cancelled.
+func (q *tenantQuery) anyCancelled() bool {
+	return q.cancelled || slices.ContainsFunc(q.shards, func(c *tenantShardTask) bool { return c.cancelled })
+}
+
+// tenantShardTask is one shard-level query task of a kept query.
+type tenantShardTask struct {
+	q         *tenantQuery
+	c         *shardCopy
+	n         *node
+	id        int64
+	wait      float64 // search queue wait on n when the query arrived
+	cancelled bool
+	cancelAt  float64
+}
+
+func (c *tenantShardTask) end() float64 { return c.q.arrival + c.wait + c.q.tn.spec.TaskSeconds }
+
+// stopAt is when the task stops using resources: its end, or its cancellation.
+func (c *tenantShardTask) stopAt() float64 {
+	if c.cancelled {
+		return min(c.cancelAt, c.end())
+	}
+	return c.end()
+}
+
+// served is the search-thread seconds the task has run by time x.
+func (c *tenantShardTask) served(x float64) float64 {
+	x = min(x, c.stopAt())
+	return math.Min(math.Max(x-c.q.arrival-c.wait, 0), c.q.tn.spec.TaskSeconds)
+}
+
+// offered is the work the task has offered its pool by time x: task_seconds spread from arrival.
+func (c *tenantShardTask) offered(x float64) float64 {
+	x = min(x, c.stopAt())
+	return math.Min(math.Max(x-c.q.arrival, 0), c.q.tn.spec.TaskSeconds)
+}
+
+// newTenants builds the scenario's tenants; the indices exist.
+func (s *Sim) newTenants() {
+	for i, ts := range s.sc.Tenants {
+		s.tenants = append(s.tenants, &tenant{ord: i, spec: ts, ix: s.byIndex[ts.Index], load: profileOr(ts.SearchLoad)})
+	}
+	s.nextTenantTask = tenantTaskBase
+}
+
+// overlap is the length of [a, b) ∩ [c, d).
+func overlap(a, b, c, d float64) float64 { return math.Max(0, math.Min(b, d)-math.Max(a, c)) }
+
+// tenantLoads adds the tenants' offered search work over [t, t+dt) to their copies and nodes, after
+// computeLoads: the kept queries' tasks still running, and this tick's arrivals. It first drops
+// what ended, was cancelled, or lost its node.
+func (s *Sim) tenantLoads(t, dt float64) {
+	if len(s.tenants) == 0 {
+		return
+	}
+	for _, n := range s.nodes {
+		n.tenantLoad = 0
+	}
+	for _, ix := range s.indices {
+		for _, sh := range ix.shards {
+			for _, c := range sh.copies {
+				c.tenantDemand = 0
+			}
+		}
+	}
+	add := func(c *shardCopy, n *node, work float64) {
+		if work <= 0 || !n.present {
+			return
+		}
+		n.tenantLoad += work / dt
+		n.searchLoad += work / dt
+		if c.node == n && c.active() {
+			c.tenantDemand += work / dt
+		}
+	}
+	present := s.presentNodes()
+	for _, tn := range s.tenants {
+		ts := tn.spec.TaskSeconds
+		tn.live = slices.DeleteFunc(tn.live, func(q *tenantQuery) bool {
+			q.shards = slices.DeleteFunc(q.shards, func(c *tenantShardTask) bool {
+				return c.cancelled || !c.n.present || c.end() <= t
+			})
+			return q.cancelled || len(q.shards) == 0 || !q.coord.present
+		})
+		for _, q := range tn.live {
+			for _, c := range q.shards {
+				add(c.c, c.n, overlap(q.arrival, q.arrival+ts, t, t+dt))
+			}
+		}
+		b := tenantBatch{t: t, dt: dt, rate: tn.load.At(t), credit: tn.credit, seq: tn.seq}
+		if b.rate > 0 {
+			owed := tn.credit + b.rate*dt
+			b.n = int(math.Ceil(owed)) - 1
+			tn.credit = owed - float64(b.n)
+		}
+		tn.seq += int64(b.n)
+		b.copies = make([][]*shardCopy, len(tn.ix.shards))
+		for i, sh := range tn.ix.shards {
+			for _, c := range sh.copies {
+				if c.active() && c.node.present {
+					b.copies[i] = append(b.copies[i], c)
+				}
+			}
+		}
+		if len(present) == 0 {
+			b.n = 0
+		}
+		for i := range b.n {
+			a := b.arrival(i)
+			seq := b.seq + int64(i)
+			for _, cs := range b.copies {
+				if len(cs) > 0 {
+					c := cs[seq%int64(len(cs))]
+					add(c, c.node, overlap(a, a+ts, t, t+dt))
+				}
+			}
+		}
+		tn.batch = b
+	}
+}
+
+// tenantSettle runs after the pools' step over [t, t+dt): this tick's arrivals take their nodes'
+// queue waits, those still running at t+dt are kept, and queries that ended within the tick
+// uncancelled give their latency.
+func (s *Sim) tenantSettle() {
+	if len(s.tenants) == 0 {
+		return
+	}
+	present := s.presentNodes()
+	for _, tn := range s.tenants {
+		b := &tn.batch
+		end := b.t + b.dt
+		ts := tn.spec.TaskSeconds
+		samples := map[float64]float64{}
+		for _, q := range tn.live {
+			if e := q.end(); e > b.t && e <= end && !q.anyCancelled() {
+				samples[roundMicros(e-q.arrival)]++
+			}
+		}
+		for i := range b.n {
+			a := b.arrival(i)
+			seq := b.seq + int64(i)
+			longest, shards := -1.0, 0
+			for _, cs := range b.copies {
+				if len(cs) > 0 {
+					longest = max(longest, cs[seq%int64(len(cs))].node.search.lastWait)
+					shards++
+				}
+			}
+			if shards == 0 {
+				continue // every shard failed: no search ran
+			}
+			if a+longest+ts <= end {
+				samples[roundMicros(longest+ts)]++
+				continue
+			}
+			q := &tenantQuery{tn: tn, seq: seq, arrival: a, coord: present[int((seq+int64(tn.ord))%int64(len(present)))]}
+			q.id = s.newTaskID()
+			for _, cs := range b.copies {
+				if len(cs) == 0 {
+					continue
+				}
+				c := cs[seq%int64(len(cs))]
+				q.shards = append(q.shards, &tenantShardTask{q: q, c: c, n: c.node, id: s.newTaskID(), wait: c.node.search.lastWait})
+			}
+			tn.live = append(tn.live, q)
+		}
+		for v, w := range samples {
+			tn.latency = append(tn.latency, weighted{v, w})
+		}
+		// Map order is random; the samples' order must not be.
+		slices.SortFunc(tn.latency[len(tn.latency)-len(samples):], func(x, y weighted) int { return cmp.Compare(x.v, y.v) })
+	}
+}
+
+// roundMicros is seconds in milliseconds, rounded to the microsecond: the same latency reached by
+// different sums is one sample value.
+func roundMicros(seconds float64) float64 { return math.Round(seconds*1e6) / 1000 }
+
+func (s *Sim) newTaskID() int64 {
+	id := s.nextTenantTask
+	s.nextTenantTask++
+	return id
+}
+
+// tenantTasks lists the tenants' tasks running now on the given nodes: each kept query's
+// coordinating task and its shard-level tasks not yet done.
+func (s *Sim) tenantTasks(nodes []*node) []*simTask {
+	if len(s.tenants) == 0 {
+		return nil
+	}
+	on := map[*node]bool{}
+	for _, n := range nodes {
+		on[n] = true
+	}
+	x := s.elapsedSeconds()
+	var out []*simTask
+	for _, tn := range s.tenants {
+		headers := map[string]string{"X-Opaque-Id": tn.spec.OpaqueID}
+		for _, q := range tn.live {
+			if !q.coord.present || q.end() <= x {
+				continue
+			}
+			start := s.at(q.arrival)
+			if on[q.coord] {
+				pt := &simTask{n: q.coord, id: q.id, action: "indices:data/read/search",
+					desc:  "indices[" + tn.ix.name + `], search_type[QUERY_THEN_FETCH], source[{"query":{"match_all":{}}}], cancel_after_time_interval[-1]`,
+					start: start, running: s.at(x).Sub(start), headers: headers, query: q,
+					cancelled: q.cancelled, cancelAt: s.at(q.cancelAt)}
+				done := 0
+				for _, c := range q.shards {
+					if c.served(x) >= tn.spec.TaskSeconds {
+						done++
+					}
+				}
+				pt.stats = &taskStats{cpu: time.Duration(done) * coordCPUPerShard, mem: int64(done) * coordHeapPerShard, executions: done}
+				out = append(out, pt)
+			}
+			for _, c := range q.shards {
+				if !on[c.n] || !c.n.present || c.end() <= x {
+					continue
+				}
+				ct := &simTask{n: c.n, id: c.id, parentNode: q.coord, parent: q.id, action: "indices:data/read/search[phase/query]",
+					desc: "shardId[" + c.c.sh.String() + "]", start: start, running: s.at(x).Sub(start), headers: headers,
+					query: q, shard: c, cancelled: c.cancelled, cancelAt: s.at(c.cancelAt)}
+				served := c.served(x)
+				st := &taskStats{cpu: time.Duration(searchCPUShare * served * float64(time.Second))}
+				st.mem = int64(float64(tn.spec.TaskHeapBytes) * served / tn.spec.TaskSeconds)
+				if served > 0 {
+					st.executions = 1
+				}
+				if served > 0 && served < tn.spec.TaskSeconds && !c.cancelled {
+					st.active = 1
+				}
+				ct.stats = st
+				out = append(out, ct)
+			}
+		}
+	}
+	return out
+}
+
+// at is the virtual time of scenario second x.
+func (s *Sim) at(x float64) time.Time {
+	return s.start.Add(time.Duration(math.Round(x * float64(time.Second))))
+}
+
+// cancelTenantTask cancels a tenant's task now: a coordinating task with its shard-level tasks, or
+// one shard-level task. Each shard-level task stops: its work not yet served leaves its pool's
+// backlog (what it had not yet offered is no longer offered from the next tick on).
+func (s *Sim) cancelTenantTask(t *simTask) {
+	x := s.elapsedSeconds()
+	stop := func(c *tenantShardTask) {
+		if c.cancelled || c.end() <= x {
+			return
+		}
+		unserved := c.offered(x) - c.served(x)
+		c.cancelled, c.cancelAt = true, x
+		if c.n.present && unserved > 0 {
+			p := &c.n.search
+			p.backlog = math.Max(0, p.backlog-unserved/p.taskSeconds)
+		}
+	}
+	q := t.query
+	if t.shard != nil {
+		stop(t.shard)
+	} else {
+		q.cancelled, q.cancelAt = true, x
+		for _, c := range q.shards {
+			stop(c)
+		}
+	}
+	q.tn.cancelled++
+}
+
+// tenantResults fills the result's per-tenant measures.
+func (s *Sim) tenantResults(r *Result) {
+	if len(s.tenants) == 0 {
+		return
+	}
+	r.TasksCancelledByTenant = map[string]int{}
+	r.TenantP99SearchLatencyMs = map[string]float64{}
+	for _, tn := range s.tenants {
+		r.TasksCancelledByTenant[tn.spec.Name] = tn.cancelled
+		r.TenantP99SearchLatencyMs[tn.spec.Name] = weightedPercentile(tn.latency, 0.99)
+	}
+}
+
+// taskStats is a task's resource_stats as OpenSearch's task resource tracking reports them.
+type taskStats struct {
+	cpu        time.Duration
+	mem        int64
+	executions int
+	active     int
+}
+
+func (st *taskStats) render() object {
+	stat := object{{"cpu_time_in_nanos", st.cpu.Nanoseconds()}, {"memory_in_bytes", st.mem}}
+	return object{
+		{"average", stat}, {"total", stat}, {"min", stat}, {"max", stat},
+		{"thread_info", object{{"thread_executions", st.executions}, {"active_threads", st.active}}},
+	}
+}
+
+func (t *simTask) parentID() string {
+	n := t.n
+	if t.parentNode != nil {
+		n = t.parentNode
+	}
+	return n.id + ":" + strconv.FormatInt(t.parent, 10)
+}
