@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -128,4 +130,7 @@ func printSummary(w io.Writer, r runner.Result) {
 		r.HotNodeSeconds, r.TimeToCorrectSeconds, r.MaxQueueLatencySeconds, r.P99QueueLatencySeconds, r.RejectedWrites)
 	fmt.Fprintf(w, "  replica changes %d, replica node-hours %.1f, search p99 %.0f ms\n", r.ReplicaChanges, r.ReplicaNodeHours, r.P99SearchLatencyMs)
 	fmt.Fprintf(w, "  plan time p50 %.2f ms max %.2f ms, scale-up signals %d, safety violations %d\n", r.PlanMsP50, r.PlanMsMax, r.ScaleUpSignals, r.SafetyViolations)
+	for _, name := range slices.Sorted(maps.Keys(r.TenantP99SearchLatencyMs)) {
+		fmt.Fprintf(w, "  tenant %s: search p99 %.0f ms, tasks cancelled %d\n", name, r.TenantP99SearchLatencyMs[name], r.TasksCancelledByTenant[name])
+	}
 }
