@@ -23,7 +23,10 @@ true) it:
    and trust policy, each rule's pattern or schedule and targets (ARN, retry policy, dead-letter
    queue), the state machine's definition, role, type and logging, each function's role, runtime,
    architecture, memory, timeout, environment and reserved concurrency, each alarm's metric,
-   threshold and actions (whose topics must exist), the table's keys and billing, log retention.
+   threshold and actions (whose topics must exist), the table's keys and billing, log retention;
+7. requires everything to point inside the stack: rule targets, dead-letter queues, roles, the
+   functions the definition invokes, alarm dimensions and the DynamoDB/EventBridge/Lambda/Step
+   Functions/SQS/SNS resources of every grant are resources the stack created.
 
 Exit status 0 when every check passes; 1 with every failure listed otherwise. The python must be
 .cache/venv's (scripts/venv.sh prints its bin/): it imports boto3 and moto's model list.
@@ -504,6 +507,17 @@ def run_case(case, given, args, failures, summary):
     cfn.delete_stack(StackName=stack)
 
 
+def strings(v):
+    if isinstance(v, str):
+        yield v
+    elif isinstance(v, dict):
+        for x in v.values():
+            yield from strings(x)
+    elif isinstance(v, list):
+        for x in v:
+            yield from strings(x)
+
+
 def props(res):
     return res.get("Properties", {})
 
@@ -518,6 +532,43 @@ def check_services(case, client, deployed, physical, stubbed, failures, created,
 
     def fail(lid, msg):
         failures.add(case, f"{lid}: {msg}")
+
+    # The ARNs (and names) of what the stack created, as the services report them: whatever the
+    # template points a rule, a role, an alarm or the state machine at must be among them.
+    own = {"function": set(), "state machine": set(), "topic": set(), "queue": set(), "table": set(),
+           "bus": set(), "role": set(), "function name": set(), "queue name": set()}
+    for lid, res in deployed.items():
+        pid, t = physical.get(lid), res["Type"]
+        if lid in stubbed or pid is None:
+            continue
+        if t == "AWS::Lambda::Function":
+            own["function"].add(lam.get_function(FunctionName=pid)["Configuration"]["FunctionArn"])
+            own["function name"].add(pid)
+        elif t == "AWS::StepFunctions::StateMachine":
+            own["state machine"].add(pid)
+        elif t == "AWS::SNS::Topic":
+            own["topic"].add(pid)
+        elif t == "AWS::SQS::Queue":
+            own["queue"].add(sqs.get_queue_attributes(QueueUrl=pid, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"])
+            own["queue name"].add(pid.rsplit("/", 1)[-1])
+        elif t == "AWS::DynamoDB::Table":
+            own["table"].add(ddb.describe_table(TableName=pid)["Table"]["TableArn"])
+        elif t == "AWS::Events::EventBus":
+            own["bus"].add(events.describe_event_bus(Name=props(res)["Name"])["Arn"])
+        elif t == "AWS::IAM::Role":
+            own["role"].add(iam.get_role(RoleName=pid)["Role"]["Arn"])
+    targetable = own["function"] | own["state machine"] | own["topic"] | own["queue"]
+
+    def own_resource(arn):
+        """Whether a policy's resource ARN is one the stack created, or under one (table/x/index/*).
+        ARNs of other services (OpenSearch, SSM parameters, logs) are the parameters' business."""
+        service = arn.split(":")[2] if arn.count(":") >= 5 else ""
+        if service not in ("dynamodb", "events", "lambda", "states", "sqs", "sns"):
+            return True
+        everything = set().union(*(v for k, v in own.items() if "name" not in k))
+        # SAM's policy templates grant function:<name>* (the name and its versions and aliases).
+        exact = arn[:-1] if arn.endswith("*") and not arn.endswith("/*") and not arn.endswith(":*") else arn
+        return any(exact == a or arn.startswith(a + "/") or arn.startswith(a + ":") for a in everything)
 
     for lid, res in sorted(deployed.items()):
         p, t = props(res), res["Type"]
@@ -539,6 +590,11 @@ def check_services(case, client, deployed, physical, stubbed, failures, created,
                 doc = iam.get_role_policy(RoleName=pid, PolicyName=name)["PolicyDocument"]
                 if norm(doc) != norm(want[name]):
                     fail(lid, f"policy {name}: {norm(doc)}, want {norm(want[name])}")
+                for st in json.loads(norm(doc)).get("Statement", []):
+                    arns = st.get("Resource", [])
+                    for arn in [arns] if isinstance(arns, str) else arns:
+                        if not own_resource(arn):
+                            fail(lid, f"policy {name} grants {st.get('Action')} on {arn}, which the stack did not create")
             attached = [] if (t, "ManagedPolicyArns") in MOTO_DROPS else sorted(a["PolicyArn"] for a in iam.list_attached_role_policies(RoleName=pid)["AttachedPolicies"])
             if (t, "ManagedPolicyArns") not in MOTO_DROPS and attached != sorted(p.get("ManagedPolicyArns", [])):
                 fail(lid, f"managed policies {attached}, want {sorted(p.get('ManagedPolicyArns', []))}")
@@ -557,6 +613,14 @@ def check_services(case, client, deployed, physical, stubbed, failures, created,
             want = {x["Id"]: x for x in p.get("Targets", [])}
             if sorted(targets) != sorted(want):
                 fail(lid, f"targets {sorted(targets)}, want {sorted(want)}")
+            for tid, x in targets.items():
+                if x["Arn"] not in targetable:
+                    fail(lid, f"target {tid} is {x['Arn']}, which the stack did not create")
+                dlq = x.get("DeadLetterConfig", {}).get("Arn")
+                if dlq is not None and dlq not in own["queue"]:
+                    fail(lid, f"target {tid}'s dead-letter queue {dlq} is no queue of the stack")
+                if x.get("RoleArn") is not None and x["RoleArn"] not in own["role"]:
+                    fail(lid, f"target {tid}'s role {x['RoleArn']} is no role of the stack")
             for tid in set(targets) & set(want):
                 for field in ("Arn", "RoleArn", "RetryPolicy", "DeadLetterConfig", "Input", "InputPath"):
                     if targets[tid].get(field) != want[tid].get(field):
@@ -570,6 +634,11 @@ def check_services(case, client, deployed, physical, stubbed, failures, created,
                 fail(lid, f"type {sm['type']}, want {p.get('StateMachineType', 'STANDARD')}")
             if norm(sm["definition"]) != norm(p["DefinitionString"]):
                 fail(lid, "definition differs from the template's")
+            if sm["roleArn"] not in own["role"]:
+                fail(lid, f"role {sm['roleArn']} is no role of the stack")
+            for arn in strings(json.loads(sm["definition"])):
+                if arn.startswith("arn:aws:lambda:") and not any(arn == f or arn.startswith(f + ":") for f in own["function"]):
+                    fail(lid, f"the definition invokes {arn}, which the stack did not create")
             want_log = p.get("LoggingConfiguration")
             if want_log and (t, "LoggingConfiguration") not in MOTO_DROPS:
                 got_log = sm.get("loggingConfiguration", {})
@@ -587,6 +656,8 @@ def check_services(case, client, deployed, physical, stubbed, failures, created,
                                    ("Timeout", 3), ("Architectures", ["x86_64"])):
                 if (t, field) in MOTO_DROPS:
                     continue
+                if field == "Role" and cfg.get(field) not in own["role"]:
+                    fail(lid, f"role {cfg.get(field)} is no role of the stack")
                 if cfg.get(field) != p.get(field, default):
                     fail(lid, f"{field} {cfg.get(field)}, want {p.get(field, default)}")
             env = cfg.get("Environment", {}).get("Variables", {})
@@ -671,6 +742,12 @@ def check_services(case, client, deployed, physical, stubbed, failures, created,
                 for d in a.get("Dimensions", []):
                     if not d.get("Value"):
                         fail(lid, f"dimension {d.get('Name')} has no value")
+                    # A dimension naming one of the stack's own resources must name one it created.
+                    mine = {("AWS/States", "StateMachineArn"): own["state machine"],
+                            ("AWS/SQS", "QueueName"): own["queue name"],
+                            ("AWS/Lambda", "FunctionName"): own["function name"]}.get((a.get("Namespace"), d.get("Name")))
+                    if mine is not None and d.get("Value") not in mine:
+                        fail(lid, f"dimension {d['Name']}={d.get('Value')} names nothing the stack created")
             elif t == "AWS::SQS::QueuePolicy":
                 count("queue policies")
                 for url in p["Queues"]:
