@@ -3,11 +3,13 @@
 package it
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,13 +20,44 @@ import (
 	"github.com/shardwise/shardwise/shared/telemetry"
 )
 
-// slowSearch is a script filter that spins on every document: a CPU-bound search whose shard
-// tasks run for tens of seconds and check for cancellation as they go. loops stays under
-// Painless's limit of a million loop iterations per script run.
-func slowSearch(loops int) string {
-	return fmt.Sprintf(`{"size":0,"track_total_hits":true,"query":{"bool":{"filter":{"script":{"script":{"lang":"painless",`+
-		`"source":"double s = 0; for (int i = 0; i < params.loops; i++) { s += Math.sqrt(i + doc['n'].value); } return s > 0;",`+
-		`"params":{"loops":%d}}}}}}}`, loops)
+// tenantDocs is the tenants index's size: small documents (a long and a keyword), so they
+// index fast, and enough of them that heavySearch keeps a node's CPU busy for seconds.
+const tenantDocs = 500_000
+
+// heavySearch is a CPU-bound search made of core features only (the integ-test distribution
+// has no scripting module): a disjunction of 1,000 overlapping ranges, each matching half the
+// documents, under a terms and a percentiles aggregation. Its shard tasks check for
+// cancellation as they collect.
+func heavySearch() string {
+	var b strings.Builder
+	b.WriteString(`{"size":0,"track_total_hits":true,"query":{"bool":{"should":[`)
+	for i := range 1000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		lo := i * tenantDocs / 2000
+		fmt.Fprintf(&b, `{"range":{"n":{"gte":%d,"lt":%d}}}`, lo, lo+tenantDocs/2)
+	}
+	b.WriteString(`]}},"aggs":{"k":{"terms":{"field":"k","size":1000}},"p":{"percentiles":{"field":"n"}}}}`)
+	return b.String()
+}
+
+// fillTenants indexes tenantDocs small documents in bulks of 10,000 and refreshes.
+func (a *admin) fillTenants(t *testing.T, index string) {
+	t.Helper()
+	const per = 10_000
+	for start := 0; start < tenantDocs; start += per {
+		var b bytes.Buffer
+		for i := start; i < start+per; i++ {
+			fmt.Fprintf(&b, "{\"index\":{}}\n{\"n\":%d,\"k\":\"k%d\"}\n", i, i%5000)
+		}
+		if err := a.sendBulk(t.Context(), index, b.Bytes()); err != nil {
+			t.Fatalf("fill %s: %v", index, err)
+		}
+	}
+	if _, err := a.api.Indices.Refresh(t.Context(), &opensearchapi.IndicesRefreshReq{Index: []string{index}}); err != nil {
+		t.Fatalf("refresh %s: %v", index, err)
+	}
 }
 
 // sandboxDefs: a hard sandbox and a monitor one, each a few percent of a node's CPU, told
@@ -67,23 +100,75 @@ func (m *metricLog) Add(name string, _ telemetry.Unit, v float64, dims ...teleme
 	}
 }
 
-type searchResult struct {
-	err  error
-	took time.Duration
+// tenantLoad runs heavySearch back to back from workers, each request tagged with the tenant's
+// X-Opaque-Id, and keeps what became of them.
+type tenantLoad struct {
+	admin   *admin
+	index   string
+	opaque  string
+	workers int
+
+	done, failed, cancelled atomic.Int64
+	mu                      sync.Mutex
+	firstErr                error
 }
 
-// TestSandboxCancellation runs two long searches tagged with X-Opaque-Id on the real cluster,
-// one in a hard sandbox and one in a monitor sandbox, both far over their 5 % of a node's CPU,
-// and runs the sandbox function with dry-run off every two seconds: the hard one must be
-// cancelled by shardwise through POST _tasks/{id}/_cancel, the monitor one left to finish.
+func (l *tenantLoad) start() (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	body := heavySearch()
+	var wg sync.WaitGroup
+	for range l.workers {
+		wg.Go(func() {
+			h := http.Header{}
+			h.Set("X-Opaque-Id", l.opaque)
+			for ctx.Err() == nil {
+				_, err := l.admin.api.Search(ctx, &opensearchapi.SearchReq{Indices: []string{l.index}, Body: strings.NewReader(body),
+					Header: h, Params: opensearchapi.SearchParams{RequestCache: new(false)}})
+				switch {
+				case err == nil:
+					l.done.Add(1)
+				case ctx.Err() != nil:
+				default:
+					l.failed.Add(1)
+					if strings.Contains(strings.ToLower(err.Error()), "cancel") {
+						l.cancelled.Add(1)
+					}
+					l.mu.Lock()
+					if l.firstErr == nil {
+						l.firstErr = err
+					}
+					l.mu.Unlock()
+				}
+			}
+		})
+	}
+	return sync.OnceFunc(func() {
+		cancel()
+		wg.Wait()
+	})
+}
+
+// TestSandboxCancellation runs searches tagged with X-Opaque-Id on the real cluster back to back,
+// from a tenant in a hard sandbox and one in a monitor sandbox, both far over their 5 % of a
+// node's CPU, and runs the sandbox function with dry-run off every second: the hard tenant's
+// searches must be cancelled by shardwise through POST _tasks/{id}/_cancel, the monitor tenant's
+// left alone.
 func TestSandboxCancellation(t *testing.T) {
 	const index = "tenants"
 	a := newAdmin(t)
 	t.Cleanup(func() { a.deleteIndices(t, index) })
 	// One shard per node, so each search has a shard task on every node, children of its
 	// coordinating task.
-	a.createIndices(t, indexSpec{Name: index, Primaries: len(clusterURLs), Replicas: 0})
-	a.fill(t, index, 20, bulkDocs)
+	if _, err := a.api.Indices.Create(t.Context(), opensearchapi.IndicesCreateReq{Index: index, Body: jsonBody(t, map[string]any{
+		"settings": map[string]any{"index.number_of_shards": len(clusterURLs), "index.number_of_replicas": 0},
+		"mappings": map[string]any{"properties": map[string]any{"n": map[string]any{"type": "long"}, "k": map[string]any{"type": "keyword"}}},
+	})}); err != nil {
+		t.Fatalf("create %s: %v", index, err)
+	}
+	a.waitSettled(t, 2*time.Minute)
+	filled := time.Now()
+	a.fillTenants(t, index)
+	t.Logf("%d documents indexed in %s", tenantDocs, time.Since(filled).Round(time.Second))
 
 	cfg := e2eConfig()
 	cfg.Safety.DryRun = false
@@ -92,62 +177,49 @@ func TestSandboxCancellation(t *testing.T) {
 	metrics := &metricLog{usage: map[string]float64{}, limit: map[string]float64{}, over: map[string]int{}}
 	e.Metrics = metrics
 
-	search := func(ctx context.Context, opaque string, loops int) searchResult {
-		started := time.Now()
-		h := http.Header{}
-		h.Set("X-Opaque-Id", opaque)
-		_, err := a.api.Search(ctx, &opensearchapi.SearchReq{Indices: []string{index}, Body: strings.NewReader(slowSearch(loops)),
-			Header: h, Params: opensearchapi.SearchParams{RequestCache: new(false)}})
-		return searchResult{err: err, took: time.Since(started)}
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
-	hard, monitor := make(chan searchResult, 1), make(chan searchResult, 1)
-	// The hard tenant's search would run for minutes; the monitor tenant's for a fraction of that.
-	go func() { hard <- search(ctx, "it-hard-report", 999_000) }()
-	go func() { monitor <- search(ctx, "it-monitor-dashboard", 400_000) }()
+	hard := &tenantLoad{admin: a, index: index, opaque: "it-hard-report", workers: 2}
+	monitor := &tenantLoad{admin: a, index: index, opaque: "it-monitor-dashboard", workers: 1}
+	stopHard, stopMonitor := hard.start(), monitor.start()
+	defer stopHard()
+	defer stopMonitor()
 
-	var hardRes, monitorRes *searchResult
 	var executed []engine.CancelOutcome
-	for cycle := 1; hardRes == nil || monitorRes == nil; cycle++ {
-		select {
-		case r := <-hard:
-			hardRes = &r
-		case r := <-monitor:
-			monitorRes = &r
-		case <-ctx.Done():
-			t.Fatalf("the searches did not both end within 4 minutes (hard done %v, monitor done %v)", hardRes != nil, monitorRes != nil)
-		case <-time.After(2 * time.Second):
-			res, err := e.Sandbox(ctx, clusterName)
-			if err != nil {
-				t.Fatalf("sandbox cycle %d: %v", cycle, err)
-			}
-			t.Logf("cycle %d: %d search tasks, %v; breaker %s", cycle, res.Tasks, res.Assigned, res.Breaker.Reason())
-			for _, o := range res.Outcomes {
-				t.Logf("cycle %d: %s %s (%s): %s; %s", cycle, o.Outcome, o.Task, o.OpaqueID, o.Reason, o.Why)
-				if o.Outcome == engine.CancelExecuted {
-					executed = append(executed, o)
-				}
+	started := time.Now()
+	// At least 30 s, so the monitor tenant runs many searches while over its limit; at most 3 min.
+	for cycle := 1; time.Since(started) < 30*time.Second || hard.cancelled.Load() == 0; cycle++ {
+		if time.Since(started) > 3*time.Minute {
+			t.Fatalf("after 3 min: %d cancellations executed, hard tenant %d searches done, %d failed (%d cancelled), first error %v",
+				len(executed), hard.done.Load(), hard.failed.Load(), hard.cancelled.Load(), hard.firstErr)
+		}
+		time.Sleep(time.Second)
+		res, err := e.Sandbox(t.Context(), clusterName)
+		if err != nil {
+			t.Fatalf("sandbox cycle %d: %v", cycle, err)
+		}
+		t.Logf("cycle %d: %d search tasks, %v; breaker %s", cycle, res.Tasks, res.Assigned, res.Breaker.Reason())
+		for _, o := range res.Outcomes {
+			t.Logf("cycle %d: %s %s (%s): %s; %s", cycle, o.Outcome, o.Task, o.OpaqueID, o.Reason, o.Why)
+			if o.Outcome == engine.CancelExecuted {
+				executed = append(executed, o)
 			}
 		}
 	}
+	stopHard()
+	stopMonitor()
 
 	if len(executed) == 0 {
-		t.Fatalf("shardwise cancelled nothing; the hard search ended after %s with %v", hardRes.took, hardRes.err)
+		t.Fatal("shardwise cancelled nothing")
 	}
 	for _, o := range executed {
 		if o.Sandbox != "it-hard" || o.OpaqueID != "it-hard-report" {
-			t.Errorf("cancelled %s of sandbox %s (%s), want only the hard tenant's search", o.Task, o.Sandbox, o.OpaqueID)
+			t.Errorf("cancelled %s of sandbox %s (%s), want only the hard tenant's searches", o.Task, o.Sandbox, o.OpaqueID)
 		}
 		if o.Usage <= o.Limit {
 			t.Errorf("cancelled %s at usage %.3f within its limit %.3f", o.Task, o.Usage, o.Limit)
 		}
 	}
-	if hardRes.err == nil || !strings.Contains(strings.ToLower(hardRes.err.Error()), "cancel") {
-		t.Errorf("the hard tenant's search ended after %s with %v, want a cancellation error", hardRes.took, hardRes.err)
-	}
-	if monitorRes.err != nil {
-		t.Errorf("the monitor tenant's search failed after %s: %v, want it left alone to finish", monitorRes.took, monitorRes.err)
+	if monitor.failed.Load() > 0 || monitor.done.Load() == 0 {
+		t.Errorf("the monitor tenant: %d searches done, %d failed (first: %v); want it left alone", monitor.done.Load(), monitor.failed.Load(), monitor.firstErr)
 	}
 	metrics.mu.Lock()
 	overMonitor := metrics.over["it-monitor"]
@@ -165,6 +237,6 @@ func TestSandboxCancellation(t *testing.T) {
 	if withNumbers != len(executed) {
 		t.Errorf("Sandbox Enforced events with their numbers: got %d, want one per cancellation (%d)", withNumbers, len(executed))
 	}
-	t.Logf("hard search cancelled after %s (%v); monitor search finished in %s, over its limit in %d metric samples",
-		hardRes.took.Round(time.Second), hardRes.err, monitorRes.took.Round(time.Second), overMonitor)
+	t.Logf("hard tenant: %d searches done, %d cancelled by shardwise's %d cancellations (first error %v); monitor tenant: %d done, none failed, over its limit in %d metric samples",
+		hard.done.Load(), hard.cancelled.Load(), len(executed), hard.firstErr, monitor.done.Load(), overMonitor)
 }
