@@ -12,6 +12,12 @@ BUILD := $(CURDIR)/build
 # Pinned tool versions: bump deliberately, in one place.
 GOLANGCI_LINT_VERSION := 2.15.0
 GOLANGCI_LINT := $(BIN)/golangci-lint
+# The Lambda Runtime Interface Emulator, built from its Go module: the proxy serves this
+# pseudo-version, not the tagged releases. functions/lambda_test.go pins the same one, and builds
+# it there itself when it is missing.
+RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
+RIE_PACKAGE := github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
+RIE := $(CURDIR)/.cache/bin/aws-lambda-rie
 
 FUNCTIONS := ingest detect move replicas sandbox
 # Every Go file of ours, NUL-separated: not the caches and outputs, not testdata, whose files
@@ -82,6 +88,14 @@ faults: ## Randomized fault test: FAULT_SEEDS scenarios with API errors, latency
 .PHONY: rie
 rie: ## Invoke the five Lambda binaries through the Runtime Interface Emulator with events/*.json (moto, simulator); `unit` runs it too.
 	go test -count=1 -run '^TestLambdaRIE$$' -v ./functions
+
+.PHONY: rie-install
+rie-install: ## Build the pinned Lambda Runtime Interface Emulator into .cache/bin, where the RIE test looks (CI runs this).
+	@mkdir -p "$(dir $(RIE))"
+	@tmp="$$(mktemp -d "$(dir $(RIE))rie-build-XXXXXX")"; trap 'rm -rf "$$tmp"' EXIT; \
+	GOFLAGS= CGO_ENABLED=0 GOBIN="$$tmp" go install $(RIE_PACKAGE)@$(RIE_VERSION); \
+	mv "$$tmp/aws-lambda-rie" "$(RIE)"; \
+	go version -m "$(RIE)" | sed -n 2,3p
 
 .PHONY: fuzz
 fuzz: ## Run every Fuzz* target in the repo for FUZZTIME each.

@@ -63,6 +63,7 @@ const (
 	// pseudo-version of it; its tagged releases (v1.23.0) are not served.
 	rieModule  = "github.com/aws/aws-lambda-runtime-interface-emulator"
 	riePackage = rieModule + "/cmd/aws-lambda-rie"
+	// The Makefile's RIE_VERSION is the same (TestRIEVersionMatchesMakefile).
 	rieVersion = "v0.0.0-20261030222936-bef5c4ba774d"
 	// rieBin is where the emulator is kept between runs, under the module root; .cache/ is
 	// git-ignored.
@@ -104,8 +105,9 @@ const sandboxDefinitions = `{"sandbox":{"definitions":{"sandboxes":[` +
 
 // TestLambdaRIE runs the five functions as Lambda would, through the emulator, and follows one
 // write hotspot from the schedule to an executed move: ingest three samples 30 s apart, detect on
-// each "Stats Ingested", replicas and sandbox on the last, move on the "Moves Planned" event as
-// the bus delivered it; then the metrics webhook's Function URL payloads, and functions that must
+// each "Stats Ingested", then a CloudWatch alarm a tick later on which detect ingests and plans a
+// fresh sample itself, replicas and sandbox on that sample, move on the alarm plan's "Moves
+// Planned" event as the bus delivered it; then the metrics webhook's Function URL payloads, and functions that must
 // refuse to start or refuse an event.
 func TestLambdaRIE(t *testing.T) {
 	if testing.Short() {
@@ -250,12 +252,49 @@ func TestLambdaRIE(t *testing.T) {
 		t.Fatalf("detect %s: hot nodes %v and %d moves, want a hot node and a move (the scenario saturates node-0 and node-1); hotspots: %+v",
 			keys[2], hot, len(last.Plan.Moves), last.Plan.Hotspots)
 	}
-	// The CloudWatch alarm names prod's node-3: detect plans the latest snapshot, which is
-	// planned already, so it returns that plan and publishes nothing again.
-	if r := invokeOK[engine.DetectResult](t, fns["detect"], "detect alarm.json", readEvent(t, root, "alarm.json")); r.PlanKey != last.PlanKey || !r.Repeated {
-		t.Errorf("detect alarm.json: got plan key %q repeated %v, want %q repeated", r.PlanKey, r.Repeated, last.PlanKey)
+	// A tick later prod's write-queue alarm fires (events/alarm.json: the domain's
+	// ThreadpoolWriteQueue alarm, named as the template names it). The latest snapshot is planned
+	// already, so detect ingests prod itself and plans that fresh sample: a new snapshot and a new
+	// plan, whose note names the alarm.
+	s.Step()
+	sleepUntil(t, started.Add(tick))
+	alarmed := invokeOK[engine.DetectResult](t, fns["detect"], "detect alarm.json", readEvent(t, root, "alarm.json"))
+	alarmKey := strings.TrimPrefix(alarmed.PlanKey, "plan#")
+	const trigger = "CloudWatch alarm shardwise-prod-write-queue-shardwise entered ALARM"
+	if alarmed.Cluster != clusterName || alarmed.Repeated || alarmed.PlanKey == last.PlanKey || !strings.HasPrefix(alarmKey, "snap#") || alarmed.Trigger != trigger {
+		t.Fatalf("detect alarm.json: got cluster %q plan key %q repeated %v trigger %q, want a new plan of a fresh %s snapshot (the last was %s) triggered by %q",
+			alarmed.Cluster, alarmed.PlanKey, alarmed.Repeated, alarmed.Trigger, clusterName, last.PlanKey, trigger)
 	}
-	want := map[string][]string{}
+	checkSnapshot(t, store, sc, alarmKey)
+	if latest, err := snapshots.Latest(t.Context(), store, clusterName); err != nil || latest != alarmKey {
+		t.Errorf("latest snapshot after the alarm: got %q (err %v), want the alarm's %q", latest, err, alarmKey)
+	}
+	stored, _, err := state.GetJSON[allocation.Plan](t.Context(), store, state.Key{PK: snapshots.PK(clusterName), SK: alarmed.PlanKey})
+	if err != nil {
+		t.Fatalf("alarm's plan %s in DynamoDB: %v", alarmed.PlanKey, err)
+	}
+	if note := triggerNote(stored); !strings.HasPrefix(note, trigger+": ") {
+		t.Errorf("alarm's stored plan: trigger note %q, want it to name the alarm; notes %+v", note, stored.Notes)
+	}
+	if hot := hotNodes(alarmed.Plan); len(hot) == 0 || len(alarmed.Plan.Moves) == 0 {
+		t.Fatalf("detect alarm.json: hot nodes %v and %d moves, want a hot node and a move; hotspots: %+v", hot, len(alarmed.Plan.Moves), alarmed.Plan.Hotspots)
+	}
+	if log := fns["detect"].log(t); !strings.Contains(log, `"WriteQueueLatency"`) {
+		t.Errorf("detect wrote no WriteQueueLatency metric as EMF:\n%s", log)
+	}
+	// The "Stats Ingested" of the alarm's snapshot wakes detect again: it finds the plan.
+	if r := invokeOK[engine.DetectResult](t, fns["detect"], "detect the alarm's snapshot",
+		eventBridgeEvent(t, bus.TypeStatsIngested, bus.StatsIngested{Cluster: clusterName, SnapshotKey: alarmKey})); !r.Repeated || r.PlanKey != alarmed.PlanKey {
+		t.Errorf("detect on the alarm's Stats Ingested: got plan key %q repeated %v, want %q repeated", r.PlanKey, r.Repeated, alarmed.PlanKey)
+	}
+	// Prod's queue-latency alarm a moment later takes no second sample (rates over a second
+	// would be noise): the alarm's plan, repeated.
+	if r := invokeOK[engine.DetectResult](t, fns["detect"], "detect alarm-write-queue-latency.json", readEvent(t, root, "alarm-write-queue-latency.json")); !r.Repeated || r.PlanKey != alarmed.PlanKey {
+		t.Errorf("detect alarm-write-queue-latency.json: got plan key %q repeated %v, want %q repeated", r.PlanKey, r.Repeated, alarmed.PlanKey)
+	}
+	detected = append(detected, alarmed)
+	last = alarmed
+	want := map[string][]string{bus.TypeStatsIngested: {alarmKey}}
 	for _, r := range detected {
 		if len(r.Plan.Moves) > 0 {
 			want[bus.TypeMovesPlanned] = append(want[bus.TypeMovesPlanned], r.PlanKey)
@@ -266,7 +305,7 @@ func TestLambdaRIE(t *testing.T) {
 	}
 	planned := rec.expect(t, "after detect", want)
 
-	statsEvent := eventBridgeEvent(t, bus.TypeStatsIngested, bus.StatsIngested{Cluster: clusterName, SnapshotKey: keys[2]})
+	statsEvent := eventBridgeEvent(t, bus.TypeStatsIngested, bus.StatsIngested{Cluster: clusterName, SnapshotKey: alarmKey})
 	rr := invokeOK[engine.ReplicasResult](t, fns["replicas"], "replicas", statsEvent)
 	if rr.Cluster != clusterName || rr.Repeated || len(rr.Decisions) != len(sc.Indices) {
 		t.Errorf("replicas: got cluster %q repeated %v and %d decisions, want %s, false and one per index (%d)",
@@ -370,7 +409,7 @@ func TestLambdaRIE(t *testing.T) {
 			{"schedule to detect", "detect", readEvent(t, root, "schedule.json"), `detect: unsupported event "Scheduled Event"`},
 			{"alarm to replicas", "replicas", readEvent(t, root, "alarm.json"), `replicas: unsupported event "CloudWatch Alarm State Change"`},
 			{"stats ingested to move", "move", statsEvent, `move: unsupported event "Stats Ingested"`},
-			{"unknown detail field", "sandbox", eventBridgeEvent(t, bus.TypeStatsIngested, map[string]string{"cluster": clusterName, "snapshot": keys[2]}),
+			{"unknown detail field", "sandbox", eventBridgeEvent(t, bus.TypeStatsIngested, map[string]string{"cluster": clusterName, "snapshot": alarmKey}),
 				`unknown field "snapshot"`},
 		}
 		for _, tc := range tests {
@@ -488,11 +527,28 @@ func signHMAC(req *events.LambdaFunctionURLRequest, secret []byte) {
 	req.Headers[webhook.HeaderSignature] = sig
 }
 
+// TestRIEVersionMatchesMakefile: `make rie-install`, which CI runs, installs the version this
+// test runs, so CI never builds the emulator in the middle of the tests.
+func TestRIEVersionMatchesMakefile(t *testing.T) {
+	mk, err := os.ReadFile(filepath.Join(moduleRoot(t), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "RIE_VERSION := " + rieVersion + "\n"
+	if !strings.Contains(string(mk), want) {
+		t.Errorf("Makefile does not pin %q", strings.TrimSpace(want))
+	}
+	if !strings.Contains(string(mk), rieBin) || !strings.Contains(string(mk), riePackage) {
+		t.Errorf("Makefile's rie-install does not build %s into %s", riePackage, rieBin)
+	}
+}
+
 // builds is the background build of the functions and the emulator.
 type builds struct {
 	done   chan struct{}
 	result built
-	err    error
+	// err is the functions' build failing, rieErr the emulator's.
+	err, rieErr error
 }
 
 type built struct {
@@ -514,7 +570,7 @@ func startBuilds(t *testing.T, root string) *builds {
 			rie <- err
 		}()
 		b.result.functions, b.err = buildFunctions(ctx, root, dir)
-		b.err = errors.Join(b.err, <-rie)
+		b.rieErr = <-rie
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -528,6 +584,15 @@ func (b *builds) wait(t *testing.T) built {
 	<-b.done
 	if b.err != nil {
 		t.Fatal(b.err)
+	}
+	if b.rieErr != nil {
+		// The one prerequisite the test fetches: the emulator's module, from the Go module proxy
+		// (`make rie-install` builds it). In CI it must be there.
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true: %v", b.rieErr)
+		}
+		t.Skipf("skipped: the Lambda Runtime Interface Emulator could not be built, so the functions cannot be invoked as Lambda "+
+			"invokes them; run `make rie-install` where the Go module proxy is reachable (in CI, CI=true, this fails): %v", b.rieErr)
 	}
 	return b.result
 }
@@ -837,6 +902,16 @@ func checkSnapshot(t *testing.T, store state.Store, sc *sim.Scenario, key string
 	if len(snap.Nodes) != len(sc.Nodes) || len(snap.Copies) != copies {
 		t.Errorf("snapshot %s: got %d nodes and %d copies, want %d and %d", key, len(snap.Nodes), len(snap.Copies), len(sc.Nodes), copies)
 	}
+}
+
+// triggerNote is the reason of the plan's note saying what asked for it outside the cadence.
+func triggerNote(p allocation.Plan) string {
+	for _, n := range p.Notes {
+		if n.Kind == engine.NoteTriggered {
+			return n.Reason
+		}
+	}
+	return ""
 }
 
 func hotNodes(p allocation.Plan) []string {

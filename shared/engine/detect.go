@@ -20,13 +20,56 @@ type DetectResult struct {
 	Plan     allocation.Plan `json:"plan"`
 	Repeated bool            `json:"repeated,omitempty"`
 	PlanTime time.Duration   `json:"plan_time"`
+	// Trigger says what asked for this plan outside the cadence (DetectNow); empty for a plan of
+	// an ingested snapshot.
+	Trigger string `json:"trigger,omitempty"`
 }
+
+// NoteTriggered is the kind of the plan note that says what asked for a plan outside the cadence.
+const NoteTriggered = "triggered"
 
 // Detect plans moves for a snapshot (the latest when snapshotKey is empty) and publishes "Moves
 // Planned" and, when moves cannot help, "Scale Up Needed". The same snapshot planned twice (a
 // duplicate event) returns the stored plan and publishes nothing again.
 func (e *Engine) Detect(ctx context.Context, name, snapshotKey string) (DetectResult, error) {
-	res := DetectResult{Cluster: name}
+	return e.detect(ctx, name, snapshotKey, "")
+}
+
+// DetectNow ingests one cluster now and plans on that fresh snapshot: what a CloudWatch alarm on
+// the cluster asks for. Planning the latest stored snapshot instead would find it planned already
+// and do nothing until the next tick. trigger says what asked (the alarm, by name and state); the
+// plan carries it as a NoteTriggered note, so the stored plan, the "Moves Planned" event and the
+// log all say why it was made. "Stats Ingested" for the new snapshot goes out once the plan is
+// stored, so the detect invocation that event wakes finds this plan and publishes nothing twice,
+// while replicas and sandbox get the fresh snapshot as usual. The sample only reads the cluster:
+// removing finished allocation filters stays with the ingest function. Within minSampleInterval
+// of the last sample (the cluster's write-queue and rejection alarms firing together, or the
+// cadence's sample a moment ago) no second sample is taken, since rates over so short an interval
+// are noise: the last sample is planned, or its stored plan returned.
+func (e *Engine) DetectNow(ctx context.Context, name, trigger string) (IngestResult, DetectResult, error) {
+	dr := DetectResult{Cluster: name, Trigger: trigger}
+	if trigger == "" {
+		return IngestResult{Cluster: name}, dr, fmt.Errorf("detect %s: a fresh plan needs the trigger that asked for it", name)
+	}
+	if _, ok := e.Config.Cluster(name); !ok {
+		return IngestResult{Cluster: name}, dr, fmt.Errorf("detect: %w %q", ErrUnknownCluster, name)
+	}
+	e.log().Info("detect: ingesting and planning now", "cluster", name, "trigger", trigger)
+	ir, err := e.ingestWith(ctx, name, pull, ingestOptions{scheduled: true, skipCleanup: true, deferPublish: true})
+	if err != nil {
+		return ir, dr, err
+	}
+	dr, err = e.detect(ctx, name, ir.SnapshotKey, trigger)
+	// The snapshot is stored whatever the plan's fate: replicas and sandbox still want it.
+	if perr := e.publishIngested(ctx, &ir); perr != nil {
+		err = errors.Join(err, perr)
+	}
+	return ir, dr, err
+}
+
+// detect is Detect; a non-empty trigger is noted in a plan it makes.
+func (e *Engine) detect(ctx context.Context, name, snapshotKey, trigger string) (DetectResult, error) {
+	res := DetectResult{Cluster: name, Trigger: trigger}
 	if _, ok := e.Config.Cluster(name); !ok {
 		return res, fmt.Errorf("detect: %w %q", ErrUnknownCluster, name)
 	}
@@ -61,6 +104,10 @@ func (e *Engine) Detect(ctx context.Context, name, snapshotKey string) (DetectRe
 	start := time.Now()
 	plan, next := allocation.PlanCycle(snap, mem, e.Config.Allocation)
 	res.PlanTime = time.Since(start)
+	if trigger != "" {
+		plan.Notes = append(plan.Notes, allocation.Note{Kind: NoteTriggered,
+			Reason: trigger + ": planned on a sample ingested at once, not at the next 30 s tick"})
+	}
 	res.Plan = plan
 	if _, err := state.PutJSON(ctx, e.Store, pkey, plan, state.Condition{IfAbsent: true}, e.ttl(), e.now()); err != nil {
 		if errors.Is(err, state.ErrConflict) {
@@ -85,6 +132,16 @@ func (e *Engine) Detect(ctx context.Context, name, snapshotKey string) (DetectRe
 		// streaks stand; this plan, stored above under its own snapshot, still goes out.
 		e.log().Info("detect: another invocation stored hotspot streaks first; keeping theirs",
 			"cluster", name, "snapshot", snapshotKey, "error", err)
+	}
+	if e.Metrics != nil && snap.IntervalSeconds > 0 {
+		// Every node's estimate the detector judged, for the dashboard and the queue-latency
+		// alarm (a Metrics Insights query over the Cluster and Node dimensions: node names are
+		// not known at deploy time). A first sample has no rates, so no estimate.
+		for _, n := range snap.Nodes {
+			e.Metrics.Add(telemetry.MetricWriteQueueLatency, telemetry.UnitSeconds, n.Write.QueueLatencySeconds,
+				telemetry.Dimension{Name: telemetry.DimensionCluster, Value: name},
+				telemetry.Dimension{Name: telemetry.DimensionNode, Value: n.Name})
+		}
 	}
 	for _, h := range plan.Hotspots {
 		e.log().Info("hotspot", "cluster", name, "node", h.NodeName, "hot", h.Hot, "queue_latency_s", h.QueueLatencySeconds,

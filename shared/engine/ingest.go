@@ -21,6 +21,25 @@ type IngestResult struct {
 	// is the last sample's, and nothing was stored or published.
 	Duplicate bool   `json:"duplicate,omitempty"`
 	Error     string `json:"error,omitempty"`
+	// ingested is the "Stats Ingested" event of a snapshot whose publication the caller deferred
+	// (ingestOptions.deferPublish); nil once published, and for a duplicate.
+	ingested *bus.StatsIngested
+}
+
+// ingestOptions are what differs between the ways a cluster gets ingested.
+type ingestOptions struct {
+	// scheduled is set for the cadence's own trigger, which a duplicate delivery may repeat, and
+	// for detect's alarm-triggered sample (see minSampleInterval); a webhook push or alert asks
+	// for a sample now, whenever the last one was.
+	scheduled bool
+	// skipCleanup leaves the removal of finished allocation filters to the ingest function's
+	// next cycle: the detect function's alarm-triggered sample only reads the cluster, so its
+	// role needs no settings PUT.
+	skipCleanup bool
+	// deferPublish keeps "Stats Ingested" in the result for publishIngested, so that a caller
+	// planning on the snapshot stores its plan before the detect function, woken by that event,
+	// can plan the same snapshot without the caller's reason.
+	deferPublish bool
 }
 
 // minSampleInterval is the shortest time between two scheduled samples of a cluster. Samples come
@@ -66,10 +85,14 @@ type readSample func(ctx context.Context, api ClusterAPI) (cluster.Sample, error
 func pull(ctx context.Context, api ClusterAPI) (cluster.Sample, error) { return api.Read(ctx) }
 
 // ingestOne ingests one cluster with read; a failure is logged, counted and put in the result.
-// scheduled is set for the cadence's own trigger, which a duplicate delivery may repeat (see
-// minSampleInterval); a webhook push or an alarm asks for a sample now, whenever the last one was.
+// scheduled is ingestOptions.scheduled.
 func (e *Engine) ingestOne(ctx context.Context, name string, read readSample, scheduled bool) (IngestResult, error) {
-	r, err := e.ingest(ctx, name, read, scheduled)
+	return e.ingestWith(ctx, name, read, ingestOptions{scheduled: scheduled})
+}
+
+// ingestWith is ingestOne with every option.
+func (e *Engine) ingestWith(ctx context.Context, name string, read readSample, opts ingestOptions) (IngestResult, error) {
+	r, err := e.ingest(ctx, name, read, opts)
 	if err != nil {
 		r.Error = err.Error()
 		e.log().Error("ingest failed", "cluster", name, "error", err)
@@ -78,7 +101,7 @@ func (e *Engine) ingestOne(ctx context.Context, name string, read readSample, sc
 	return r, err
 }
 
-func (e *Engine) ingest(ctx context.Context, name string, read readSample, scheduled bool) (IngestResult, error) {
+func (e *Engine) ingest(ctx context.Context, name string, read readSample, opts ingestOptions) (IngestResult, error) {
 	res := IngestResult{Cluster: name}
 	api, err := e.api(name)
 	if err != nil {
@@ -94,7 +117,7 @@ func (e *Engine) ingest(ctx context.Context, name string, read readSample, sched
 	if key, err := snapshots.Latest(ctx, e.Store, name); err == nil {
 		var last *cluster.Snapshot
 		last, prev, err = snapshots.Load(ctx, e.Store, name, key)
-		if err == nil && scheduled && sample.Snapshot.At.Sub(last.At) < minSampleInterval {
+		if err == nil && opts.scheduled && sample.Snapshot.At.Sub(last.At) < minSampleInterval {
 			// A duplicate trigger: the schedule delivered twice, or the webhook and the schedule
 			// at once. Rates over so short an interval would be noise, and this sample would
 			// replace the last one under the same key: the last sample stands.
@@ -115,8 +138,10 @@ func (e *Engine) ingest(ctx context.Context, name string, read readSample, sched
 	snap.Sort()
 	// Allocation filters shardwise added come off as soon as their copies have left, whether or not
 	// a move runs this cycle.
-	if err := e.cleanupFilters(ctx, api, name, &snap, false); err != nil {
-		e.log().Error("allocation filter cleanup failed", "cluster", name, "error", err)
+	if !opts.skipCleanup {
+		if err := e.cleanupFilters(ctx, api, name, &snap, false); err != nil {
+			e.log().Error("allocation filter cleanup failed", "cluster", name, "error", err)
+		}
 	}
 	key, err := snapshots.Save(ctx, e.Store, &snap, sample.Counters, e.ttl(), e.now())
 	if err != nil {
@@ -130,12 +155,26 @@ func (e *Engine) ingest(ctx context.Context, name string, read readSample, sched
 			stale = append(stale, fmt.Sprintf("%s stats %s old (limit %s)", n.Name, age.Round(time.Second), limit))
 		}
 	}
-	ev := bus.StatsIngested{Cluster: name, SnapshotKey: key, At: snap.At, Nodes: len(snap.Nodes), Copies: len(snap.Copies), Stale: stale}
-	if err := e.Bus.Publish(ctx, bus.Event{DetailType: bus.TypeStatsIngested, Detail: ev, Time: e.now()}); err != nil {
-		return res, fmt.Errorf("ingest %s: %w", name, err)
+	res.ingested = &bus.StatsIngested{Cluster: name, SnapshotKey: key, At: snap.At, Nodes: len(snap.Nodes), Copies: len(snap.Copies), Stale: stale}
+	if !opts.deferPublish {
+		if err := e.publishIngested(ctx, &res); err != nil {
+			return res, err
+		}
 	}
 	e.log().Info("stats ingested", "cluster", name, "snapshot", key, "nodes", len(snap.Nodes), "copies", len(snap.Copies),
-		"interval_s", snap.IntervalSeconds, "stale", stale)
+		"interval_s", snap.IntervalSeconds, "stale", stale, "published", res.ingested == nil)
 	e.metric(name, "IngestSeconds", telemetry.UnitSeconds, e.now().Sub(start).Seconds())
 	return res, nil
+}
+
+// publishIngested publishes the result's "Stats Ingested", if it has one not yet published.
+func (e *Engine) publishIngested(ctx context.Context, res *IngestResult) error {
+	if res.ingested == nil {
+		return nil
+	}
+	if err := e.Bus.Publish(ctx, bus.Event{DetailType: bus.TypeStatsIngested, Detail: *res.ingested, Time: e.now()}); err != nil {
+		return fmt.Errorf("ingest %s: %w", res.Cluster, err)
+	}
+	res.ingested = nil
+	return nil
 }

@@ -82,11 +82,12 @@ func (f *Function) Detect(ctx context.Context, raw json.RawMessage) (*engine.Det
 		r, err := f.Engine.Detect(ctx, d.Cluster, d.SnapshotKey)
 		return &r, err
 	case "CloudWatch Alarm State Change":
-		name, ok, err := alarmCluster(raw, f.Engine.Config.Clusters)
+		name, alarm, ok, err := alarmCluster(raw, f.Engine.Config.Clusters)
 		if err != nil || !ok {
 			return nil, err
 		}
-		r, err := f.Engine.Detect(ctx, name, "")
+		// A fresh sample, planned at once: the latest stored snapshot is planned already.
+		_, r, err := f.Engine.DetectNow(ctx, name, fmt.Sprintf("CloudWatch alarm %s entered ALARM", alarm.Name))
 		return &r, err
 	}
 	return nil, fmt.Errorf("detect: %w %q", errUnsupported, ev.DetailType)
@@ -129,14 +130,15 @@ func (f *Function) Replicas(ctx context.Context, raw json.RawMessage) (*engine.R
 }
 
 // alarmCluster finds the cluster a CloudWatch alarm state-change event is about, with the same
-// rules as the metrics webhook (webhook.Alarm.Cluster). Alarms leaving ALARM are ignored (ok=false).
-func alarmCluster(event json.RawMessage, clusters []config.Cluster) (string, bool, error) {
+// rules as the metrics webhook (webhook.Alarm.Cluster), and returns the alarm with it. Alarms
+// leaving ALARM are ignored (ok=false).
+func alarmCluster(event json.RawMessage, clusters []config.Cluster) (string, webhook.Alarm, bool, error) {
 	a, err := webhook.ParseAlarm(event)
 	if err != nil {
-		return "", false, err
+		return "", a, false, err
 	}
 	if !a.InAlarm {
-		return "", false, nil
+		return "", a, false, nil
 	}
 	names := make([]string, 0, len(clusters))
 	for _, c := range clusters {
@@ -144,9 +146,9 @@ func alarmCluster(event json.RawMessage, clusters []config.Cluster) (string, boo
 	}
 	name, err := a.Cluster(names)
 	if err != nil {
-		return "", false, err
+		return "", a, false, err
 	}
-	return name, true, nil
+	return name, a, true, nil
 }
 
 // Sandbox handles "Stats Ingested".

@@ -28,15 +28,16 @@ func readEvent(t *testing.T, name string) json.RawMessage {
 
 func TestClassifySampleEvents(t *testing.T) {
 	want := map[string]payloadKind{
-		"schedule.json":             kindEventBridge,
-		"invoke.json":               kindDirect,
-		"alarm.json":                kindEventBridge,
-		"webhook-alertmanager.json": kindFunctionURL,
-		"webhook-nodes-stats.json":  kindFunctionURL,
-		"webhook-alarm.json":        kindFunctionURL,
-		"stats-ingested.json":       kindEventBridge,
-		"moves-planned.json":        kindEventBridge,
-		"cadence-ingest.json":       kindDirect,
+		"schedule.json":                  kindEventBridge,
+		"invoke.json":                    kindDirect,
+		"alarm.json":                     kindEventBridge,
+		"alarm-write-queue-latency.json": kindEventBridge,
+		"webhook-alertmanager.json":      kindFunctionURL,
+		"webhook-nodes-stats.json":       kindFunctionURL,
+		"webhook-alarm.json":             kindFunctionURL,
+		"stats-ingested.json":            kindEventBridge,
+		"moves-planned.json":             kindEventBridge,
+		"cadence-ingest.json":            kindDirect,
 	}
 	files, err := filepath.Glob(filepath.Join("..", "..", "events", "*.json"))
 	if err != nil {
@@ -197,7 +198,7 @@ func TestAlarmCluster(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			event := json.RawMessage(`{"detail-type":"CloudWatch Alarm State Change","source":"aws.cloudwatch","detail":` + string(tc.detail) + `}`)
-			got, ok, err := alarmCluster(event, tc.clusters)
+			got, _, ok, err := alarmCluster(event, tc.clusters)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("alarmCluster: got %v, want an error containing %q", err, tc.wantErr)

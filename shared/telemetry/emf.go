@@ -345,3 +345,15 @@ func dimensionKey(sorted []Dimension) string {
 	}
 	return b.String()
 }
+
+// Names the deployed stack depends on: its alarm and its dashboard query these.
+const (
+	// MetricWriteQueueLatency is a node's estimated WRITE thread pool queue latency in seconds
+	// (Little's law: queued tasks over completions per second), emitted by detect for every node
+	// of every snapshot it plans, with the DimensionCluster and DimensionNode dimensions.
+	MetricWriteQueueLatency = "WriteQueueLatency"
+	// DimensionCluster is the cluster's configured name, on every shardwise metric.
+	DimensionCluster = "Cluster"
+	// DimensionNode is a node's name, on the per-node metrics.
+	DimensionNode = "Node"
+)

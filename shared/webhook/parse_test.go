@@ -142,8 +142,8 @@ func TestParseAlarm(t *testing.T) {
 		want    Alarm
 		wantErr string
 	}{
-		{name: "sample alarm", body: string(alarm), want: Alarm{Name: "shardwise-prod-node-3-write-queue", InAlarm: true,
-			ClusterDimensions: []string{"prod"}, Nodes: []string{"node-3"}}},
+		{name: "sample alarm", body: string(alarm), want: Alarm{Name: "shardwise-prod-write-queue-shardwise", InAlarm: true,
+			DomainNames: []string{"search-prod"}}},
 		{name: "the webhook sample carries the same event", body: sampleRequest(t, "webhook-alarm.json").Body, want: Alarm{Name: "shardwise-prod-node-3-write-queue",
 			InAlarm: true, ClusterDimensions: []string{"prod"}, Nodes: []string{"node-3"}}},
 		{name: "back to OK", body: alarmEvent("shardwise-prod", "OK"), want: Alarm{Name: "shardwise-prod"}},
