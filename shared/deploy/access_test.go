@@ -76,13 +76,15 @@ func TestFGACRoles(t *testing.T) {
 	}{
 		{"shardwise_ingest", read,
 			indexPerms("indices:admin/settings/update", "indices:monitor/settings/get", "indices:monitor/stats"), "<IngestFunctionRoleArn>"},
+		// A fresh sample when an alarm fires; no settings.
+		{"shardwise_detect", read, indexPerms("indices:monitor/stats"), "<DetectFunctionRoleArn>"},
 		{"shardwise_move", append([]any{"cluster:admin/reroute"}, read...),
 			indexPerms("indices:admin/settings/update", "indices:monitor/settings/get", "indices:monitor/stats"), "<MoveFunctionRoleArn>"},
 		{"shardwise_replicas", []any{"cluster:monitor/health"}, indexPerms("indices:admin/settings/update"), "<ReplicasFunctionRoleArn>"},
 		{"shardwise_sandbox", []any{"cluster:monitor/tasks/lists"}, []any{}, "<SandboxFunctionRoleArn>"},
 	}
 	if len(roles) != len(tests) || len(mappings) != len(tests) {
-		t.Errorf("got roles %v and mappings %v, want %d of each (detect sends OpenSearch nothing)", keys(roles), keys(mappings), len(tests))
+		t.Errorf("got roles %v and mappings %v, want %d of each", keys(roles), keys(mappings), len(tests))
 	}
 	for _, tc := range tests {
 		t.Run(tc.role, func(t *testing.T) {

@@ -83,6 +83,13 @@ func TestSampleEventBridgeEvents(t *testing.T) {
 			},
 		},
 		{
+			name:       "shardwise queue-latency alarm",
+			file:       "alarm-write-queue-latency.json",
+			detailType: "CloudWatch Alarm State Change",
+			matching:   []any{pattern("DetectFunction", "AlarmStateChange")},
+			notMatch:   []any{pattern("DetectFunction", "StatsIngested")},
+		},
+		{
 			name:       "shardwise alarm",
 			file:       "alarm.json",
 			detailType: "CloudWatch Alarm State Change",
@@ -120,38 +127,69 @@ func TestSampleEventBridgeEvents(t *testing.T) {
 		})
 	}
 
-	t.Run("alarm names its node", func(t *testing.T) {
-		var alarm struct {
-			Detail struct {
-				AlarmName string `json:"alarmName"`
-				State     struct {
-					Value string `json:"value"`
-				} `json:"state"`
-				Configuration struct {
-					Metrics []struct {
-						MetricStat struct {
-							Metric struct {
-								Dimensions map[string]string `json:"dimensions"`
-							} `json:"metric"`
-						} `json:"metricStat"`
-					} `json:"metrics"`
-				} `json:"configuration"`
-			} `json:"detail"`
+	t.Run("alarms as the template creates them", func(t *testing.T) {
+		tests := []struct {
+			file, name string
+			// metric is the domain metric of an AWS/ES alarm, query the Metrics Insights query of
+			// shardwise's own.
+			metric, query string
+			dimensions    map[string]string
+		}{
+			{file: "alarm.json", name: "shardwise-prod-write-queue-shardwise", metric: "AWS/ES ThreadpoolWriteQueue Average",
+				dimensions: map[string]string{"DomainName": "search-prod", "ClientId": "123456789012"}},
+			{file: "alarm-write-queue-latency.json", name: "shardwise-prod-write-queue-latency-shardwise",
+				query: `SELECT MAX(WriteQueueLatency) FROM SCHEMA("shardwise", Cluster, Node) WHERE Cluster = 'prod'`},
 		}
-		if err := json.Unmarshal(readEvent(t, "alarm.json"), &alarm); err != nil {
-			t.Fatalf("decode alarm: %v", err)
-		}
-		if got, want := alarm.Detail.AlarmName, "shardwise-prod-node-3-write-queue"; got != want {
-			t.Errorf("alarm name: got %q, want %q", got, want)
-		}
-		if got := alarm.Detail.State.Value; got != "ALARM" {
-			t.Errorf("state: got %q, want ALARM", got)
-		}
-		if len(alarm.Detail.Configuration.Metrics) == 0 {
-			t.Fatal("alarm has no metrics")
-		}
-		if got := alarm.Detail.Configuration.Metrics[0].MetricStat.Metric.Dimensions["NodeName"]; got != "node-3" {
-			t.Errorf("NodeName dimension: got %q, want node-3", got)
+		deployed := deployedAlarms(t, doc, "prod:search-prod")
+		for _, tc := range tests {
+			var alarm struct {
+				Detail struct {
+					AlarmName string `json:"alarmName"`
+					State     struct {
+						Value string `json:"value"`
+					} `json:"state"`
+					Configuration struct {
+						Metrics []struct {
+							Expression string `json:"expression"`
+							MetricStat struct {
+								Metric struct {
+									Namespace  string            `json:"namespace"`
+									Name       string            `json:"name"`
+									Dimensions map[string]string `json:"dimensions"`
+								} `json:"metric"`
+								Stat string `json:"stat"`
+							} `json:"metricStat"`
+						} `json:"metrics"`
+					} `json:"configuration"`
+				} `json:"detail"`
+			}
+			if err := json.Unmarshal(readEvent(t, tc.file), &alarm); err != nil {
+				t.Fatalf("decode %s: %v", tc.file, err)
+			}
+			d := alarm.Detail
+			if d.AlarmName != tc.name || d.State.Value != "ALARM" || len(d.Configuration.Metrics) != 1 {
+				t.Fatalf("%s: got alarm %q in %s with %d metrics, want %q in ALARM with one", tc.file, d.AlarmName, d.State.Value,
+					len(d.Configuration.Metrics), tc.name)
+			}
+			m := d.Configuration.Metrics[0]
+			ms := m.MetricStat
+			got := strings.TrimSpace(ms.Metric.Namespace + " " + ms.Metric.Name + " " + ms.Stat)
+			if got != tc.metric || m.Expression != tc.query || !reflect.DeepEqual(ms.Metric.Dimensions, tc.dimensions) {
+				t.Errorf("%s: got metric %q %v query %q, want %q %v %q", tc.file, got, ms.Metric.Dimensions, m.Expression, tc.metric, tc.dimensions, tc.query)
+			}
+			// The template creates an alarm of that name and shape for AlarmClusters prod:search-prod.
+			found := false
+			for _, a := range deployed {
+				if a.name == tc.name {
+					found = true
+					if a.expression != tc.query || (tc.metric != "" && a.metric != strings.Replace(tc.metric, " ", "/", 1)) {
+						t.Errorf("%s: the template's alarm %s has metric %q query %q", tc.file, a.id, a.metric, a.expression)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("%s: the template creates no alarm %q for AlarmClusters prod:search-prod", tc.file, tc.name)
+			}
 		}
 	})
 }
@@ -247,16 +285,20 @@ func TestSampleWebhooks(t *testing.T) {
 			name: "alarm",
 			file: "webhook-alarm.json",
 			check: func(t *testing.T, body []byte) {
-				// A forwarder relays the very event EventBridge delivers to detect.
-				var relayed, delivered any
+				// A forwarder relays an alarm state change as EventBridge delivers it: here an
+				// alarm of the user's own, whose metric names the cluster by a Cluster dimension.
+				var relayed, delivered map[string]any
 				if err := json.Unmarshal(body, &relayed); err != nil {
 					t.Fatalf("body is not JSON: %v", err)
 				}
 				if err := json.Unmarshal(readEvent(t, "alarm.json"), &delivered); err != nil {
 					t.Fatal(err)
 				}
-				if !reflect.DeepEqual(relayed, delivered) {
-					t.Error("body differs from events/alarm.json")
+				if got := sortedKeys(relayed); !reflect.DeepEqual(got, sortedKeys(delivered)) {
+					t.Errorf("fields: got %v, want those of events/alarm.json, %v", got, sortedKeys(delivered))
+				}
+				if relayed["detail-type"] != "CloudWatch Alarm State Change" || relayed["source"] != "aws.cloudwatch" {
+					t.Errorf("got %v from %v, want an alarm state change", relayed["detail-type"], relayed["source"])
 				}
 			},
 		},

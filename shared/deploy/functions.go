@@ -100,11 +100,14 @@ func functions() []function {
 		},
 		{
 			name:        "detect",
-			description: "Finds write hotspots in the latest snapshot and publishes Moves Planned or Scale Up Needed.",
+			description: "Finds write hotspots in each snapshot, or in a fresh one when an alarm fires, and publishes Moves Planned or Scale Up Needed.",
 			memoryMB:    256,
-			// Plans from the stored snapshot: it sends OpenSearch nothing, and deletes nothing.
-			dynamoDB: []string{ddbGetItem, ddbPutItem, ddbQuery},
-			triggers: append(busTriggers(bus.FunctionDetect), alarmTrigger()),
+			// Plans a stored snapshot; on a shardwise-* alarm it first reads a fresh sample and
+			// stores it in batches as ingest does (engine.DetectNow), but leaves removing
+			// allocation filters to ingest: no settings requests, and it deletes nothing.
+			openSearch: slices.Clone(readCluster),
+			dynamoDB:   []string{ddbGetItem, ddbPutItem, ddbQuery, ddbBatchGetItem, ddbBatchWriteItem},
+			triggers:   append(busTriggers(bus.FunctionDetect), alarmTrigger()),
 		},
 		{
 			name:        "move",

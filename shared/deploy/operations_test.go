@@ -83,9 +83,23 @@ func TestFunctionOperations(t *testing.T) {
 			if got := props["VpcConfig"]; !reflect.DeepEqual(got, wantVpc) {
 				t.Errorf("VpcConfig: got %#v, want %#v", got, wantVpc)
 			}
+			// move runs one at a time; ingest, behind the public webhook URL, is capped by the
+			// WebhookConcurrency parameter unless it is 0; the others are not capped.
 			reserved, capped := props["ReservedConcurrentExecutions"]
-			if want := fn.name == "move"; capped != want || capped && reserved != float64(1) {
-				t.Errorf("ReservedConcurrentExecutions: got %v (set %v), want 1 on move only", reserved, capped)
+			switch fn.name {
+			case "move":
+				if reserved != float64(1) {
+					t.Errorf("ReservedConcurrentExecutions: got %v, want 1", reserved)
+				}
+			case "ingest":
+				want := map[string]any{"Fn::If": []any{"HasWebhookConcurrency", ref("WebhookConcurrency"), ref("AWS::NoValue")}}
+				if !reflect.DeepEqual(reserved, want) {
+					t.Errorf("ReservedConcurrentExecutions: got %#v, want %#v", reserved, want)
+				}
+			default:
+				if capped {
+					t.Errorf("ReservedConcurrentExecutions: got %v, want none", reserved)
+				}
 			}
 			events, _ := props["Events"].(map[string]any)
 			if len(events) != len(fn.triggers) {

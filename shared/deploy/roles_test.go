@@ -359,7 +359,8 @@ func iamMatch(pattern, s string) bool {
 // what each sends, and compares it with its role in template.yaml: every call must be granted,
 // and every grant must have been used by some call. Two scenarios cover the paths a single one
 // cannot: a managed domain that refuses _cluster/reroute (move falls back to allocation filters,
-// ingest removes them once the copies have left) and a search spike (replicas adds copies).
+// ingest removes them once the copies have left) and a search spike (replicas adds copies). Each
+// ends with a shardwise alarm (events/alarm.json), on which detect samples the cluster itself.
 func TestRolesMatchCalls(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives two scenarios through every function against moto (about 20 s); -short leaves it out")
@@ -384,6 +385,14 @@ func TestRolesMatchCalls(t *testing.T) {
 			s.tick(t.Context())
 		}
 		t.Logf("%s: done after %s", run.scenario, s.sim.Elapsed())
+		// A shardwise alarm on the cluster: detect reads and stores a fresh sample itself
+		// (engine.DetectNow), one tick after the last.
+		alarm, err := os.ReadFile(filepath.Join("..", "..", "events", "alarm.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.sim.Step()
+		s.invoke(t.Context(), "detect", alarm)
 		if run.scenario == "search-spike" {
 			// A cycle that fails after claiming its snapshot gives the claim back: here the
 			// snapshot the event names does not exist.

@@ -78,6 +78,14 @@ func Template(opts Options) (*cloudformation.Template, error) {
 	for id, r := range cadenceResources() {
 		t.Resources[id] = r
 	}
+	for id, r := range alarmResources() {
+		t.Resources[id] = r
+	}
+	board, err := dashboard()
+	if err != nil {
+		return nil, err
+	}
+	t.Resources[dashboardID] = board
 
 	t.Outputs = cloudformation.Outputs{
 		"StateTableName": {
@@ -101,6 +109,12 @@ func Template(opts Options) (*cloudformation.Template, error) {
 		"AlertTopicArn": {
 			Value:       cloudformation.Ref(alertTopicID),
 			Description: cloudformation.String("SNS topic for Scale Up Needed and dead letters; subscribe to it"),
+		},
+		"DashboardUrl": {
+			Value: cloudformation.Sub("https://${AWS::Region}.console.aws.amazon.com/cloudwatch/home?region=${AWS::Region}" +
+				"#dashboards:name=${" + dashboardID + "}"),
+			Description: cloudformation.String("CloudWatch dashboard: hot nodes, queue latency per node, moves, replica " +
+				"changes, scale-up signals and breaker refusals, per cluster"),
 		},
 		"DeadLetterQueueUrl": {
 			Value:       cloudformation.Ref(dlqID),
@@ -142,6 +156,10 @@ func logicalID(name string) string {
 
 func parameters() cloudformation.Parameters {
 	out := operationsParameters()
+	for k, v := range alarmParameters() {
+		out[k] = v
+	}
+	out[paramWebhookConcurrency] = webhookConcurrencyParameter()
 	for k, v := range map[string]cloudformation.Parameter{
 		paramClusters: {
 			Type: "CommaDelimitedList",
@@ -225,6 +243,10 @@ func anySlice[T any](vs []T) []any {
 
 func conditions() map[string]any {
 	out := operationsConditions()
+	for k, v := range alarmConditions() {
+		out[k] = v
+	}
+	out[condWebhookConcurrency] = webhookConcurrencyCondition()
 	for k, v := range map[string]any{
 		condHasDomain:     cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramDomain), "")}),
 		condPublicWebhook: cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramWebhookSecret), "")}),
@@ -308,6 +330,7 @@ func lambda(fn function, opts Options) withProperties {
 		name, value := webhookEnv()
 		f.Environment.Variables[name] = value
 	}
+
 	if fn.functionURL {
 		// AWS_IAM: callers sign with SigV4, so the webhook needs no secret of its own.
 		f.FunctionUrlConfig = &serverless.Function_FunctionUrlConfig{AuthType: "AWS_IAM"}
@@ -320,6 +343,9 @@ func lambda(fn function, opts Options) withProperties {
 	}
 	if len(sources) > 0 {
 		extra["Events"] = sources
+	}
+	if fn.publicWebhook {
+		extra["ReservedConcurrentExecutions"] = webhookConcurrency()
 	}
 	if len(fn.triggers) > 0 {
 		// EventBridge invokes asynchronously: it hands the event to Lambda's queue and is done,

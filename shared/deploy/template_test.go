@@ -112,6 +112,14 @@ func TestTemplateResources(t *testing.T) {
 		// The cadence's log group and alarm (cadence.go).
 		"IngestCadenceLogGroup": "AWS::Logs::LogGroup",
 		"IngestCadenceAlarm":    "AWS::CloudWatch::Alarm",
+		// The dashboard (dashboard.go).
+		"Dashboard": "AWS::CloudWatch::Dashboard",
+	}
+	// The alarms of each AlarmClusters slot (alarms.go).
+	for i := range alarmSlots {
+		for _, id := range []string{latencyAlarmID(i), writeQueueAlarmID(i), rejectedAlarmID(i)} {
+			wantTypes[id] = "AWS::CloudWatch::Alarm"
+		}
 	}
 	resources := get(t, doc, "Resources").(map[string]any)
 	if got, want := sortedKeys(resources), sortedKeys(toAny(wantTypes)); !slices.Equal(got, want) {
@@ -198,6 +206,8 @@ func TestFunctions(t *testing.T) {
 			name:   "detect",
 			id:     "DetectFunction",
 			memory: 256,
+			// Reads a fresh sample when an alarm fires.
+			openSearch: []string{"es:ESHttpGet"},
 			rules: map[string]rule{
 				"StatsIngested": {onBus: true, pattern: statsIngested},
 				"AlarmStateChange": {pattern: map[string]any{

@@ -1,6 +1,8 @@
 package deploy
 
 import (
+	"strconv"
+
 	"github.com/awslabs/goformation/v7/cloudformation"
 	awslambda "github.com/awslabs/goformation/v7/cloudformation/lambda"
 
@@ -103,4 +105,38 @@ func webhookSecretPolicy() any {
 			"Resource": cloudformation.Sub("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${" + paramWebhookSecret + "}"),
 		}}},
 		cloudformation.Ref("AWS::NoValue"))
+}
+
+// The public webhook's concurrency limit. The URL is on an alias of the ingest function, and
+// Lambda reserves concurrency per function, not per alias: the reservation caps the function as a
+// whole, the cadence and the SigV4 URL included. Beyond it Lambda throttles, and a Function URL
+// answers 429, so a flood of requests (signed or not: refusing one still runs the function) costs
+// at most that many concurrent executions and leaves the rest of the account's concurrency alone.
+const (
+	paramWebhookConcurrency = "WebhookConcurrency"
+	condWebhookConcurrency  = "HasWebhookConcurrency"
+	// 40 for the cadence (its inline Map runs at most 40 clusters at once) and 10 for webhook
+	// requests.
+	defaultWebhookConcurrency = 50
+)
+
+func webhookConcurrencyParameter() cloudformation.Parameter {
+	return cloudformation.Parameter{
+		Type:     "Number",
+		Default:  strconv.Itoa(defaultWebhookConcurrency),
+		MinValue: cloudformation.Float64(0),
+		Description: cloudformation.String("Reserved concurrency of the ingest function, which serves the webhook URLs and the " +
+			"30-second cadence: at most this many run at once, requests beyond it get HTTP 429. Default 50: 40 for the " +
+			"cadence (its Map runs 40 clusters at once) and 10 for webhook requests. 0: no reservation (no limit)"),
+	}
+}
+
+// webhookConcurrency is the ingest function's ReservedConcurrentExecutions: the parameter, or none
+// when it is 0 (a reservation of 0 would throttle every invocation).
+func webhookConcurrency() any {
+	return cloudformation.If(condWebhookConcurrency, cloudformation.Ref(paramWebhookConcurrency), cloudformation.Ref("AWS::NoValue"))
+}
+
+func webhookConcurrencyCondition() any {
+	return cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramWebhookConcurrency), "0")})
 }
