@@ -29,6 +29,14 @@ type Cancellation struct {
 	Reason     string  `json:"reason"`
 }
 
+// nodeName is the node's name when its load has one, else its id.
+func nodeName(loads map[string]NodeLoad, id string) string {
+	if n := loads[id].Name; n != "" {
+		return n
+	}
+	return id
+}
+
 // CancelReason is what the cancellation tells about itself, short enough for a log line: the
 // sandbox, its limit and what it used.
 func (c Cancellation) CancelReason() string {
@@ -154,7 +162,7 @@ func PlanCancellations(rep Report, tasks []Attributed, loads []NodeLoad) ([]Canc
 				who = fmt.Sprintf(" (X-Opaque-Id %q)", r.opaque)
 			}
 			c.Reason = fmt.Sprintf("cancel request %s%s, started %s, the newest of sandbox %s on %s: the sandbox uses %.3f of %s there, over its %s cancellation limit %.3f (allocation %.3f); this request's %.3f brings it to %.3f",
-				r.root, who, r.start.UTC().Format(time.RFC3339), f.Sandbox, f.Node, cur, f.Resource, f.Mode, f.CancelAbove, f.Allocation, share, after)
+				r.root, who, r.start.UTC().Format(time.RFC3339), f.Sandbox, nodeName(byNode, f.Node), cur, f.Resource, f.Mode, f.CancelAbove, f.Allocation, share, after)
 			if f.Mode == Soft {
 				c.Reason += fmt.Sprintf("; soft: the node is at %.3f, past its cancellation threshold %.2f", f.NodeUsage, f.Cancellation)
 			}
@@ -164,7 +172,7 @@ func PlanCancellations(rep Report, tasks []Attributed, loads []NodeLoad) ([]Canc
 		if cur > f.CancelAbove+allocationSlack {
 			short = append(short, Shortfall{Node: f.Node, Sandbox: f.Sandbox, Resource: f.Resource, Usage: cur, Limit: f.CancelAbove,
 				Reason: fmt.Sprintf("sandbox %s on %s stays at %.3f of %s, over its cancellation limit %.3f: none of its requests with tasks there is left to cancel (already chosen, already cancelled, or not cancellable)",
-					f.Sandbox, f.Node, cur, f.Resource, f.CancelAbove)})
+					f.Sandbox, nodeName(byNode, f.Node), cur, f.Resource, f.CancelAbove)})
 		}
 	}
 	return out, short

@@ -21,6 +21,8 @@ func (u Usage) of(r Resource) float64 {
 // NodeSample is one node's measured usage: the node's total and each sandbox's part of it (the
 // resource stats of its tasks, summed by the sandbox each task resolved to).
 type NodeSample struct {
+	// Name is the node's name for reasons, when the key is its id.
+	Name      string           `json:"name,omitempty"`
 	Total     Usage            `json:"total"`
 	Sandboxes map[string]Usage `json:"sandboxes"`
 }
@@ -179,8 +181,12 @@ func judge(node, sandbox string, r Resource, mode Enforcement, alloc, own float6
 	if hasOwn {
 		ownNote = fmt.Sprintf(" × its own threshold %.2f", own)
 	}
+	where := node
+	if sample.Name != "" && sample.Name != node {
+		where = sample.Name
+	}
 	who := fmt.Sprintf("%s on %s uses %.3f of %s (allocation %.3f%s: reject above %.3f, cancel above %.3f), node at %.3f (rejection %.2f, cancellation %.2f)",
-		sandbox, node, f.Usage, r, alloc, ownNote, f.RejectAbove, f.CancelAbove, f.NodeUsage, f.Rejection, f.Cancellation)
+		sandbox, where, f.Usage, r, alloc, ownNote, f.RejectAbove, f.CancelAbove, f.NodeUsage, f.Rejection, f.Cancellation)
 	switch mode {
 	case Hard:
 		switch {

@@ -11,6 +11,9 @@ import (
 func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
 		rfcExample,
+		`[{"name":"a","attributes":{"custom_id":"x",},"resources":{"cpu":{"allocation":"0.4","threshold":0.5},},"enforcement":"hard"},]`,
+		`[]`,
+		`[,]`,
 		`{}`,
 		`null`,
 		`{"sandboxes":[{"name":"a","attributes":{"user_name":"alice","custom_id":"x,y*"},"resources":{"cpu":{"allocation":0.4}},"enforcement":"monitor"}]}`,

@@ -145,7 +145,7 @@ func Measure(tasks []Attributed, loads []NodeLoad) (NodeUsage, []string) {
 		if n.HeapMaxBytes > 0 {
 			heap = float64(n.HeapUsedBytes) / float64(n.HeapMaxBytes)
 		}
-		usage[n.Node] = NodeSample{Total: Usage{JVM: heap, CPU: n.CPU}, Sandboxes: map[string]Usage{}}
+		usage[n.Node] = NodeSample{Name: n.Name, Total: Usage{JVM: heap, CPU: n.CPU}, Sandboxes: map[string]Usage{}}
 	}
 	var missing []string
 	for _, t := range tasks {

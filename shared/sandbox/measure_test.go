@@ -70,7 +70,7 @@ func TestMeasure(t *testing.T) {
 	tasks = append(tasks, search("c1", 2, "noisy-b", "orders", t0, time.Second, "d1")...)
 	tasks = append(tasks, Task{ID: "gone:1", Node: "gone"})
 	loads := []NodeLoad{
-		{Node: "d1", CPU: 0.97, HeapUsedBytes: 600 << 20, HeapMaxBytes: 1000 << 20, Processors: 4},
+		{Node: "d1", Name: "data-1", CPU: 0.97, HeapUsedBytes: 600 << 20, HeapMaxBytes: 1000 << 20, Processors: 4},
 		{Node: "d2", CPU: 0.3, HeapUsedBytes: 100 << 20, HeapMaxBytes: 1000 << 20, Processors: 4},
 		{Node: "c1", CPU: 0.1, HeapMaxBytes: 1000 << 20, Processors: 4},
 	}
@@ -86,6 +86,12 @@ func TestMeasure(t *testing.T) {
 	}
 	if n := usage["d2"].Sandboxes["noisy"]; math.Abs(n.CPU-0.5) > 1e-9 {
 		t.Errorf("noisy on d2 got %+v, want cpu 0.5", n)
+	}
+	// Reasons name a node by its name when it has one.
+	for _, f := range Evaluate(usage, tenantDefs(Hard)).Findings {
+		if f.Node == "d1" && !strings.Contains(f.Reason, "on data-1 uses") {
+			t.Errorf("reason %q does not name node d1 data-1", f.Reason)
+		}
 	}
 	if len(missing) != 1 || missing[0] != "gone:1" {
 		t.Errorf("missing got %v", missing)
