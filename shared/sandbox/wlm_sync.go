@@ -204,6 +204,11 @@ func DesiredWLM(defs Definitions, sup WLMSupport) (WLMDesired, error) {
 		d.Groups = append(d.Groups, g)
 	}
 	for _, s := range defs.Sandboxes {
+		for _, r := range resources {
+			if th, ok := s.Resources.threshold(r); ok {
+				d.Notes = append(d.Notes, fmt.Sprintf("sandbox %q's own %s threshold %v is not carried: the plugin's thresholds are the node's, for every group", s.Name, r, th))
+			}
+		}
 		rule, note := ruleFor(s, sup)
 		if note != "" {
 			d.Notes = append(d.Notes, note)

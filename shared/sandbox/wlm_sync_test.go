@@ -53,7 +53,7 @@ func wlmDefs() Definitions {
 		Sandboxes: []Sandbox{
 			{Name: "analysts", Attributes: Attributes{IndicesName: "logs-*,metrics"}, Resources: Allocations{JVM: alloc(0.3), CPU: alloc(0.2)}, Enforcement: Soft},
 			{Name: "tellers", Attributes: Attributes{Role: "tellers"}, Resources: Allocations{JVM: alloc(0.25)}, Enforcement: Hard},
-			{Name: "watchers", Attributes: Attributes{CustomID: "dash-*"}, Resources: Allocations{CPU: alloc(0.1)}, Enforcement: Monitor},
+			{Name: "watchers", Attributes: Attributes{CustomID: "dash-*"}, Resources: Allocations{CPU: &Allocation{Allocation: 0.1, Threshold: new(Fraction(0.7))}}, Enforcement: Monitor},
 		},
 		Resources: ClusterResources{JVM: &ResourceLimit{Threshold: Thresholds{Rejection: 0.85, Cancellation: 0.95}, Enforcement: Soft}},
 	}
@@ -90,7 +90,7 @@ func TestDesiredWLM(t *testing.T) {
 		t.Errorf("settings got %v, want %v", d.Settings, wantSettings)
 	}
 	notes := strings.Join(d.Notes, "\n")
-	for _, want := range []string{`"tellers" gets no rule: role needs principal rules`, `"watchers" gets no rule: custom_id`, `cluster-level jvm enforcement "soft" is not carried`} {
+	for _, want := range []string{`"tellers" gets no rule: role needs principal rules`, `"watchers" gets no rule: custom_id`, `cluster-level jvm enforcement "soft" is not carried`, `sandbox "watchers"'s own cpu threshold 0.7 is not carried`} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
