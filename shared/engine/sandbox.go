@@ -88,11 +88,14 @@ func (e *Engine) Sandbox(ctx context.Context, name string) (SandboxResult, error
 	if !ok {
 		return res, fmt.Errorf("sandbox %s: the cluster API cannot list or cancel tasks", name)
 	}
-	tasks, err := tapi.SearchTasks(ctx)
+	// The tasks are read last, and cancelled right after: a search lives seconds, and every call
+	// between listing it and cancelling it is a chance for it to finish first.
+	loads, err := tapi.NodeLoads(ctx)
 	if err != nil {
 		return res, fmt.Errorf("sandbox %s: %w", name, err)
 	}
-	loads, err := tapi.NodeLoads(ctx)
+	health, herr := api.Health(ctx)
+	tasks, err := tapi.SearchTasks(ctx)
 	if err != nil {
 		return res, fmt.Errorf("sandbox %s: %w", name, err)
 	}
@@ -112,7 +115,6 @@ func (e *Engine) Sandbox(ctx context.Context, name string) (SandboxResult, error
 		return res, nil
 	}
 
-	health, herr := api.Health(ctx)
 	// The figures are this cycle's own reads, so they are fresh; cancelling cures slow searches
 	// rather than adding to them, so the latency check does not hold it back.
 	in := safety.Inputs{Reachable: herr, Health: health.Status, Relocating: health.Relocating, Initializing: health.Initializing,
