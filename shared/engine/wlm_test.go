@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,12 +10,15 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/collect"
+	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/engine"
 	"github.com/shardwise/shardwise/shared/opensearch"
 	"github.com/shardwise/shardwise/shared/safety"
 	"github.com/shardwise/shardwise/shared/sandbox"
 	"github.com/shardwise/shardwise/shared/sim"
+	"github.com/shardwise/shardwise/shared/state"
 )
 
 // wlmServer is the simulator behind HTTP, recording every request that is not a read.
@@ -338,5 +342,45 @@ func TestSyncWLMBreaker(t *testing.T) {
 	}
 	if wr := w.takeWrites(); len(wr) != 0 || len(res.Calls) == 0 {
 		t.Errorf("breaker open, yet it wrote %v (calls %d)", wr, len(res.Calls))
+	}
+}
+
+// TestSandboxCycleSyncsWLM: the sandbox function's cycle syncs its definitions, dry-run first
+// (the drift and would-be calls on a "Sandbox Enforced" event, nothing written), then for real.
+func TestSandboxCycleSyncsWLM(t *testing.T) {
+	w := newWLMServer(t, "3.1.0", 2, sim.PluginWorkloadManagement)
+	cfg := config.Default()
+	cfg.Clusters = []config.Cluster{{Name: "prod", URLs: []string{"http://127.0.0.1:9"}, Auth: "none"}}
+	cfg.Sandbox.Definitions = []byte(`[{"name":"analysts","attributes":{"indices_name":"logs*"},"resources":{"cpu":{"allocation":0.3}},"enforcement":"hard"}]`)
+	var events bus.Memory
+	e := &engine.Engine{Store: state.NewMemory(nil), Bus: &events, Config: cfg,
+		Cluster: func(string) (engine.ClusterAPI, error) { return w.api, nil }}
+
+	e.Config.Safety.DryRun = true
+	if _, err := e.Sandbox(t.Context(), "prod"); err != nil {
+		t.Fatal(err)
+	}
+	if wr := w.takeWrites(); len(wr) != 0 {
+		t.Errorf("dry-run cycle wrote %v", wr)
+	}
+	var ev bus.SandboxEnforced
+	found := false
+	for _, r := range events.Drain() {
+		if r.DetailType == bus.TypeSandboxEnforced && json.Unmarshal(r.Detail, &ev) == nil && ev.Mode == "wlm-dry-run" {
+			found = true
+		}
+	}
+	if !found || !slices.Contains(ev.Actions, "drift: group shardwise-analysts group: want present, have absent") ||
+		!slices.Contains(ev.Actions, "dry-run: PUT /_wlm/workload_group (create group shardwise-analysts for sandbox analysts)") {
+		t.Fatalf("no wlm-dry-run event with the drift and the call: %+v", ev)
+	}
+
+	e.Config.Safety.DryRun = false
+	if _, err := e.Sandbox(t.Context(), "prod"); err != nil {
+		t.Fatal(err)
+	}
+	st := live(t, w, sandbox.WLMSupport{API: sandbox.WorkloadGroupAPI, Rules: true})
+	if got := groupSummary(st); !slices.Equal(got, []string{"shardwise-analysts enforced cpu=0.3 memory=0"}) || len(st.Rules) != 1 {
+		t.Errorf("after the cycle: groups %v rules %v", got, ruleSummary(st))
 	}
 }
