@@ -90,15 +90,12 @@ func Attribute(tasks []Task, defs Definitions) []Attributed {
 		if !ok {
 			sb, score, why := defs.Resolve(RequestOf(*root))
 			r = Attributed{Sandbox: sb, Root: root.ID, Score: score, Reason: why}
-			if root.ID != t.ID {
-				r.Reason = fmt.Sprintf("inherits from its parent request %s: %s", root.ID, why)
-			}
 			resolved[root.ID] = r
 		}
 		a := r
 		a.Task = t
-		if root.ID == t.ID {
-			a.Reason = strings.TrimPrefix(a.Reason, fmt.Sprintf("inherits from its parent request %s: ", root.ID))
+		if root.ID != t.ID {
+			a.Reason = fmt.Sprintf("inherits from its parent request %s: %s", root.ID, r.Reason)
 		}
 		out = append(out, a)
 	}

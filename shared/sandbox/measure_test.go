@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,9 +46,17 @@ func TestAttributeFollowsParents(t *testing.T) {
 	tasks = append(tasks, Task{ID: "x:1", ParentID: "x:2", Node: "d1"}, Task{ID: "x:2", ParentID: "x:1", Node: "d1"})
 	got := map[string]string{}
 	roots := map[string]string{}
+	reasons := map[string]string{}
+	// Children listed before their parent, as a listing sorted by node can have them.
+	slices.Reverse(tasks)
 	for _, a := range Attribute(tasks, tenantDefs(Hard)) {
 		got[a.ID] = a.Sandbox
 		roots[a.ID] = a.Root
+		reasons[a.ID] = a.Reason
+	}
+	if !strings.HasPrefix(reasons["d2:1b"], "inherits from its parent request c1:1: sandbox noisy matches") ||
+		!strings.HasPrefix(reasons["c1:1"], "sandbox noisy matches") {
+		t.Errorf("reasons got child %q, parent %q", reasons["d2:1b"], reasons["c1:1"])
 	}
 	want := map[string]string{
 		"c1:1": "noisy", "d1:1a": "noisy", "d2:1b": "noisy",
