@@ -236,7 +236,7 @@ func printStatus(out io.Writer, st sandboxStatus) error {
 		fmt.Fprintln(out, "  nothing")
 	} else {
 		c := tablewriter.NewWriter(out)
-		c.Header("task", "X-Opaque-Id", "sandbox", "node", "usage", "freed", "after", "limit", "reason")
+		c.Header("task", "opaque id", "sandbox", "node", "usage", "freed", "after", "limit", "reason")
 		for _, x := range st.Cancellations {
 			_ = c.Append(x.Task, x.OpaqueID, x.Sandbox, name(x.Node), fmt.Sprintf("%.3f", x.Usage), fmt.Sprintf("%.3f", x.Freed),
 				fmt.Sprintf("%.3f", x.After), fmt.Sprintf("%.3f", x.Limit), x.Reason)
