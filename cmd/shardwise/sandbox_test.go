@@ -116,3 +116,44 @@ func TestSandboxStatusAgainstServedSimulator(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxNoisyTenantScenario is issue 15's bar on the simulator: with the sandboxes of
+// scenarios/configs/sandbox-noisy-tenant.json and dry-run off, the hard-limited tenant has
+// searches cancelled, the tenant within its share and the monitored one none, and the
+// well-behaved tenant's p99 search latency is at least 2× better than with OpenSearch alone.
+func TestSandboxNoisyTenantScenario(t *testing.T) {
+	cfg := filepath.Join("..", "..", "scenarios", "configs", "sandbox-noisy-tenant.json")
+	type result struct {
+		TasksCancelled int                `json:"tasks_cancelled"`
+		ByTenant       map[string]int     `json:"tasks_cancelled_by_tenant"`
+		P99            map[string]float64 `json:"tenant_p99_search_latency_ms"`
+	}
+	run := func(args ...string) result {
+		t.Helper()
+		out, _, err := execute(t, append([]string{"simulate", "--scenario", scenarioPath("sandbox-noisy-tenant"), "--config", cfg, "--json", "--quiet"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r result
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, out)
+		}
+		return r
+	}
+	on := run("--dry-run=false")
+	none := run("--balancer", "none")
+	dry := run()
+	t.Logf("dry-run off: %+v; --balancer none: %+v; dry-run: %+v", on, none, dry)
+	if on.TasksCancelled == 0 || on.ByTenant["reports"] == 0 {
+		t.Errorf("dry-run off: the hard tenant reports had nothing cancelled: %+v", on)
+	}
+	if on.ByTenant["storefront"] != 0 || on.ByTenant["analytics"] != 0 {
+		t.Errorf("dry-run off: cancelled searches of storefront (within its share) or analytics (monitor): %v", on.ByTenant)
+	}
+	if dry.TasksCancelled != 0 {
+		t.Errorf("dry-run: %d tasks cancelled, want none", dry.TasksCancelled)
+	}
+	if s, n := on.P99["storefront"], none.P99["storefront"]; s <= 0 || 2*s > n {
+		t.Errorf("storefront p99: %.0f ms with shardwise, %.0f ms with OpenSearch alone; want at least 2× better", s, n)
+	}
+}
