@@ -122,6 +122,9 @@ func TestSandboxStatusAgainstServedSimulator(t *testing.T) {
 // searches cancelled, the tenant within its share and the monitored one none, and the
 // well-behaved tenant's p99 search latency is at least 2× better than with OpenSearch alone.
 func TestSandboxNoisyTenantScenario(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a whole scenario three times")
+	}
 	cfg := filepath.Join("..", "..", "scenarios", "configs", "sandbox-noisy-tenant.json")
 	type result struct {
 		TasksCancelled int                `json:"tasks_cancelled"`
