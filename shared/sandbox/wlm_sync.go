@@ -197,6 +197,10 @@ func DesiredWLM(defs Definitions, sup WLMSupport) (WLMDesired, error) {
 			errs = append(errs, fmt.Errorf("sandbox %q: group name %q is over the plugin's %d characters", g.Name, name, maxGroupName))
 			continue
 		}
+		if strings.ContainsAny(g.Name, "/?#*,") || strings.TrimSpace(g.Name) != g.Name {
+			errs = append(errs, fmt.Errorf("sandbox %q: a group name is one path segment of the plugin's API, without / ? # * , or surrounding spaces", g.Name))
+			continue
+		}
 		if g.ResiliencyMode != "monitor" {
 			enforcing = true
 		}

@@ -122,6 +122,7 @@ func TestDesiredWLMRefuses(t *testing.T) {
 	}{
 		{"unsupported", func(*Definitions) {}, WLMSupport{Reason: "no plugin"}, "no plugin"},
 		{"long name", func(d *Definitions) { d.Sandboxes[0].Name = strings.Repeat("a", 41) }, v31, "over the plugin's 50 characters"},
+		{"name not a path segment", func(d *Definitions) { d.Sandboxes[0].Name = "a/b" }, v31, "one path segment"},
 		{"rejection over 0.9", func(d *Definitions) { d.Resources.JVM.Threshold.Rejection = 0.91 }, v31, "jvm rejection threshold 0.91"},
 		{"cancellation over 0.95", func(d *Definitions) {
 			d.Resources.CPU = &ResourceLimit{Threshold: Thresholds{Rejection: 0.8, Cancellation: 0.96}}

@@ -400,6 +400,9 @@ func (s *Sim) handlePutClusterSettings(rq *request) (reply, *apiError) {
 		}
 		updates[scope] = flat
 	}
+	if e := s.checkWLMThresholds(updates); e != nil {
+		return reply{}, illegalArgument(e.Error())
+	}
 	ack := object{{"acknowledged", true}}
 	for _, scope := range []string{"persistent", "transient"} {
 		store := s.persistent

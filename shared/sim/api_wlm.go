@@ -200,6 +200,45 @@ func (s *Sim) validateSetting(scope, key, value string) error {
 	return validateClusterSetting(scope, key, value)
 }
 
+// checkWLMThresholds refuses an update after which a resource's cancellation threshold would be
+// under its rejection threshold, as the plugin's settings validators do; the values in effect
+// (transient over persistent over defaults) after the update are compared.
+func (s *Sim) checkWLMThresholds(updates map[string]map[string]*string) error {
+	api, _, _ := s.wlmAPI()
+	if api == "" {
+		return nil
+	}
+	effective := func(key string) float64 {
+		v, ok := s.defaults[key]
+		for _, layer := range []struct {
+			store map[string]string
+			scope string
+		}{{s.persistent, "persistent"}, {s.transient, "transient"}} {
+			if u, given := updates[layer.scope][key]; given {
+				if u != nil {
+					v, ok = *u, true
+				}
+				continue
+			}
+			if sv, set := layer.store[key]; set {
+				v, ok = sv, true
+			}
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil {
+			return math.NaN()
+		}
+		return f
+	}
+	for _, r := range []string{"memory", "cpu"} {
+		rej, can := "wlm."+api+".node."+r+"_rejection_threshold", "wlm."+api+".node."+r+"_cancellation_threshold"
+		if effective(can) < effective(rej) {
+			return fmt.Errorf("%s value should not be less than %s", can, rej)
+		}
+	}
+	return nil
+}
+
 // routeWLM serves _wlm and _rules, or answers no handler when the plugin does not serve the path.
 func (s *Sim) routeWLM(rq *request) (reply, *apiError) {
 	segs, m := rq.segs, rq.r.Method
