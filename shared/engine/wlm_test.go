@@ -233,6 +233,12 @@ func TestSyncWLMRoundTrip(t *testing.T) {
 			if wr := w.takeWrites(); len(wr) != 0 {
 				t.Errorf("in sync, yet it wrote %v", wr)
 			}
+
+			// 5. An empty list removes every group and rule shardwise made.
+			res = sync(sandbox.Definitions{})
+			if st = live(t, w, res.Support); len(st.Groups) != 0 || len(st.Rules) != 0 || st.Settings[prefix+"mode"] != "monitor_only" {
+				t.Errorf("after an empty sync: groups %v rules %v mode %q", groupSummary(st), ruleSummary(st), st.Settings[prefix+"mode"])
+			}
 		})
 	}
 }
