@@ -42,10 +42,17 @@ type simTask struct {
 	query      *tenantQuery
 	shard      *tenantShardTask
 	stats      *taskStats
+	// cpuShare is the part of a synthetic task's running time it spent on a CPU (tenant tasks carry
+	// stats instead).
+	cpuShare float64
 }
 
-// searchCPUShare is the part of a running search task's time spent on the CPU.
-const searchCPUShare = 0.8
+// searchCPUShare is the part of a running search task's time spent on the CPU; coordinatingCPUShare
+// the part of a coordinating search task's, which mostly waits for its shard-level tasks.
+const (
+	searchCPUShare       = 0.8
+	coordinatingCPUShare = 0.02
+)
 
 func (t *simTask) fullID() string { return t.n.id + ":" + strconv.FormatInt(t.id, 10) }
 
@@ -65,11 +72,13 @@ func (s *Sim) tasks(nodes []*node) []*simTask {
 	}
 	var out []*simTask
 	for _, n := range nodes {
-		busy := math.Min(n.search.lastActive, float64(n.search.threads)) + math.Min(n.search.lastQueue, searchQueueSize)
+		active, queued := math.Min(n.search.lastActive, float64(n.search.threads)), math.Min(n.search.lastQueue, searchQueueSize)
+		share := 1.0
 		if n.tenantLoad > 0 {
 			// The tenants' tasks are listed as themselves; these stand for the rest of the pool.
-			busy *= math.Max(0, n.searchLoad-n.tenantLoad) / n.searchLoad
+			share = math.Max(0, n.searchLoad-n.tenantLoad) / n.searchLoad
 		}
+		busy := (active + queued) * share
 		count := int(math.Round(busy))
 		copies := byNode[n]
 		if count == 0 || len(copies) == 0 {
@@ -77,6 +86,11 @@ func (s *Sim) tasks(nodes []*node) []*simTask {
 		}
 		per := apportion(count, copies)
 		latency := time.Duration((searchTaskSeconds + n.search.lastWait) * float64(time.Second))
+		// The first requests hold the pool's threads and the rest wait in its queue, using no CPU;
+		// the threads share the node's processors, so the running ones' CPU shares add up to at most
+		// the whole node.
+		running := int64(math.Round(active * share))
+		perThread := searchCPUShare * math.Min(1, float64(n.write.threads)/float64(n.search.threads))
 		k := int64(0)
 		for ci, c := range copies {
 			for range per[ci] {
@@ -89,6 +103,9 @@ func (s *Sim) tasks(nodes []*node) []*simTask {
 					start: now.Add(-run - time.Millisecond), running: run + time.Millisecond}
 				child := &simTask{n: n, id: base + 2*k + 1, parent: parent.id, action: "indices:data/read/search[phase/query]",
 					desc: "shardId[" + c.sh.String() + "]", start: now.Add(-run), running: run}
+				if k < running {
+					parent.cpuShare, child.cpuShare = coordinatingCPUShare, perThread
+				}
 				for _, t := range []*simTask{parent, child} {
 					if at, ok := s.cancelled[t.fullID()]; ok {
 						t.cancelled, t.cancelAt = true, at
@@ -186,7 +203,7 @@ func (t *simTask) render(detailed bool) object {
 	st := t.stats
 	if st == nil {
 		// Resource tracking (OpenSearch 2.x search tasks): CPU is most of the running time, memory a few MiB.
-		st = &taskStats{cpu: time.Duration(searchCPUShare * float64(t.running.Nanoseconds())), mem: int64(1<<20) + t.id%(4<<20), executions: 1, active: 1}
+		st = &taskStats{cpu: time.Duration(t.cpuShare * float64(t.running.Nanoseconds())), mem: int64(1<<20) + t.id%(4<<20), executions: 1, active: 1}
 	}
 	o = append(o, field{"resource_stats", st.render()})
 	if t.cancelled {

@@ -290,3 +290,39 @@ func TestTasks(t *testing.T) {
 		t.Errorf("tasks_cancelled: got %d, want 9", r.TasksCancelled)
 	}
 }
+
+// TestTasksCPUAddsUpToTheNode: however deep a node's search queue, its search tasks' CPU shares
+// (cpu_time over running time, over the node's processors) add up to at most the whole node, since
+// only the tasks holding a thread run and the coordinating tasks mostly wait.
+func TestTasksCPUAddsUpToTheNode(t *testing.T) {
+	doc := `{"name": "deep-queue", "seed": 3, "tick_seconds": 30, "duration_seconds": 300,
+	  "nodes": [{"name": "a"}],
+	  "indices": [{"name": "hot", "primaries": 1, "replicas": 0, "shard_bytes": 1,
+	    "search_load": {"kind": "constant", "value": 40}}]}`
+	s := mustSim(t, doc)
+	stepN(s, 3)
+	_, nodes := callJSON(t, s, "GET", "/_nodes/os", "")
+	var processors float64
+	for _, n := range dig(nodes, "nodes").(map[string]any) {
+		processors, _ = dig(n, "os", "allocated_processors").(float64)
+	}
+	if processors <= 0 {
+		t.Fatalf("no allocated_processors in %v", nodes)
+	}
+	_, list := callJSON(t, s, "GET", "/_tasks?actions=*search*&detailed&group_by=none", "")
+	tasks, _ := list["tasks"].([]any)
+	if len(tasks) < 100 {
+		t.Fatalf("tasks: got %d, want a deep queue's worth (the load is 40 threads' worth)", len(tasks))
+	}
+	var cpu float64
+	for _, tk := range tasks {
+		used, _ := dig(tk, "resource_stats", "total", "cpu_time_in_nanos").(float64)
+		running, _ := dig(tk, "running_time_in_nanos").(float64)
+		if running > 0 {
+			cpu += used / running / processors
+		}
+	}
+	if cpu <= 0.3 || cpu > 1 {
+		t.Errorf("the tasks' CPU shares add up to %.2f of the node, want a busy node's, at most 1", cpu)
+	}
+}
