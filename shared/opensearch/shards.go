@@ -3,7 +3,6 @@ package opensearch
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -121,6 +120,11 @@ type shardCopyWire struct {
 }
 
 func decodeShardStats(body []byte) (ShardStats, error) {
+	return decodeShardStatsWith(body, unmarshalLarge)
+}
+
+// decodeShardStatsWith decodes with the given unmarshal, which the tests vary.
+func decodeShardStatsWith(body []byte, unmarshal func([]byte, any) error) (ShardStats, error) {
 	var wire struct {
 		Shards struct {
 			Total      int `json:"total"`
@@ -131,7 +135,7 @@ func decodeShardStats(body []byte) (ShardStats, error) {
 			Shards map[string][]shardCopyWire `json:"shards"`
 		} `json:"indices"`
 	}
-	if err := json.Unmarshal(body, &wire); err != nil {
+	if err := unmarshal(body, &wire); err != nil {
 		return ShardStats{}, fmt.Errorf("decode: %w", err)
 	}
 	n := 0

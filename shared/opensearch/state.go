@@ -107,6 +107,11 @@ func (c *Client) ClusterState(ctx context.Context) (ClusterState, error) {
 }
 
 func decodeClusterState(body []byte) (ClusterState, error) {
+	return decodeClusterStateWith(body, unmarshalLarge)
+}
+
+// decodeClusterStateWith decodes with the given unmarshal, which the tests vary.
+func decodeClusterStateWith(body []byte, unmarshal func([]byte, any) error) (ClusterState, error) {
 	var wire struct {
 		Version   int64  `json:"version"`
 		StateUUID string `json:"state_uuid"`
@@ -136,7 +141,7 @@ func decodeClusterState(body []byte) (ClusterState, error) {
 			} `json:"indices"`
 		} `json:"routing_table"`
 	}
-	if err := json.Unmarshal(body, &wire); err != nil {
+	if err := unmarshal(body, &wire); err != nil {
 		return ClusterState{}, fmt.Errorf("decode: %w", err)
 	}
 	out := ClusterState{Version: wire.Version, StateUUID: wire.StateUUID}
