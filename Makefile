@@ -48,7 +48,7 @@ run: ## Run the write-hotspot scenario against the built-in simulator, acting (n
 	go run ./cmd/shardwise simulate --scenario scenarios/write-hotspot.json --dry-run=false
 
 .PHONY: test
-test: fmt-check tidy-check vet lint unit properties faults fuzz template-check template-lint deploy-test ## The full gate, as CI runs it.
+test: fmt-check tidy-check vet lint unit properties faults fuzz template-check template-lint ## The full gate, as CI runs it. (`unit` includes the moto deploy test, TestCloudFormationDeploy; `make deploy-test` runs it alone.)
 
 .PHONY: fmt-check
 fmt-check: ## Fail, listing the files, if any Go file is not gofmt-formatted.

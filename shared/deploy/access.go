@@ -39,7 +39,31 @@ var (
 	reqPutSettings     = request{http.MethodPut, "*/_settings", "indices:admin/settings/update", true}
 	reqReroute         = request{http.MethodPost, "_cluster/reroute", "cluster:admin/reroute", false}
 	reqTasks           = request{http.MethodGet, "_tasks", "cluster:monitor/tasks/lists", false}
+	reqCancelTask      = request{http.MethodPost, "_tasks/*/_cancel", "cluster:admin/tasks/cancel", false}
+	reqRoot            = request{http.MethodGet, "", "cluster:monitor/main", false}
+	reqNodesOS         = request{http.MethodGet, "_nodes/os", "cluster:monitor/nodes/info", false}
+	reqPutClusterSet   = request{http.MethodPut, "_cluster/settings", "cluster:admin/settings/update", false}
 )
+
+// wlmRequests are the workload-management plugin's requests of the sandbox sync, for both names
+// of its API (_wlm/query_group on 2.18 to 3.0, _wlm/workload_group from 3.1) and its rules (3.x):
+// list, create, update and delete.
+func wlmRequests() []request {
+	var out []request
+	for _, api := range []struct{ path, action string }{
+		{"_wlm/query_group", "cluster:admin/opensearch/wlm/query_group/"},
+		{"_wlm/workload_group", "cluster:admin/opensearch/wlm/workload_group/"},
+		{"_rules/workload_group", "cluster:admin/opensearch/wlm/rule/"},
+	} {
+		out = append(out,
+			request{http.MethodGet, api.path, api.action + "_get", false},
+			request{http.MethodPut, api.path, api.action + "_create", false},
+			request{http.MethodPut, api.path + "/*", api.action + "_update", false},
+			request{http.MethodDelete, api.path + "/*", api.action + "_delete", false},
+		)
+	}
+	return out
+}
 
 // readCluster is one sample: what collect's Read sends (node stats, shard stats, state, health,
 // cluster settings, and node info when a node it has not seen appears).

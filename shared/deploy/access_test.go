@@ -81,7 +81,18 @@ func TestFGACRoles(t *testing.T) {
 		{"shardwise_move", append([]any{"cluster:admin/reroute"}, read...),
 			indexPerms("indices:admin/settings/update", "indices:monitor/settings/get", "indices:monitor/stats"), "<MoveFunctionRoleArn>"},
 		{"shardwise_replicas", []any{"cluster:monitor/health"}, indexPerms("indices:admin/settings/update"), "<ReplicasFunctionRoleArn>"},
-		{"shardwise_sandbox", []any{"cluster:monitor/tasks/lists"}, []any{}, "<SandboxFunctionRoleArn>"},
+		// Health, the nodes' own load, tasks and their cancellation; the version, the wlm.*
+		// settings and workload management's groups and rules, by both names of its API.
+		{"shardwise_sandbox", []any{
+			"cluster:admin/opensearch/wlm/query_group/_create", "cluster:admin/opensearch/wlm/query_group/_delete",
+			"cluster:admin/opensearch/wlm/query_group/_get", "cluster:admin/opensearch/wlm/query_group/_update",
+			"cluster:admin/opensearch/wlm/rule/_create", "cluster:admin/opensearch/wlm/rule/_delete",
+			"cluster:admin/opensearch/wlm/rule/_get", "cluster:admin/opensearch/wlm/rule/_update",
+			"cluster:admin/opensearch/wlm/workload_group/_create", "cluster:admin/opensearch/wlm/workload_group/_delete",
+			"cluster:admin/opensearch/wlm/workload_group/_get", "cluster:admin/opensearch/wlm/workload_group/_update",
+			"cluster:admin/settings/update", "cluster:admin/tasks/cancel", "cluster:monitor/health", "cluster:monitor/main",
+			"cluster:monitor/nodes/info", "cluster:monitor/nodes/stats", "cluster:monitor/state", "cluster:monitor/tasks/lists",
+		}, []any{}, "<SandboxFunctionRoleArn>"},
 	}
 	if len(roles) != len(tests) || len(mappings) != len(tests) {
 		t.Errorf("got roles %v and mappings %v, want %d of each", keys(roles), keys(mappings), len(tests))

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -28,6 +29,12 @@ func TestCadenceRuns(t *testing.T) {
 		return awsJSON(t, moto, target, version, body)
 	}
 	post(t, moto+"/moto-api/config", map[string]any{"stepfunctions": map[string]any{"execute_state_machine": true}})
+	// The interpreter is a server-wide switch, and with it on moto serves Step Functions from
+	// another backend, in which the state machines other tests create (TestCloudFormationDeploy's,
+	// through CloudFormation) do not exist: switch it back off.
+	t.Cleanup(func() {
+		postCtx(t, context.Background(), moto+"/moto-api/config", map[string]any{"stepfunctions": map[string]any{"execute_state_machine": false}})
+	})
 
 	run := fmt.Sprintf("%d", time.Now().UnixNano())
 	good := []string{"cadence-a-" + run, "cadence-b-" + run}
@@ -193,11 +200,17 @@ func service(target string) string {
 
 func post(t *testing.T, url string, body any) {
 	t.Helper()
+	postCtx(t, t.Context(), url, body)
+}
+
+// postCtx is post within ctx: a cleanup's, since t.Context is cancelled before cleanups run.
+func postCtx(t *testing.T, ctx context.Context, url string, body any) {
+	t.Helper()
 	raw, err := json.Marshal(body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(raw))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(raw))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,12 +136,13 @@ func functions() []function {
 		},
 		{
 			name:        "sandbox",
-			description: "Reports each sandbox's share of the running search tasks against its resource limits.",
+			description: "Measures each sandbox's share of the nodes' CPU and heap, cancels the newest requests of sandboxes over their limits, and syncs the sandboxes to workload management.",
 			memoryMB:    128,
-			// Lists search tasks; it cancels none yet and has no workload-management sync.
-			openSearch: []request{reqTasks},
-			// Reads the latest snapshot only.
-			dynamoDB: []string{ddbGetItem, ddbQuery},
+			// Health for the breaker, the nodes' own CPU and heap, the search tasks and their
+			// cancellation; the version (GET /) and the workload-management groups, rules and wlm.*
+			// settings it syncs. It keeps no state of its own.
+			openSearch: append([]request{reqHealth, reqRoot, reqNodesStats, reqNodesOS, reqTasks, reqCancelTask,
+				reqClusterSettings, reqPutClusterSet}, wlmRequests()...),
 			triggers: busTriggers(bus.FunctionSandbox),
 		},
 	}

@@ -96,13 +96,22 @@ type stack struct {
 	calls *calls
 	bus   *bus.Memory
 	fns   map[string]func(context.Context, json.RawMessage) error
+	// engines are the functions' engines, whose configuration a run may change between ticks.
+	engines map[string]*engine.Engine
 }
 
-func newStack(t *testing.T, c *calls, scenario string, strategy config.MoveStrategy) *stack {
+func newStack(t *testing.T, c *calls, scenario string, strategy config.MoveStrategy, prepare func(*sim.Scenario, *config.Config)) *stack {
 	t.Helper()
 	sc, err := sim.LoadScenario(filepath.Join("..", "..", "scenarios", scenario+".json"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	cfg := config.Default()
+	// One sandbox, so that the sandbox function lists the search tasks.
+	cfg.Sandbox.Definitions = json.RawMessage(`{"sandboxes":[{"name":"readers","attributes":{"indices_name":"clicks"},` +
+		`"resources":{"cpu":{"allocation":0.3}},"enforcement":"soft"}]}`)
+	if prepare != nil {
+		prepare(sc, &cfg)
 	}
 	s, err := sim.New(sc, sim.Options{})
 	if err != nil {
@@ -110,16 +119,13 @@ func newStack(t *testing.T, c *calls, scenario string, strategy config.MoveStrat
 	}
 	moto := dynamotest.Endpoint(t)
 	table := dynamotest.NewTable(t, dynamotest.Client(t, moto))
-	cfg := config.Default()
 	cfg.Table = table
 	cfg.Safety.DryRun = false
 	cfg.MoveStrategy = strategy
-	// One sandbox, so that the sandbox function lists the search tasks.
-	cfg.Sandbox.Definitions = json.RawMessage(`{"sandboxes":[{"name":"readers","attributes":{"indices_name":"clicks"},` +
-		`"resources":{"cpu":{"allocation":0.3}},"enforcement":"soft"}]}`)
 
 	events := &bus.Memory{}
-	st := &stack{t: t, sim: s, calls: c, bus: events, fns: map[string]func(context.Context, json.RawMessage) error{}}
+	st := &stack{t: t, sim: s, calls: c, bus: events, fns: map[string]func(context.Context, json.RawMessage) error{},
+		engines: map[string]*engine.Engine{}}
 	for fn := range functionIDs {
 		osSrv := httptest.NewServer(c.openSearchRecorder(fn, s.Handler()))
 		t.Cleanup(osSrv.Close)
@@ -144,14 +150,16 @@ func newStack(t *testing.T, c *calls, scenario string, strategy config.MoveStrat
 			}
 			return api, nil
 		}
-		f := &handler.Function{Name: fn, Engine: &engine.Engine{
+		eng := &engine.Engine{
 			Store:   state.NewDynamo(dynamotest.Client(t, ddbSrv.URL), table, s.Now),
 			Bus:     events,
 			Cluster: cluster,
 			Clock:   s.Now,
 			Log:     slog.New(slog.NewJSONHandler(io.Discard, nil)),
 			Config:  fcfg,
-		}}
+		}
+		st.engines[fn] = eng
+		f := &handler.Function{Name: fn, Engine: eng}
 		st.fns[fn] = map[string]func(context.Context, json.RawMessage) error{
 			"ingest":   func(ctx context.Context, raw json.RawMessage) error { _, err := f.Ingest(ctx, raw); return err },
 			"detect":   func(ctx context.Context, raw json.RawMessage) error { _, err := f.Detect(ctx, raw); return err },
@@ -370,14 +378,38 @@ func TestRolesMatchCalls(t *testing.T) {
 	runs := []struct {
 		scenario string
 		strategy config.MoveStrategy
+		prepare  func(*sim.Scenario, *config.Config)
 		// until is the call that shows the scenario has done what it is here for.
 		until func() bool
+		// then are sandbox definitions set one after the other after until, a tick each, so that
+		// the workload-management sync updates and deletes what it created.
+		then []json.RawMessage
 	}{
-		{"write-hotspot-managed", config.StrategyAuto, func() bool { return c.has("ingest", "PUT", "/_settings") }},
-		{"search-spike", config.StrategyReroute, func() bool { return c.has("replicas", "PUT", "/_settings") }},
+		{scenario: "write-hotspot-managed", strategy: config.StrategyAuto, until: func() bool { return c.has("ingest", "PUT", "/_settings") }},
+		{scenario: "search-spike", strategy: config.StrategyReroute, until: func() bool { return c.has("replicas", "PUT", "/_settings") }},
+		// A tenant over its hard sandbox's share has its requests cancelled; OpenSearch 2.19's
+		// workload management (_wlm/query_group) gets the sandboxes as groups.
+		{
+			scenario: "sandbox-noisy-tenant", strategy: config.StrategyReroute,
+			prepare: wlmCluster(t, "2.19.0", noisyTenantSandboxes(t, "")),
+			until: func() bool {
+				return c.has("sandbox", "POST", "/_cancel") && c.has("sandbox", "PUT", "/_wlm/query_group")
+			},
+			then: []json.RawMessage{noisyTenantSandboxes(t, "analytics", storefrontAt(0.4))},
+		},
+		// OpenSearch 3.1: _wlm/workload_group, and a rule for the sandbox keyed on an index.
+		{
+			scenario: "sandbox-noisy-tenant", strategy: config.StrategyReroute,
+			prepare: wlmCluster(t, "3.1.0", noisyTenantSandboxes(t, "", indexSandbox("catalog"))),
+			until:   func() bool { return c.has("sandbox", "PUT", "/_rules/workload_group") },
+			then: []json.RawMessage{
+				noisyTenantSandboxes(t, "analytics", storefrontAt(0.4), indexSandbox("catalog*")),
+				noisyTenantSandboxes(t, "analytics", storefrontAt(0.4)),
+			},
+		},
 	}
 	for _, run := range runs {
-		s := newStack(t, c, run.scenario, run.strategy)
+		s := newStack(t, c, run.scenario, run.strategy, run.prepare)
 		for !run.until() {
 			if s.sim.Done() {
 				t.Fatalf("%s ended without the call it is run for; calls: %v", run.scenario, c.openSearch)
@@ -385,6 +417,10 @@ func TestRolesMatchCalls(t *testing.T) {
 			s.tick(t.Context())
 		}
 		t.Logf("%s: done after %s", run.scenario, s.sim.Elapsed())
+		for _, defs := range run.then {
+			s.engines["sandbox"].Config.Sandbox.Definitions = defs
+			s.tick(t.Context())
+		}
 		// A shardwise alarm on the cluster: detect reads and stores a fresh sample itself
 		// (engine.DetectNow), one tick after the last.
 		alarm, err := os.ReadFile(filepath.Join("..", "..", "events", "alarm.json"))
@@ -478,5 +514,55 @@ func TestIAMMatch(t *testing.T) {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// noisyTenantSandboxes returns the sandbox-noisy-tenant scenario's sandbox definitions without the
+// sandbox named drop, with extra sandboxes added or, by name, replacing.
+func noisyTenantSandboxes(t *testing.T, drop string, extra ...map[string]any) json.RawMessage {
+	t.Helper()
+	cfg, err := config.LoadFile(filepath.Join("..", "..", "scenarios", "configs", "sandbox-noisy-tenant.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Sandboxes []map[string]any `json:"sandboxes"`
+		Resources map[string]any   `json:"resources"`
+	}
+	if err := json.Unmarshal(cfg.Sandbox.Definitions, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc.Sandboxes = slices.DeleteFunc(doc.Sandboxes, func(sb map[string]any) bool {
+		return sb["name"] == drop || slices.ContainsFunc(extra, func(x map[string]any) bool { return x["name"] == sb["name"] })
+	})
+	doc.Sandboxes = append(doc.Sandboxes, extra...)
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// indexSandbox is a monitor sandbox keyed on an index pattern, which workload management's rules
+// can express (the others key on X-Opaque-Id, which they cannot).
+func indexSandbox(pattern string) map[string]any {
+	return map[string]any{"name": "catalog-readers", "attributes": map[string]any{"indices_name": pattern},
+		"resources": map[string]any{"cpu": map[string]any{"allocation": 0.1}}, "enforcement": "monitor"}
+}
+
+// storefrontAt is the scenario's storefront sandbox with another CPU allocation.
+func storefrontAt(cpu float64) map[string]any {
+	return map[string]any{"name": "storefront", "attributes": map[string]any{"custom_id": "storefront-web"},
+		"resources": map[string]any{"cpu": map[string]any{"allocation": cpu}, "jvm": map[string]any{"allocation": 0.3}}, "enforcement": "soft"}
+}
+
+// wlmCluster makes the scenario's cluster the given OpenSearch version with the
+// workload-management plugin, and sets the sandbox definitions.
+func wlmCluster(t *testing.T, version string, definitions json.RawMessage) func(*sim.Scenario, *config.Config) {
+	t.Helper()
+	return func(sc *sim.Scenario, cfg *config.Config) {
+		sc.Cluster.OpenSearchVersion = version
+		sc.Cluster.Plugins = []string{"workload-management"}
+		cfg.Sandbox.Definitions = definitions
 	}
 }

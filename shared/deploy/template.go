@@ -363,13 +363,14 @@ func lambda(fn function, opts Options) withProperties {
 }
 
 // iamPolicies grants each function exactly what its code calls: its DynamoDB actions on the
-// table, PutEvents on the bus, the configuration parameter when the stack names one and, when a
+// table (none for a function that keeps no state), PutEvents on the bus, the configuration parameter when the stack names one and, when a
 // domain is given, its OpenSearch requests by method and path.
 func iamPolicies(fn function) []any {
-	policies := []any{
-		map[string]any{"Statement": []any{dynamoDBStatement(fn.dynamoDB)}},
-		map[string]any{"EventBridgePutEventsPolicy": map[string]any{"EventBusName": cloudformation.Ref(busID)}},
+	var policies []any
+	if len(fn.dynamoDB) > 0 {
+		policies = append(policies, map[string]any{"Statement": []any{dynamoDBStatement(fn.dynamoDB)}})
 	}
+	policies = append(policies, map[string]any{"EventBridgePutEventsPolicy": map[string]any{"EventBusName": cloudformation.Ref(busID)}})
 	if len(fn.openSearch) > 0 {
 		policies = append(policies, cloudformation.If(condHasDomain,
 			map[string]any{"Statement": openSearchStatements(fn.openSearch)},

@@ -193,6 +193,8 @@ func TestFunctions(t *testing.T) {
 		functionURL bool
 		// publicWebhook: the function reads the webhook secret's SSM parameter.
 		publicWebhook bool
+		// stateless: the function calls no DynamoDB action, and is granted none.
+		stateless bool
 	}{
 		{
 			name:          "ingest",
@@ -237,10 +239,12 @@ func TestFunctions(t *testing.T) {
 			rules:      map[string]rule{"StatsIngested": {onBus: true, pattern: statsIngested}},
 		},
 		{
-			name:       "sandbox",
-			id:         "SandboxFunction",
-			memory:     128,
-			openSearch: []string{"es:ESHttpGet"},
+			name:   "sandbox",
+			id:     "SandboxFunction",
+			memory: 128,
+			// Lists and cancels tasks; creates, updates and deletes workload-management groups.
+			openSearch: []string{"es:ESHttpDelete", "es:ESHttpGet", "es:ESHttpPost", "es:ESHttpPut"},
+			stateless:  true,
 			rules:      map[string]rule{"StatsIngested": {onBus: true, pattern: statsIngested}},
 		},
 	}
@@ -285,7 +289,7 @@ func TestFunctions(t *testing.T) {
 			}
 
 			checkRules(t, props.(map[string]any), tc.rules)
-			checkPolicies(t, props, tc.openSearch, tc.publicWebhook)
+			checkPolicies(t, props, tc.openSearch, tc.publicWebhook, tc.stateless)
 
 			_, hasURL := props.(map[string]any)["FunctionUrlConfig"]
 			if hasURL != tc.functionURL {
@@ -349,12 +353,15 @@ func checkRules(t *testing.T, props map[string]any, want map[string]rule) {
 	}
 }
 
-func checkPolicies(t *testing.T, props any, openSearch []string, publicWebhook bool) {
+func checkPolicies(t *testing.T, props any, openSearch []string, publicWebhook, stateless bool) {
 	t.Helper()
 	// Which actions and paths each function is granted is TestRolesMatchCalls's business: it
 	// compares them with the calls the code makes. Here, the shape of the list.
 	policyList := get(t, props, "Policies").([]any)
-	want := 3 // the templates and the configuration parameter
+	want := 3 // the table, the bus and the configuration parameter
+	if stateless {
+		want--
+	}
 	if len(openSearch) > 0 {
 		want++
 	}
@@ -365,23 +372,27 @@ func checkPolicies(t *testing.T, props any, openSearch []string, publicWebhook b
 	if len(policyList) != want {
 		t.Fatalf("policies: got %d, want %d", len(policyList), want)
 	}
-	table := get(t, policyList[0], "Statement", 0)
-	if got := get(t, table, "Resource"); !reflect.DeepEqual(got, getAtt("StateTable", "Arn")) {
-		t.Errorf("DynamoDB statement on %#v, want the state table", got)
-	}
-	for _, a := range get(t, table, "Action").([]any) {
-		if !strings.HasPrefix(a.(string), "dynamodb:") {
-			t.Errorf("DynamoDB statement grants %v", a)
+	next := 0
+	if !stateless {
+		table := get(t, policyList[0], "Statement", 0)
+		if got := get(t, table, "Resource"); !reflect.DeepEqual(got, getAtt("StateTable", "Arn")) {
+			t.Errorf("DynamoDB statement on %#v, want the state table", got)
 		}
-	}
-	if n := len(get(t, policyList[0], "Statement").([]any)); n != 1 {
-		t.Errorf("DynamoDB statements: got %d, want 1", n)
+		for _, a := range get(t, table, "Action").([]any) {
+			if !strings.HasPrefix(a.(string), "dynamodb:") {
+				t.Errorf("DynamoDB statement grants %v", a)
+			}
+		}
+		if n := len(get(t, policyList[0], "Statement").([]any)); n != 1 {
+			t.Errorf("DynamoDB statements: got %d, want 1", n)
+		}
+		next++
 	}
 	wantBus := map[string]any{"EventBridgePutEventsPolicy": map[string]any{"EventBusName": ref("EventBus")}}
-	if got := policyList[1]; !reflect.DeepEqual(got, wantBus) {
+	if got := policyList[next]; !reflect.DeepEqual(got, wantBus) {
 		t.Errorf("bus policy: got %#v, want %#v", got, wantBus)
 	}
-	next := 2
+	next++
 	if len(openSearch) > 0 {
 		domain := get(t, policyList[next], "Fn::If")
 		next++
