@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -199,6 +200,24 @@ func TestAlertIngestIsNeverADuplicate(t *testing.T) {
 	first := r.ingest(t, "prod")
 	r.bus.Drain()
 	w.tick(time.Second)
+	// The plan is stored before the sample is announced: the detect function that "Stats
+	// Ingested" wakes finds it, rather than racing this call to plan the same snapshot.
+	planned := map[string]bool{}
+	r.e.Bus = publishHook{Publisher: r.bus, before: func(ev bus.Event) {
+		if ev.DetailType != bus.TypeStatsIngested {
+			return
+		}
+		raw, err := json.Marshal(ev.Detail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d bus.StatsIngested
+		if err := json.Unmarshal(raw, &d); err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.store.Get(t.Context(), state.Key{PK: pk("prod"), SK: planKey(d.SnapshotKey)})
+		planned[d.SnapshotKey] = err == nil
+	}}
 	ir, _, err := r.e.IngestAndDetect(t.Context(), "prod")
 	if err != nil {
 		t.Fatal(err)
@@ -207,4 +226,20 @@ func TestAlertIngestIsNeverADuplicate(t *testing.T) {
 	if ir.Duplicate || ir.SnapshotKey == first || len(announced) != 1 {
 		t.Fatalf("duplicate %v, key %s (scheduled %s), %d Stats Ingested; want a new sample announced", ir.Duplicate, ir.SnapshotKey, first, len(announced))
 	}
+	if !planned[ir.SnapshotKey] {
+		t.Errorf("Stats Ingested for %s went out before its plan was stored", ir.SnapshotKey)
+	}
+}
+
+// publishHook calls before with each event, then publishes it.
+type publishHook struct {
+	bus.Publisher
+	before func(bus.Event)
+}
+
+func (p publishHook) Publish(ctx context.Context, events ...bus.Event) error {
+	for _, ev := range events {
+		p.before(ev)
+	}
+	return p.Publisher.Publish(ctx, events...)
 }

@@ -40,17 +40,18 @@ func (e *Engine) IngestPushed(ctx context.Context, name string, ns opensearch.No
 }
 
 // IngestAndDetect ingests one cluster now and plans on that snapshot at once: what an alert about
-// a cluster's nodes asks for, rather than waiting up to a minute for the schedule. Detect is
-// idempotent per snapshot, so the detect function, invoked for the same snapshot by the
-// "Stats Ingested" event, finds this plan stored and publishes nothing twice.
+// a cluster's nodes asks for, rather than waiting up to a minute for the schedule. "Stats
+// Ingested" goes out once the plan is stored (as in DetectNow), so the detect function it wakes
+// finds this plan and publishes nothing twice, rather than racing this call to plan the snapshot.
 func (e *Engine) IngestAndDetect(ctx context.Context, name string) (IngestResult, DetectResult, error) {
-	ir, err := e.ingestOne(ctx, name, pull, false)
+	ir, err := e.ingestWith(ctx, name, pull, ingestOptions{deferPublish: true})
 	if err != nil {
 		return ir, DetectResult{Cluster: name}, err
 	}
 	dr, err := e.Detect(ctx, name, ir.SnapshotKey)
-	if err != nil {
-		return ir, dr, err
+	// The snapshot is stored whatever the plan's fate: replicas and sandbox still want it.
+	if perr := e.publishIngested(ctx, &ir); perr != nil {
+		err = errors.Join(err, perr)
 	}
-	return ir, dr, nil
+	return ir, dr, err
 }
