@@ -1,6 +1,10 @@
 package webhook
 
-import "time"
+import (
+	"time"
+
+	"github.com/shardwise/shardwise/shared/telemetry"
+)
 
 // Limits and defaults, each with where its number comes from.
 const (
@@ -59,8 +63,8 @@ const (
 	// DimensionCluster and DimensionNode are the dimensions of shardwise's own CloudWatch metrics
 	// (namespace shardwise); DimensionDomain and DimensionNodeID those of Amazon OpenSearch
 	// Service's (namespace AWS/ES).
-	DimensionCluster = "Cluster"
-	DimensionNode    = "NodeName"
+	DimensionCluster = telemetry.DimensionCluster
+	DimensionNode    = telemetry.DimensionNode
 	DimensionDomain  = "DomainName"
 	DimensionNodeID  = "NodeId"
 	// AlarmPrefix starts the names of the alarms shardwise's template and docs create,
