@@ -33,7 +33,7 @@ func TestCadenceRuns(t *testing.T) {
 	// another backend, in which the state machines other tests create (TestCloudFormationDeploy's,
 	// through CloudFormation) do not exist: switch it back off.
 	t.Cleanup(func() {
-		postCtx(t, context.Background(), moto+"/moto-api/config", map[string]any{"stepfunctions": map[string]any{"execute_state_machine": false}})
+		postCtx(context.Background(), t, moto+"/moto-api/config", map[string]any{"stepfunctions": map[string]any{"execute_state_machine": false}})
 	})
 
 	run := fmt.Sprintf("%d", time.Now().UnixNano())
@@ -200,11 +200,11 @@ func service(target string) string {
 
 func post(t *testing.T, url string, body any) {
 	t.Helper()
-	postCtx(t, t.Context(), url, body)
+	postCtx(t.Context(), t, url, body)
 }
 
 // postCtx is post within ctx: a cleanup's, since t.Context is cancelled before cleanups run.
-func postCtx(t *testing.T, ctx context.Context, url string, body any) {
+func postCtx(ctx context.Context, t *testing.T, url string, body any) {
 	t.Helper()
 	raw, err := json.Marshal(body)
 	if err != nil {

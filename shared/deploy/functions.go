@@ -4,11 +4,12 @@ import (
 	"slices"
 
 	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/webhook"
 )
 
 // alarmPrefix marks the CloudWatch alarms that should wake detect; alarms on anything else in the
-// account are not shardwise's business.
-const alarmPrefix = "shardwise-"
+// account are not shardwise's business. The webhook reads the cluster from the rest of the name.
+const alarmPrefix = webhook.AlarmPrefix
 
 // function is one Lambda of the stack: everything that differs between them.
 type function struct {

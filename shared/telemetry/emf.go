@@ -24,9 +24,9 @@ const (
 	MaxMetricsPerDocument = 100
 	// MaxValuesPerMetric: a numeric array metric target holds at most 100 values.
 	MaxValuesPerMetric = 100
-	// MaxDimensions: a DimensionSet holds at most 9 keys in the specification and its JSON schema
+	// maxDimensions: a DimensionSet holds at most 9 keys in the specification and its JSON schema
 	// (CloudWatch itself now takes 30 dimensions per metric; 9 is valid under both).
-	MaxDimensions = 9
+	maxDimensions = 9
 	// maxNameLen: Namespace, metric names and dimension names are 1-255 characters (the schema).
 	maxNameLen = 255
 	// maxDimensionValueLen: a dimension value is 1-1024 ASCII characters (CloudWatch Dimension).
@@ -41,47 +41,26 @@ var ErrInvalidMetric = errors.New("telemetry: invalid metric")
 // Unit is a CloudWatch metric unit; the EMF specification accepts exactly these.
 type Unit string
 
-// CloudWatch metric units (MetricDatum.Unit).
+// The CloudWatch metric units (MetricDatum.Unit) shardwise sends.
 const (
-	UnitSeconds            Unit = "Seconds"
-	UnitMicroseconds       Unit = "Microseconds"
-	UnitMilliseconds       Unit = "Milliseconds"
-	UnitBytes              Unit = "Bytes"
-	UnitKilobytes          Unit = "Kilobytes"
-	UnitMegabytes          Unit = "Megabytes"
-	UnitGigabytes          Unit = "Gigabytes"
-	UnitTerabytes          Unit = "Terabytes"
-	UnitBits               Unit = "Bits"
-	UnitKilobits           Unit = "Kilobits"
-	UnitMegabits           Unit = "Megabits"
-	UnitGigabits           Unit = "Gigabits"
-	UnitTerabits           Unit = "Terabits"
-	UnitPercent            Unit = "Percent"
-	UnitCount              Unit = "Count"
-	UnitBytesPerSecond     Unit = "Bytes/Second"
-	UnitKilobytesPerSecond Unit = "Kilobytes/Second"
-	UnitMegabytesPerSecond Unit = "Megabytes/Second"
-	UnitGigabytesPerSecond Unit = "Gigabytes/Second"
-	UnitTerabytesPerSecond Unit = "Terabytes/Second"
-	UnitBitsPerSecond      Unit = "Bits/Second"
-	UnitKilobitsPerSecond  Unit = "Kilobits/Second"
-	UnitMegabitsPerSecond  Unit = "Megabits/Second"
-	UnitGigabitsPerSecond  Unit = "Gigabits/Second"
-	UnitTerabitsPerSecond  Unit = "Terabits/Second"
-	UnitCountPerSecond     Unit = "Count/Second"
-	UnitNone               Unit = "None"
+	UnitSeconds        Unit = "Seconds"
+	UnitMilliseconds   Unit = "Milliseconds"
+	UnitBytes          Unit = "Bytes"
+	UnitPercent        Unit = "Percent"
+	UnitCount          Unit = "Count"
+	UnitCountPerSecond Unit = "Count/Second"
+	UnitNone           Unit = "None"
 )
 
+// validUnits are every unit CloudWatch accepts: a Unit built from any other string is refused.
 var validUnits = map[Unit]bool{
-	UnitSeconds: true, UnitMicroseconds: true, UnitMilliseconds: true,
-	UnitBytes: true, UnitKilobytes: true, UnitMegabytes: true, UnitGigabytes: true, UnitTerabytes: true,
-	UnitBits: true, UnitKilobits: true, UnitMegabits: true, UnitGigabits: true, UnitTerabits: true,
-	UnitPercent: true, UnitCount: true,
-	UnitBytesPerSecond: true, UnitKilobytesPerSecond: true, UnitMegabytesPerSecond: true,
-	UnitGigabytesPerSecond: true, UnitTerabytesPerSecond: true,
-	UnitBitsPerSecond: true, UnitKilobitsPerSecond: true, UnitMegabitsPerSecond: true,
-	UnitGigabitsPerSecond: true, UnitTerabitsPerSecond: true,
-	UnitCountPerSecond: true, UnitNone: true,
+	"Seconds": true, "Microseconds": true, "Milliseconds": true,
+	"Bytes": true, "Kilobytes": true, "Megabytes": true, "Gigabytes": true, "Terabytes": true,
+	"Bits": true, "Kilobits": true, "Megabits": true, "Gigabits": true, "Terabits": true,
+	"Percent": true, "Count": true,
+	"Bytes/Second": true, "Kilobytes/Second": true, "Megabytes/Second": true, "Gigabytes/Second": true, "Terabytes/Second": true,
+	"Bits/Second": true, "Kilobits/Second": true, "Megabits/Second": true, "Gigabits/Second": true, "Terabits/Second": true,
+	"Count/Second": true, "None": true,
 }
 
 // Dimension is one name/value pair of a metric's identity (e.g. cluster=prod-logs).
@@ -292,8 +271,8 @@ func checkName(what, name string) error {
 // checkDimensions validates dims and returns them sorted by name, so that one set of dimensions
 // given in any order is one metric identity.
 func checkDimensions(dims []Dimension) ([]Dimension, error) {
-	if len(dims) > MaxDimensions {
-		return nil, fmt.Errorf("%w: %d dimensions, over %d", ErrInvalidMetric, len(dims), MaxDimensions)
+	if len(dims) > maxDimensions {
+		return nil, fmt.Errorf("%w: %d dimensions, over %d", ErrInvalidMetric, len(dims), maxDimensions)
 	}
 	sorted := slices.Clone(dims)
 	slices.SortFunc(sorted, func(a, b Dimension) int { return strings.Compare(a.Name, b.Name) })

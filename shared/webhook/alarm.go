@@ -19,8 +19,8 @@ type Alarm struct {
 	Name string
 	// InAlarm is true when the alarm entered ALARM; any other state asks for nothing.
 	InAlarm bool
-	// ClusterDimensions are the DimensionCluster values of the alarm's metrics, DomainNames their
-	// DimensionDomain values, Nodes their DimensionNode and DimensionNodeID values; each sorted,
+	// ClusterDimensions are the dimensionCluster values of the alarm's metrics, DomainNames their
+	// dimensionDomain values, Nodes their dimensionNode and dimensionNodeID values; each sorted,
 	// without repeats.
 	ClusterDimensions []string
 	DomainNames       []string
@@ -50,22 +50,22 @@ func ParseAlarm(body []byte) (Alarm, error) {
 		} `json:"detail"`
 	}
 	if err := json.Unmarshal(body, &wire); err != nil {
-		return Alarm{}, fmt.Errorf("%w: alarm event: %w", ErrMalformed, err)
+		return Alarm{}, fmt.Errorf("%w: alarm event: %w", errMalformed, err)
 	}
 	if wire.DetailType != alarmDetailType || wire.Source != alarmSource {
 		return Alarm{}, fmt.Errorf("%w: detail-type %q from %q, want %q from %q",
-			ErrMalformed, wire.DetailType, wire.Source, alarmDetailType, alarmSource)
+			errMalformed, wire.DetailType, wire.Source, alarmDetailType, alarmSource)
 	}
 	if wire.Detail == nil || wire.Detail.AlarmName == "" {
-		return Alarm{}, fmt.Errorf("%w: alarm event has no detail.alarmName", ErrMalformed)
+		return Alarm{}, fmt.Errorf("%w: alarm event has no detail.alarmName", errMalformed)
 	}
 	d := wire.Detail
 	a := Alarm{Name: d.AlarmName, InAlarm: d.State.Value == alarmState}
 	for _, m := range d.Configuration.Metrics {
 		dims := m.MetricStat.Metric.Dimensions
-		a.ClusterDimensions = appendNonEmpty(a.ClusterDimensions, dims[DimensionCluster])
-		a.DomainNames = appendNonEmpty(a.DomainNames, dims[DimensionDomain])
-		a.Nodes = appendNonEmpty(appendNonEmpty(a.Nodes, dims[DimensionNode]), dims[DimensionNodeID])
+		a.ClusterDimensions = appendNonEmpty(a.ClusterDimensions, dims[dimensionCluster])
+		a.DomainNames = appendNonEmpty(a.DomainNames, dims[dimensionDomain])
+		a.Nodes = appendNonEmpty(appendNonEmpty(a.Nodes, dims[dimensionNode]), dims[dimensionNodeID])
 	}
 	for _, s := range []*[]string{&a.ClusterDimensions, &a.DomainNames, &a.Nodes} {
 		slices.Sort(*s)
@@ -91,11 +91,11 @@ func (a Alarm) Cluster(configured []string) (string, error) {
 	case 1:
 		c := a.ClusterDimensions[0]
 		if !slices.Contains(configured, c) {
-			return "", fmt.Errorf("%w %q (alarm %s, dimension %s)", ErrUnknownCluster, c, a.Name, DimensionCluster)
+			return "", fmt.Errorf("%w %q (alarm %s, dimension %s)", errUnknownCluster, c, a.Name, dimensionCluster)
 		}
 		return c, nil
 	default:
-		return "", fmt.Errorf("%w: alarm %s has metrics of clusters %v: alarm on one cluster at a time", ErrMalformed, a.Name, a.ClusterDimensions)
+		return "", fmt.Errorf("%w: alarm %s has metrics of clusters %v: alarm on one cluster at a time", errMalformed, a.Name, a.ClusterDimensions)
 	}
 	for _, d := range a.DomainNames {
 		if slices.Contains(configured, d) {
@@ -111,7 +111,7 @@ func (a Alarm) Cluster(configured []string) (string, error) {
 	}
 	if best == "" {
 		return "", fmt.Errorf("%w: alarm %s names no configured cluster (want a %s dimension, or a name %s<cluster>-…)",
-			ErrUnknownCluster, a.Name, DimensionCluster, AlarmPrefix)
+			errUnknownCluster, a.Name, dimensionCluster, AlarmPrefix)
 	}
 	return best, nil
 }

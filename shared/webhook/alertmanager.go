@@ -14,15 +14,15 @@ const alertmanagerVersion = "4"
 type Alertmanager struct {
 	// Firing is false when every alert in it is resolved: nothing to do.
 	Firing bool
-	// Clusters are the LabelCluster values of the firing alerts, sorted, without repeats.
+	// Clusters are the labelCluster values of the firing alerts, sorted, without repeats.
 	Clusters []string
-	// Nodes are the LabelNode values of the firing alerts, sorted, without repeats.
+	// Nodes are the labelNode values of the firing alerts, sorted, without repeats.
 	Nodes []string
 }
 
-// ParseAlertmanager decodes an Alertmanager webhook notification (payload version 4). Unknown
+// parseAlertmanager decodes an Alertmanager webhook notification (payload version 4). Unknown
 // fields are allowed: Alertmanager adds them in minor releases.
-func ParseAlertmanager(body []byte) (Alertmanager, error) {
+func parseAlertmanager(body []byte) (Alertmanager, error) {
 	var wire struct {
 		Version      string            `json:"version"`
 		Status       string            `json:"status"`
@@ -33,13 +33,13 @@ func ParseAlertmanager(body []byte) (Alertmanager, error) {
 		} `json:"alerts"`
 	}
 	if err := json.Unmarshal(body, &wire); err != nil {
-		return Alertmanager{}, fmt.Errorf("%w: alertmanager notification: %w", ErrMalformed, err)
+		return Alertmanager{}, fmt.Errorf("%w: alertmanager notification: %w", errMalformed, err)
 	}
 	if wire.Version != alertmanagerVersion {
-		return Alertmanager{}, fmt.Errorf("%w: alertmanager payload version %q, want %q", ErrMalformed, wire.Version, alertmanagerVersion)
+		return Alertmanager{}, fmt.Errorf("%w: alertmanager payload version %q, want %q", errMalformed, wire.Version, alertmanagerVersion)
 	}
 	if wire.Status != "firing" && wire.Status != "resolved" {
-		return Alertmanager{}, fmt.Errorf("%w: alertmanager status %q, want firing or resolved", ErrMalformed, wire.Status)
+		return Alertmanager{}, fmt.Errorf("%w: alertmanager status %q, want firing or resolved", errMalformed, wire.Status)
 	}
 	var out Alertmanager
 	for _, a := range wire.Alerts {
@@ -49,10 +49,10 @@ func ParseAlertmanager(body []byte) (Alertmanager, error) {
 		out.Firing = true
 		// Every alert carries the group's common labels too; they are the fallback for an alert
 		// whose own labels were rewritten without them.
-		if c := labelOr(a.Labels, wire.CommonLabels, LabelCluster); c != "" {
+		if c := labelOr(a.Labels, wire.CommonLabels, labelCluster); c != "" {
 			out.Clusters = append(out.Clusters, c)
 		}
-		if n := labelOr(a.Labels, wire.CommonLabels, LabelNode); n != "" {
+		if n := labelOr(a.Labels, wire.CommonLabels, labelNode); n != "" {
 			out.Nodes = append(out.Nodes, n)
 		}
 	}

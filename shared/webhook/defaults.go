@@ -17,14 +17,14 @@ const (
 	// webhooks with the same window).
 	MaxClockSkew = 5 * time.Minute
 
-	// DefaultSecretTTL is how long a secret read from SSM Parameter Store is reused: the default
+	// defaultSecretTTL is how long a secret read from SSM Parameter Store is reused: the default
 	// cache TTL of the AWS Parameters and Secrets Lambda Extension (SSM_PARAMETER_STORE_TTL, 300 s).
 	// A rotated secret takes effect within it.
-	DefaultSecretTTL = 5 * time.Minute
+	defaultSecretTTL = 5 * time.Minute
 
-	// MinSecretBytes is the shortest HMAC secret accepted: RFC 2104 section 3 advises against keys
+	// minSecretBytes is the shortest HMAC secret accepted: RFC 2104 section 3 advises against keys
 	// shorter than the hash's output, 32 bytes for SHA-256.
-	MinSecretBytes = 32
+	minSecretBytes = 32
 )
 
 // Request headers. Function URLs deliver header names in lower case.
@@ -41,8 +41,8 @@ const (
 
 // Environment variables holding the HMAC secret: at most one may be set.
 const (
-	// EnvSecret holds the secret itself.
-	EnvSecret = "SHARDWISE_WEBHOOK_SECRET"
+	// envSecret holds the secret itself.
+	envSecret = "SHARDWISE_WEBHOOK_SECRET"
 	// EnvSecretParam names an SSM parameter (a SecureString) holding the secret.
 	EnvSecretParam = "SHARDWISE_WEBHOOK_SECRET_PARAM"
 )
@@ -56,17 +56,17 @@ const (
 
 // Labels and dimensions that name a cluster or a node in notifications.
 const (
-	// LabelCluster and LabelNode are the Prometheus alert labels read; the OpenSearch Prometheus
+	// labelCluster and labelNode are the Prometheus alert labels read; the OpenSearch Prometheus
 	// exporter plugin labels its series "cluster" and "node".
-	LabelCluster = "cluster"
-	LabelNode    = "node"
-	// DimensionCluster and DimensionNode are the dimensions of shardwise's own CloudWatch metrics
-	// (namespace shardwise); DimensionDomain and DimensionNodeID those of Amazon OpenSearch
+	labelCluster = "cluster"
+	labelNode    = "node"
+	// dimensionCluster and dimensionNode are the dimensions of shardwise's own CloudWatch metrics
+	// (namespace shardwise); dimensionDomain and dimensionNodeID those of Amazon OpenSearch
 	// Service's (namespace AWS/ES).
-	DimensionCluster = telemetry.DimensionCluster
-	DimensionNode    = telemetry.DimensionNode
-	DimensionDomain  = "DomainName"
-	DimensionNodeID  = "NodeId"
+	dimensionCluster = telemetry.DimensionCluster
+	dimensionNode    = telemetry.DimensionNode
+	dimensionDomain  = "DomainName"
+	dimensionNodeID  = "NodeId"
 	// AlarmPrefix starts the names of the alarms shardwise's template and docs create,
 	// "shardwise-<cluster>-…"; the detect function's EventBridge rule matches the same prefix.
 	AlarmPrefix = "shardwise-"

@@ -12,29 +12,29 @@ import (
 
 // Errors Receive returns, each wrapped with what exactly was wrong. Status maps them to HTTP.
 var (
-	// ErrMalformed: the body is not the JSON document its path takes (400).
-	ErrMalformed = errors.New("malformed body")
-	// ErrContentType: the body is not declared application/json in UTF-8 (400).
-	ErrContentType = errors.New("unsupported content type")
-	// ErrNoCluster: nothing in the request names a cluster (400).
-	ErrNoCluster = errors.New("no cluster named")
-	// ErrUnauthenticated: neither SigV4 (the AWS_IAM Function URL) nor a valid, fresh HMAC
+	// errMalformed: the body is not the JSON document its path takes (400).
+	errMalformed = errors.New("malformed body")
+	// errContentType: the body is not declared application/json in UTF-8 (400).
+	errContentType = errors.New("unsupported content type")
+	// errNoCluster: nothing in the request names a cluster (400).
+	errNoCluster = errors.New("no cluster named")
+	// errUnauthenticated: neither SigV4 (the AWS_IAM Function URL) nor a valid, fresh HMAC
 	// signature (401).
-	ErrUnauthenticated = errors.New("not authenticated")
-	// ErrNoRoute: no webhook at this path (404).
-	ErrNoRoute = errors.New("no such webhook")
-	// ErrUnknownCluster: the cluster named is not in the configuration (404).
-	ErrUnknownCluster = errors.New("unknown cluster")
-	// ErrMethod: only POST is served (405).
-	ErrMethod = errors.New("method not allowed")
-	// ErrTooLarge: the body is over MaxBodyBytes (413).
-	ErrTooLarge = errors.New("body too large")
+	errUnauthenticated = errors.New("not authenticated")
+	// errNoRoute: no webhook at this path (404).
+	errNoRoute = errors.New("no such webhook")
+	// errUnknownCluster: the cluster named is not in the configuration (404).
+	errUnknownCluster = errors.New("unknown cluster")
+	// errMethod: only POST is served (405).
+	errMethod = errors.New("method not allowed")
+	// errTooLarge: the body is over MaxBodyBytes (413).
+	errTooLarge = errors.New("body too large")
 	// ErrSecretUnavailable: the HMAC secret could not be read, so no signature can be checked (503).
 	ErrSecretUnavailable = errors.New("webhook secret unavailable")
-	// ErrReplay: an HMAC-signed request already carried out, sent again (409).
-	ErrReplay = errors.New("request replayed")
-	// ErrReplayCheck: the signature could not be recorded, so a replay could not be ruled out (503).
-	ErrReplayCheck = errors.New("replay check unavailable")
+	// errReplay: an HMAC-signed request already carried out, sent again (409).
+	errReplay = errors.New("request replayed")
+	// errReplayCheck: the signature could not be recorded, so a replay could not be ruled out (503).
+	errReplayCheck = errors.New("replay check unavailable")
 )
 
 // problems gives each error its status and the code in the JSON error body, in one place.
@@ -43,17 +43,17 @@ var problems = []struct {
 	status int
 	code   string
 }{
-	{ErrMalformed, http.StatusBadRequest, "malformed_body"},
-	{ErrContentType, http.StatusBadRequest, "unsupported_content_type"},
-	{ErrNoCluster, http.StatusBadRequest, "no_cluster"},
-	{ErrUnauthenticated, http.StatusUnauthorized, "unauthenticated"},
-	{ErrNoRoute, http.StatusNotFound, "no_such_webhook"},
-	{ErrUnknownCluster, http.StatusNotFound, "unknown_cluster"},
-	{ErrMethod, http.StatusMethodNotAllowed, "method_not_allowed"},
-	{ErrTooLarge, http.StatusRequestEntityTooLarge, "body_too_large"},
+	{errMalformed, http.StatusBadRequest, "malformed_body"},
+	{errContentType, http.StatusBadRequest, "unsupported_content_type"},
+	{errNoCluster, http.StatusBadRequest, "no_cluster"},
+	{errUnauthenticated, http.StatusUnauthorized, "unauthenticated"},
+	{errNoRoute, http.StatusNotFound, "no_such_webhook"},
+	{errUnknownCluster, http.StatusNotFound, "unknown_cluster"},
+	{errMethod, http.StatusMethodNotAllowed, "method_not_allowed"},
+	{errTooLarge, http.StatusRequestEntityTooLarge, "body_too_large"},
 	{ErrSecretUnavailable, http.StatusServiceUnavailable, "secret_unavailable"},
-	{ErrReplay, http.StatusConflict, "replayed"},
-	{ErrReplayCheck, http.StatusServiceUnavailable, "replay_check_unavailable"},
+	{errReplay, http.StatusConflict, "replayed"},
+	{errReplayCheck, http.StatusServiceUnavailable, "replay_check_unavailable"},
 }
 
 // Status returns the HTTP status and error code for an error of Receive; anything else is

@@ -33,7 +33,7 @@ func addBodies(f *testing.F, samples ...string) {
 func FuzzParseNodesStats(f *testing.F) {
 	addBodies(f, "webhook-nodes-stats.json")
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ns, err := ParseNodesStats(b)
+		ns, err := parseNodesStats(b)
 		if err != nil {
 			return
 		}
@@ -51,7 +51,7 @@ func FuzzParseNodesStats(f *testing.F) {
 func FuzzParseAlertmanager(f *testing.F) {
 	addBodies(f, "webhook-alertmanager.json")
 	f.Fuzz(func(t *testing.T, b []byte) {
-		am, err := ParseAlertmanager(b)
+		am, err := parseAlertmanager(b)
 		if err != nil {
 			return
 		}
@@ -90,7 +90,7 @@ func FuzzParseSignature(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		sum, err := ParseSignature(v)
+		sum, err := parseSignature(v)
 		if err != nil {
 			return
 		}
@@ -108,7 +108,7 @@ func FuzzParseTimestamp(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		at, err := ParseTimestamp(v)
+		at, err := parseTimestamp(v)
 		if err != nil {
 			return
 		}
@@ -130,7 +130,7 @@ func FuzzSignVerify(f *testing.F) {
 		at := time.Unix(sec, 0)
 		m := Message{Method: http.MethodPost, Path: path, Cluster: cluster, Body: body}
 		ts, sig := Sign(testSecret, m, at)
-		if _, _, err := Verify(testSecret, ts, sig, m, at); err != nil {
+		if _, _, err := verify(testSecret, ts, sig, m, at); err != nil {
 			t.Fatalf("own signature refused: %v", err)
 		}
 		for _, other := range []Message{
@@ -138,7 +138,7 @@ func FuzzSignVerify(f *testing.F) {
 			{Method: m.Method, Path: string(flip) + m.Path, Cluster: m.Cluster, Body: body},
 			{Method: m.Method, Path: m.Path, Cluster: m.Cluster + string(flip), Body: body},
 		} {
-			if _, _, err := Verify(testSecret, ts, sig, other, at); err == nil {
+			if _, _, err := verify(testSecret, ts, sig, other, at); err == nil {
 				t.Fatalf("signature of %q %q %q accepted for %q %q %q", m.Path, m.Cluster, m.Body, other.Path, other.Cluster, other.Body)
 			}
 		}
@@ -179,7 +179,7 @@ func FuzzReceive(f *testing.F) {
 			if status, _ := Status(err); !known[status] {
 				t.Fatalf("refused with status %d: %v", status, err)
 			}
-			if !sign && !strings.Contains(err.Error(), ErrUnauthenticated.Error()) && !strings.Contains(err.Error(), ErrTooLarge.Error()) {
+			if !sign && !strings.Contains(err.Error(), errUnauthenticated.Error()) && !strings.Contains(err.Error(), errTooLarge.Error()) {
 				t.Fatalf("unsigned request refused for another reason than authentication: %v", err)
 			}
 			return

@@ -49,8 +49,8 @@ func mac(secret []byte, timestamp string, m Message) []byte {
 	return h.Sum(nil)
 }
 
-// ParseSignature reads a HeaderSignature value: "sha256=" and 64 hex digits (either case).
-func ParseSignature(v string) ([]byte, error) {
+// parseSignature reads a HeaderSignature value: "sha256=" and 64 hex digits (either case).
+func parseSignature(v string) ([]byte, error) {
 	hexSum, ok := strings.CutPrefix(v, signaturePrefix)
 	if !ok {
 		return nil, fmt.Errorf("%s: want %s followed by 64 hex digits", HeaderSignature, signaturePrefix)
@@ -65,9 +65,9 @@ func ParseSignature(v string) ([]byte, error) {
 	return sum, nil
 }
 
-// ParseTimestamp reads a HeaderTimestamp value: Unix seconds in decimal digits, nothing else (no
+// parseTimestamp reads a HeaderTimestamp value: Unix seconds in decimal digits, nothing else (no
 // sign, no fraction), so that one instant has one spelling.
-func ParseTimestamp(v string) (time.Time, error) {
+func parseTimestamp(v string) (time.Time, error) {
 	if v == "" || len(v) > maxTimestampDigits || strings.Trim(v, "0123456789") != "" {
 		return time.Time{}, fmt.Errorf("%s: %q is not Unix seconds (1 to %d decimal digits)", HeaderTimestamp, v, maxTimestampDigits)
 	}
@@ -78,35 +78,35 @@ func ParseTimestamp(v string) (time.Time, error) {
 	return time.Unix(sec, 0).UTC(), nil
 }
 
-// Verify checks an HMAC-signed request: the signature must be secret's over the signing string of
+// verify checks an HMAC-signed request: the signature must be secret's over the signing string of
 // timestamp and m (see Sign), and the timestamp within MaxClockSkew of now either way. It returns
 // the signed time and the signature's sum, by which a replay is recognized. Every error wraps
-// ErrUnauthenticated. The signature is compared in constant time and checked before the
+// errUnauthenticated. The signature is compared in constant time and checked before the
 // timestamp, so only a holder of the secret learns that its clock is off.
-func Verify(secret []byte, timestamp, signature string, m Message, now time.Time) (time.Time, []byte, error) {
+func verify(secret []byte, timestamp, signature string, m Message, now time.Time) (time.Time, []byte, error) {
 	if timestamp == "" || signature == "" {
-		return time.Time{}, nil, fmt.Errorf("%w: request is not signed: SigV4 through the AWS_IAM URL, or %s and %s headers", ErrUnauthenticated, HeaderTimestamp, HeaderSignature)
+		return time.Time{}, nil, fmt.Errorf("%w: request is not signed: SigV4 through the AWS_IAM URL, or %s and %s headers", errUnauthenticated, HeaderTimestamp, HeaderSignature)
 	}
 	for _, field := range []string{m.Method, m.Path, m.Cluster} {
 		// A line break would let one signing string stand for two different requests.
 		if strings.ContainsAny(field, "\r\n") {
-			return time.Time{}, nil, fmt.Errorf("%w: method, path or %s holds a line break", ErrUnauthenticated, HeaderCluster)
+			return time.Time{}, nil, fmt.Errorf("%w: method, path or %s holds a line break", errUnauthenticated, HeaderCluster)
 		}
 	}
-	at, err := ParseTimestamp(timestamp)
+	at, err := parseTimestamp(timestamp)
 	if err != nil {
-		return time.Time{}, nil, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+		return time.Time{}, nil, fmt.Errorf("%w: %w", errUnauthenticated, err)
 	}
-	sum, err := ParseSignature(signature)
+	sum, err := parseSignature(signature)
 	if err != nil {
-		return time.Time{}, nil, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+		return time.Time{}, nil, fmt.Errorf("%w: %w", errUnauthenticated, err)
 	}
 	if !hmac.Equal(sum, mac(secret, timestamp, m)) {
-		return time.Time{}, nil, fmt.Errorf("%w: signature does not match", ErrUnauthenticated)
+		return time.Time{}, nil, fmt.Errorf("%w: signature does not match", errUnauthenticated)
 	}
 	if skew := now.Sub(at); skew > MaxClockSkew || skew < -MaxClockSkew {
 		return time.Time{}, nil, fmt.Errorf("%w: timestamp %s is %s from now, more than %s: a replay or a wrong clock",
-			ErrUnauthenticated, at.Format(time.RFC3339), skew.Round(time.Second), MaxClockSkew)
+			errUnauthenticated, at.Format(time.RFC3339), skew.Round(time.Second), MaxClockSkew)
 	}
 	return at, sum, nil
 }

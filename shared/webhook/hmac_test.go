@@ -71,7 +71,7 @@ func TestVerify(t *testing.T) {
 			if tc.change != nil {
 				tc.change(&m)
 			}
-			at, sum, err := Verify(tc.secret, tc.timestamp, tc.signature, m, tc.now)
+			at, sum, err := verify(tc.secret, tc.timestamp, tc.signature, m, tc.now)
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatalf("got %v, want accepted", err)
@@ -81,8 +81,8 @@ func TestVerify(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ErrUnauthenticated) {
-				t.Fatalf("got %v, want ErrUnauthenticated", err)
+			if !errors.Is(err, errUnauthenticated) {
+				t.Fatalf("got %v, want errUnauthenticated", err)
 			}
 			if !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("error %q does not say %q", err, tc.wantErr)
@@ -110,7 +110,7 @@ func TestParseTimestamp(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseTimestamp(tc.in)
+			got, err := parseTimestamp(tc.in)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error: got %v, want error %v", err, tc.wantErr)
 			}

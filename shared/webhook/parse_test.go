@@ -47,15 +47,15 @@ func TestParseNodesStats(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ns, err := ParseNodesStats([]byte(tc.body))
+			ns, err := parseNodesStats([]byte(tc.body))
 			if tc.wantErr != "" {
-				if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("got %v, want ErrMalformed saying %q", err, tc.wantErr)
+				if !errors.Is(err, errMalformed) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want errMalformed saying %q", err, tc.wantErr)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("ParseNodesStats: %v", err)
+				t.Fatalf("parseNodesStats: %v", err)
 			}
 			var names []string
 			for _, n := range ns.Nodes {
@@ -104,15 +104,15 @@ func TestParseAlertmanager(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseAlertmanager([]byte(tc.body))
+			got, err := parseAlertmanager([]byte(tc.body))
 			if tc.wantErr != "" {
-				if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("got %v, want ErrMalformed saying %q", err, tc.wantErr)
+				if !errors.Is(err, errMalformed) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want errMalformed saying %q", err, tc.wantErr)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("ParseAlertmanager: %v", err)
+				t.Fatalf("parseAlertmanager: %v", err)
 			}
 			if got.Firing != tc.want.Firing || !slices.Equal(got.Clusters, tc.want.Clusters) || !slices.Equal(got.Nodes, tc.want.Nodes) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
@@ -161,8 +161,8 @@ func TestParseAlarm(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseAlarm([]byte(tc.body))
 			if tc.wantErr != "" {
-				if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("got %v, want ErrMalformed saying %q", err, tc.wantErr)
+				if !errors.Is(err, errMalformed) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want errMalformed saying %q", err, tc.wantErr)
 				}
 				return
 			}
@@ -187,15 +187,15 @@ func TestAlarmCluster(t *testing.T) {
 	}{
 		{name: "Cluster dimension", alarm: Alarm{Name: "anything", ClusterDimensions: []string{"staging"}}, want: "staging"},
 		{name: "Cluster dimension wins over the name", alarm: Alarm{Name: "shardwise-prod-x", ClusterDimensions: []string{"staging"}}, want: "staging"},
-		{name: "unconfigured Cluster dimension", alarm: Alarm{Name: "shardwise-prod-x", ClusterDimensions: []string{"dev"}}, wantErr: ErrUnknownCluster},
-		{name: "two clusters", alarm: Alarm{Name: "a", ClusterDimensions: []string{"prod", "staging"}}, wantErr: ErrMalformed},
+		{name: "unconfigured Cluster dimension", alarm: Alarm{Name: "shardwise-prod-x", ClusterDimensions: []string{"dev"}}, wantErr: errUnknownCluster},
+		{name: "two clusters", alarm: Alarm{Name: "a", ClusterDimensions: []string{"prod", "staging"}}, wantErr: errMalformed},
 		{name: "DomainName of a configured cluster", alarm: Alarm{Name: "es-alarm", DomainNames: []string{"other", "prod-eu"}}, want: "prod-eu"},
 		{name: "DomainName of no configured cluster falls back to the name", alarm: Alarm{Name: "shardwise-staging-disk", DomainNames: []string{"search-domain"}}, want: "staging"},
 		{name: "name prefix", alarm: Alarm{Name: "shardwise-prod-node-3-write-queue"}, want: "prod"},
 		{name: "longest name prefix", alarm: Alarm{Name: "shardwise-prod-eu-node-3"}, want: "prod-eu"},
 		{name: "name is the prefix and cluster", alarm: Alarm{Name: "shardwise-staging"}, want: "staging"},
-		{name: "prefix without a dash after the cluster", alarm: Alarm{Name: "shardwise-production"}, wantErr: ErrUnknownCluster},
-		{name: "nothing names a cluster", alarm: Alarm{Name: "cpu-high"}, wantErr: ErrUnknownCluster},
+		{name: "prefix without a dash after the cluster", alarm: Alarm{Name: "shardwise-production"}, wantErr: errUnknownCluster},
+		{name: "nothing names a cluster", alarm: Alarm{Name: "cpu-high"}, wantErr: errUnknownCluster},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

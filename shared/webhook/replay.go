@@ -14,7 +14,7 @@ import (
 // timestamp is accepted, so that each signed request is carried out once.
 type ReplayGuard interface {
 	// Claim records sum until expires. A sum recorded before and not yet expired is an error
-	// wrapping ErrReplay; failing to record is an error wrapping ErrReplayCheck.
+	// wrapping errReplay; failing to record is an error wrapping errReplayCheck.
 	Claim(ctx context.Context, sum []byte, expires time.Time) error
 }
 
@@ -33,13 +33,13 @@ func (s StoreReplays) Claim(ctx context.Context, sum []byte, expires time.Time) 
 	_, err := s.Store.Put(ctx, state.Item{Key: key, Value: []byte("1"), ExpiresAt: expires}, state.Condition{IfAbsent: true})
 	switch {
 	case errors.Is(err, state.ErrConflict):
-		return fmt.Errorf("%w: this signature was already used; sign each delivery anew", ErrReplay)
+		return fmt.Errorf("%w: this signature was already used; sign each delivery anew", errReplay)
 	case err != nil:
-		return fmt.Errorf("%w: record signature: %w", ErrReplayCheck, err)
+		return fmt.Errorf("%w: record signature: %w", errReplayCheck, err)
 	}
 	return nil
 }
 
-// replayExpiry is when a signature made at at stops verifying: Verify accepts a timestamp up to
+// replayExpiry is when a signature made at at stops verifying: verify accepts a timestamp up to
 // and including MaxClockSkew old, and stores round expiry up to whole seconds.
 func replayExpiry(at time.Time) time.Time { return at.Add(MaxClockSkew + time.Second) }

@@ -32,11 +32,11 @@ func (f *fakeParameters) GetParameter(_ context.Context, in *ssm.GetParameterInp
 }
 
 func TestParameterSecret(t *testing.T) {
-	first, second := strings.Repeat("a", MinSecretBytes), strings.Repeat("b", MinSecretBytes)
+	first, second := strings.Repeat("a", minSecretBytes), strings.Repeat("b", minSecretBytes)
 	now := testNow
 	clock := func() time.Time { return now }
 	api := &fakeParameters{values: []string{first, second}}
-	p := &ParameterSecret{API: api, Name: "/shardwise/webhook-secret", Clock: clock}
+	p := &parameterSecret{API: api, Name: "/shardwise/webhook-secret", Clock: clock}
 
 	steps := []struct {
 		name      string
@@ -45,7 +45,7 @@ func TestParameterSecret(t *testing.T) {
 		wantCalls int
 	}{
 		{name: "first request reads SSM", want: first, wantCalls: 1},
-		{name: "within the TTL the value is reused", advance: DefaultSecretTTL - time.Second, want: first, wantCalls: 1},
+		{name: "within the TTL the value is reused", advance: defaultSecretTTL - time.Second, want: first, wantCalls: 1},
 		{name: "after the TTL it is read again", advance: time.Second, want: second, wantCalls: 2},
 	}
 	for _, s := range steps {
@@ -77,7 +77,7 @@ func TestParameterSecretErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &ParameterSecret{API: tc.api, Name: "p"}
+			p := &parameterSecret{API: tc.api, Name: "p"}
 			for attempt := 1; attempt <= 2; attempt++ {
 				_, err := p.Secret(t.Context())
 				if !errors.Is(err, ErrSecretUnavailable) || !strings.Contains(err.Error(), tc.want) {
@@ -93,7 +93,7 @@ func TestParameterSecretErrors(t *testing.T) {
 }
 
 func TestSecretFromEnv(t *testing.T) {
-	long := strings.Repeat("s", MinSecretBytes)
+	long := strings.Repeat("s", minSecretBytes)
 	tests := []struct {
 		name      string
 		env       map[string]string
@@ -102,10 +102,10 @@ func TestSecretFromEnv(t *testing.T) {
 		wantErr   string
 	}{
 		{name: "nothing set: SigV4 only", env: map[string]string{}},
-		{name: "secret in the environment", env: map[string]string{EnvSecret: long}, want: StaticSecret(long)},
+		{name: "secret in the environment", env: map[string]string{envSecret: long}, want: StaticSecret(long)},
 		{name: "secret in SSM", env: map[string]string{EnvSecretParam: "/shardwise/webhook"}, wantParam: "/shardwise/webhook"},
-		{name: "both", env: map[string]string{EnvSecret: long, EnvSecretParam: "/p"}, wantErr: "not both"},
-		{name: "secret too short", env: map[string]string{EnvSecret: "hunter2"}, wantErr: "at least 32"},
+		{name: "both", env: map[string]string{envSecret: long, EnvSecretParam: "/p"}, wantErr: "not both"},
+		{name: "secret too short", env: map[string]string{envSecret: "hunter2"}, wantErr: "at least 32"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,8 +113,8 @@ func TestSecretFromEnv(t *testing.T) {
 			made := false
 			got, err := SecretFromEnv(func(k string) string { return tc.env[k] }, func() ParameterAPI { made = true; return api })
 			if tc.wantErr != "" {
-				if !errors.Is(err, ErrSecretConfig) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("got %v, want ErrSecretConfig saying %q", err, tc.wantErr)
+				if !errors.Is(err, errSecretConfig) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want errSecretConfig saying %q", err, tc.wantErr)
 				}
 				return
 			}
@@ -125,9 +125,9 @@ func TestSecretFromEnv(t *testing.T) {
 				t.Errorf("SSM client built: got %v, want %v", made, tc.wantParam != "")
 			}
 			if tc.wantParam != "" {
-				p, ok := got.(*ParameterSecret)
+				p, ok := got.(*parameterSecret)
 				if !ok || p.Name != tc.wantParam || p.API != api {
-					t.Fatalf("got %#v, want a ParameterSecret for %s", got, tc.wantParam)
+					t.Fatalf("got %#v, want a parameterSecret for %s", got, tc.wantParam)
 				}
 				return
 			}

@@ -119,12 +119,12 @@ func (r *Receiver) Receive(ctx context.Context, req events.LambdaFunctionURLRequ
 // asks for.
 func (r *Receiver) read(req events.LambdaFunctionURLRequest, body []byte, auth Auth) (Action, error) {
 	if m := req.RequestContext.HTTP.Method; m != http.MethodPost {
-		return Action{}, fmt.Errorf("%w: %s; the webhook takes POST", ErrMethod, m)
+		return Action{}, fmt.Errorf("%w: %s; the webhook takes POST", errMethod, m)
 	}
 	path := strings.TrimSuffix(req.RawPath, "/")
 	kind, ok := routes[path]
 	if !ok {
-		return Action{}, fmt.Errorf("%w at %q: POST to %s, %s or %s", ErrNoRoute, req.RawPath, PathNodesStats, PathAlertmanager, PathAlarm)
+		return Action{}, fmt.Errorf("%w at %q: POST to %s, %s or %s", errNoRoute, req.RawPath, PathNodesStats, PathAlertmanager, PathAlarm)
 	}
 	if err := checkContentType(header(req.Headers, "content-type")); err != nil {
 		return Action{}, err
@@ -133,7 +133,7 @@ func (r *Receiver) read(req events.LambdaFunctionURLRequest, body []byte, auth A
 	named := header(req.Headers, HeaderCluster)
 	switch kind {
 	case KindNodesStats:
-		ns, err := ParseNodesStats(body)
+		ns, err := parseNodesStats(body)
 		if err != nil {
 			return Action{}, err
 		}
@@ -141,12 +141,12 @@ func (r *Receiver) read(req events.LambdaFunctionURLRequest, body []byte, auth A
 			named = ns.ClusterName
 		}
 		if named == "" {
-			return Action{}, fmt.Errorf("%w: set %s (the document's cluster_name %q is not a configured cluster)", ErrNoCluster, HeaderCluster, ns.ClusterName)
+			return Action{}, fmt.Errorf("%w: set %s (the document's cluster_name %q is not a configured cluster)", errNoCluster, HeaderCluster, ns.ClusterName)
 		}
 		act.NodesStats = &ns
 		act.Clusters = []string{named}
 	case KindAlertmanager:
-		am, err := ParseAlertmanager(body)
+		am, err := parseAlertmanager(body)
 		if err != nil {
 			return Action{}, err
 		}
@@ -159,7 +159,7 @@ func (r *Receiver) read(req events.LambdaFunctionURLRequest, body []byte, auth A
 			act.Clusters = []string{named}
 		}
 		if len(act.Clusters) == 0 {
-			return Action{}, fmt.Errorf("%w: set %s or give the alerts a %q label", ErrNoCluster, HeaderCluster, LabelCluster)
+			return Action{}, fmt.Errorf("%w: set %s or give the alerts a %q label", errNoCluster, HeaderCluster, labelCluster)
 		}
 	case KindAlarm:
 		al, err := ParseAlarm(body)
@@ -179,7 +179,7 @@ func (r *Receiver) read(req events.LambdaFunctionURLRequest, body []byte, auth A
 	}
 	for _, c := range act.Clusters {
 		if !slices.Contains(r.Clusters, c) {
-			return Action{}, fmt.Errorf("%w %q", ErrUnknownCluster, c)
+			return Action{}, fmt.Errorf("%w %q", errUnknownCluster, c)
 		}
 	}
 	return act, nil
@@ -190,19 +190,19 @@ func (r *Receiver) read(req events.LambdaFunctionURLRequest, body []byte, auth A
 func requestBody(req events.LambdaFunctionURLRequest) ([]byte, error) {
 	if !req.IsBase64Encoded {
 		if len(req.Body) > MaxBodyBytes {
-			return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(req.Body), MaxBodyBytes)
+			return nil, fmt.Errorf("%w: %d bytes, limit %d", errTooLarge, len(req.Body), MaxBodyBytes)
 		}
 		return []byte(req.Body), nil
 	}
 	if len(req.Body) > base64.StdEncoding.EncodedLen(MaxBodyBytes) {
-		return nil, fmt.Errorf("%w: about %d bytes, limit %d", ErrTooLarge, base64.StdEncoding.DecodedLen(len(req.Body)), MaxBodyBytes)
+		return nil, fmt.Errorf("%w: about %d bytes, limit %d", errTooLarge, base64.StdEncoding.DecodedLen(len(req.Body)), MaxBodyBytes)
 	}
 	body, err := base64.StdEncoding.DecodeString(req.Body)
 	if err != nil {
-		return nil, fmt.Errorf("%w: base64 body: %w", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: base64 body: %w", errMalformed, err)
 	}
 	if len(body) > MaxBodyBytes {
-		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(body), MaxBodyBytes)
+		return nil, fmt.Errorf("%w: %d bytes, limit %d", errTooLarge, len(body), MaxBodyBytes)
 	}
 	return body, nil
 }
@@ -222,13 +222,13 @@ func (r *Receiver) authenticate(ctx context.Context, req events.LambdaFunctionUR
 	}
 	timestamp, sig := header(req.Headers, HeaderTimestamp), header(req.Headers, HeaderSignature)
 	if timestamp == "" || sig == "" {
-		return "", signature{}, fmt.Errorf("%w: request is not signed: SigV4 through the AWS_IAM URL, or %s and %s headers", ErrUnauthenticated, HeaderTimestamp, HeaderSignature)
+		return "", signature{}, fmt.Errorf("%w: request is not signed: SigV4 through the AWS_IAM URL, or %s and %s headers", errUnauthenticated, HeaderTimestamp, HeaderSignature)
 	}
 	if r.Secret == nil {
-		return "", signature{}, fmt.Errorf("%w: HMAC signatures are not accepted: no secret is configured (%s or %s)", ErrUnauthenticated, EnvSecret, EnvSecretParam)
+		return "", signature{}, fmt.Errorf("%w: HMAC signatures are not accepted: no secret is configured (%s or %s)", errUnauthenticated, envSecret, EnvSecretParam)
 	}
 	if r.Replays == nil {
-		return "", signature{}, fmt.Errorf("%w: HMAC signatures are not accepted: no replay guard is configured", ErrUnauthenticated)
+		return "", signature{}, fmt.Errorf("%w: HMAC signatures are not accepted: no replay guard is configured", errUnauthenticated)
 	}
 	secret, err := r.Secret.Secret(ctx)
 	if err != nil {
@@ -239,7 +239,7 @@ func (r *Receiver) authenticate(ctx context.Context, req events.LambdaFunctionUR
 		now = r.Clock
 	}
 	m := Message{Method: req.RequestContext.HTTP.Method, Path: req.RawPath, Cluster: header(req.Headers, HeaderCluster), Body: body}
-	at, sum, err := Verify(secret, timestamp, sig, m, now())
+	at, sum, err := verify(secret, timestamp, sig, m, now())
 	if err != nil {
 		return "", signature{}, err
 	}
@@ -250,17 +250,17 @@ func (r *Receiver) authenticate(ctx context.Context, req events.LambdaFunctionUR
 // UTF-8 for JSON exchanged between systems).
 func checkContentType(v string) error {
 	if v == "" {
-		return fmt.Errorf("%w: no content-type; send application/json", ErrContentType)
+		return fmt.Errorf("%w: no content-type; send application/json", errContentType)
 	}
 	mt, params, err := mime.ParseMediaType(v)
 	if err != nil {
-		return fmt.Errorf("%w: %q: %w", ErrContentType, v, err)
+		return fmt.Errorf("%w: %q: %w", errContentType, v, err)
 	}
 	if mt != "application/json" {
-		return fmt.Errorf("%w: %q; send application/json", ErrContentType, mt)
+		return fmt.Errorf("%w: %q; send application/json", errContentType, mt)
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return fmt.Errorf("%w: charset %q; JSON is UTF-8", ErrContentType, cs)
+		return fmt.Errorf("%w: charset %q; JSON is UTF-8", errContentType, cs)
 	}
 	return nil
 }

@@ -219,7 +219,7 @@ func memoryReplays() StoreReplays {
 type failingReplays struct{}
 
 func (failingReplays) Claim(context.Context, []byte, time.Time) error {
-	return fmt.Errorf("%w: operation error DynamoDB: PutItem, arn:aws:dynamodb:eu-west-1:123456789012:table/shardwise", ErrReplayCheck)
+	return fmt.Errorf("%w: operation error DynamoDB: PutItem, arn:aws:dynamodb:eu-west-1:123456789012:table/shardwise", errReplayCheck)
 }
 
 // An HMAC-signed request is carried out once: the same request again, with its signature spelled
@@ -281,8 +281,8 @@ func TestStatus(t *testing.T) {
 		wantStatus int
 		wantCode   string
 	}{
-		{name: "wrapped sentinel", err: errors.Join(errors.New("context"), ErrTooLarge), wantStatus: 413, wantCode: "body_too_large"},
-		{name: "unauthenticated", err: ErrUnauthenticated, wantStatus: 401, wantCode: "unauthenticated"},
+		{name: "wrapped sentinel", err: errors.Join(errors.New("context"), errTooLarge), wantStatus: 413, wantCode: "body_too_large"},
+		{name: "unauthenticated", err: errUnauthenticated, wantStatus: 401, wantCode: "unauthenticated"},
 		{name: "anything else", err: errors.New("boom"), wantStatus: 500, wantCode: "internal"},
 	}
 	for _, tc := range tests {
