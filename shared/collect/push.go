@@ -10,7 +10,7 @@ import (
 	"github.com/shardwise/shardwise/shared/opensearch"
 )
 
-var _ engine.PushReader = (*API)(nil)
+var _ engine.PushReader[opensearch.NodesStats] = (*API)(nil)
 
 // ReadPushed builds a sample as Read does, with node stats a collector pushed to the metrics
 // webhook in place of GET _nodes/stats; shard stats, cluster state, health and settings are read

@@ -6,15 +6,16 @@ import (
 	"fmt"
 
 	"github.com/shardwise/shardwise/shared/cluster"
-	"github.com/shardwise/shardwise/shared/opensearch"
 )
 
 // PushReader is a ClusterAPI that builds a sample around node stats a collector pushed to the
-// metrics webhook, reading the rest (shard stats, cluster state, health, settings) itself.
-type PushReader interface {
-	// ReadPushed returns a sample whose node stats are ns. It fails, wrapping ErrPushRejected,
-	// when ns does not describe the cluster the API reads.
-	ReadPushed(ctx context.Context, ns opensearch.NodesStats) (cluster.Sample, error)
+// metrics webhook, reading the rest (shard stats, cluster state, health, settings) itself. T is
+// the pushed document as the API reads it (collect's is OpenSearch's _nodes/stats answer); the
+// engine only hands it on, so it knows nothing of its format.
+type PushReader[T any] interface {
+	// ReadPushed returns a sample whose node stats are pushed. It fails, wrapping ErrPushRejected,
+	// when they do not describe the cluster the API reads.
+	ReadPushed(ctx context.Context, pushed T) (cluster.Sample, error)
 }
 
 var (
@@ -29,13 +30,14 @@ var (
 // of reading _nodes/stats: rates, the snapshot and "Stats Ingested" are derived from them the same
 // way. Node stats carry their own timestamps, so a push that arrives late yields correct rates
 // over the interval it covers, and the staleness check reports its age.
-func (e *Engine) IngestPushed(ctx context.Context, name string, ns opensearch.NodesStats) (IngestResult, error) {
+// It is a function, not a method, because Go methods take no type parameters.
+func IngestPushed[T any](ctx context.Context, e *Engine, name string, pushed T) (IngestResult, error) {
 	return e.ingestOne(ctx, name, func(ctx context.Context, api ClusterAPI) (cluster.Sample, error) {
-		pr, ok := api.(PushReader)
+		pr, ok := api.(PushReader[T])
 		if !ok {
-			return cluster.Sample{}, fmt.Errorf("%w: %T", ErrPushUnsupported, api)
+			return cluster.Sample{}, fmt.Errorf("%w: %T cannot read a pushed %T", ErrPushUnsupported, api, pushed)
 		}
-		return pr.ReadPushed(ctx, ns)
+		return pr.ReadPushed(ctx, pushed)
 	}, false)
 }
 

@@ -66,7 +66,7 @@ func TestIngestPushedNeedsAPushReader(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := e.IngestPushed(t.Context(), tc.cluster, ns)
+			r, err := engine.IngestPushed(t.Context(), e, tc.cluster, ns)
 			if !errors.Is(err, tc.want) || r.Error == "" || r.SnapshotKey != "" {
 				t.Errorf("got %+v, %v, want %v reported in the result and no snapshot", r, err, tc.want)
 			}

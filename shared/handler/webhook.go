@@ -94,7 +94,7 @@ func (f *Function) webhook(ctx context.Context, req events.LambdaFunctionURLRequ
 		var err error
 		if act.NodesStats != nil {
 			var ir engine.IngestResult
-			ir, err = f.Engine.IngestPushed(ctx, name, *act.NodesStats)
+			ir, err = engine.IngestPushed(ctx, f.Engine, name, *act.NodesStats)
 			res.SnapshotKey = ir.SnapshotKey
 		} else {
 			var (
