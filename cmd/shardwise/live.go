@@ -22,15 +22,13 @@ import (
 	"github.com/shardwise/shardwise/shared/state"
 )
 
-// liveFlags are the flags of the commands that read a real cluster. They never act: dry-run is forced.
-type liveFlags struct {
-	url, auth, service, region, user, passwordEnv, configFile string
-	insecure, allowInsecureCredentials                        bool
-	samples                                                   int
-	interval                                                  time.Duration
+// connFlags are the flags that reach a cluster.
+type connFlags struct {
+	url, auth, service, region, user, passwordEnv string
+	insecure, allowInsecureCredentials            bool
 }
 
-func (f *liveFlags) register(cmd *cobra.Command) {
+func (f *connFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.url, "url", "", "cluster URL, e.g. https://search-x.eu-west-1.es.amazonaws.com")
 	cmd.Flags().StringVar(&f.auth, "auth", "none", "sigv4 | basic | none")
 	cmd.Flags().StringVar(&f.service, "service", "es", "sigv4 signing service: es (OpenSearch Serverless, aoss, is not supported)")
@@ -40,10 +38,55 @@ func (f *liveFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.insecure, "insecure", false, "skip TLS verification")
 	cmd.Flags().BoolVar(&f.allowInsecureCredentials, "allow-insecure-credentials", false,
 		"allow basic auth over http://, or credentials with --insecure (logged as a warning)")
+	_ = cmd.MarkFlagRequired("url")
+}
+
+// cluster is the flags' cluster, as the configuration names it.
+func (f *connFlags) cluster() config.Cluster {
+	cl := config.Cluster{Name: liveCluster, URLs: strings.Split(f.url, ","), Auth: f.auth, Service: f.service, Region: f.region,
+		Username: f.user, Insecure: f.insecure, AllowInsecureCredentials: f.allowInsecureCredentials}
+	if f.auth == string(opensearch.AuthBasic) {
+		cl.PasswordEnv = f.passwordEnv
+	}
+	return cl
+}
+
+// api validates the flags with the default configuration and connects.
+func (f *connFlags) api(ctx context.Context) (*collect.API, error) {
+	cfg := config.Default()
+	cfg.Clusters = []config.Cluster{f.cluster()}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return connect(ctx, cfg.Clusters[0])
+}
+
+// connect builds the production client and its collector for a validated cluster.
+func connect(ctx context.Context, cl config.Cluster) (*collect.API, error) {
+	oc, err := cl.OpenSearch()
+	if err != nil {
+		return nil, err
+	}
+	client, err := opensearch.New(ctx, oc)
+	if err != nil {
+		return nil, err
+	}
+	return collect.New(client, time.Now), nil
+}
+
+// liveFlags are the flags of the commands that read a real cluster. They never act: dry-run is forced.
+type liveFlags struct {
+	connFlags
+	configFile string
+	samples    int
+	interval   time.Duration
+}
+
+func (f *liveFlags) register(cmd *cobra.Command) {
+	f.connFlags.register(cmd)
 	cmd.Flags().StringVar(&f.configFile, "config", "", "shardwise configuration JSON (thresholds)")
 	cmd.Flags().IntVar(&f.samples, "samples", 3, "stats samples to take (rates need 2; a sustained hotspot needs 3)")
 	cmd.Flags().DurationVar(&f.interval, "interval", 10*time.Second, "time between samples")
-	_ = cmd.MarkFlagRequired("url")
 }
 
 const liveCluster = "live"
@@ -63,12 +106,7 @@ func (f *liveFlags) engine(ctx context.Context, progress io.Writer) (*engine.Eng
 		return nil, last, fmt.Errorf("--samples %d: at least 2 are needed to measure rates", f.samples)
 	}
 	cfg.Safety.DryRun = true
-	cl := config.Cluster{Name: liveCluster, URLs: strings.Split(f.url, ","), Auth: f.auth, Service: f.service, Region: f.region,
-		Username: f.user, Insecure: f.insecure, AllowInsecureCredentials: f.allowInsecureCredentials}
-	if f.auth == string(opensearch.AuthBasic) {
-		cl.PasswordEnv = f.passwordEnv
-	}
-	cfg.Clusters = []config.Cluster{cl}
+	cfg.Clusters = []config.Cluster{f.cluster()}
 	// Samples further apart than the freshness limit would be refused by the breaker.
 	if 2*f.interval > cfg.Safety.MaxStatsAge.Std() {
 		cfg.Safety.MaxStatsAge = duration.Duration(2 * f.interval)
@@ -76,15 +114,10 @@ func (f *liveFlags) engine(ctx context.Context, progress io.Writer) (*engine.Eng
 	if err := cfg.Validate(); err != nil {
 		return nil, last, err
 	}
-	oc, err := cl.OpenSearch()
+	api, err := connect(ctx, cfg.Clusters[0])
 	if err != nil {
 		return nil, last, err
 	}
-	client, err := opensearch.New(ctx, oc)
-	if err != nil {
-		return nil, last, err
-	}
-	api := collect.New(client, time.Now)
 	events := &bus.Memory{}
 	e := &engine.Engine{Store: state.NewMemory(time.Now), Bus: events, Clock: time.Now, Config: cfg,
 		Cluster: func(string) (engine.ClusterAPI, error) { return api, nil },

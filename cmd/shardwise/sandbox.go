@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,14 +9,11 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
-	"github.com/shardwise/shardwise/shared/collect"
 	"github.com/shardwise/shardwise/shared/config"
-	"github.com/shardwise/shardwise/shared/opensearch"
 	"github.com/shardwise/shardwise/shared/sandbox"
 )
 
@@ -112,47 +108,6 @@ func newSandboxValidate() *cobra.Command {
 	}
 	src.register(cmd)
 	return cmd
-}
-
-// connFlags are the flags that reach a cluster, as plan and explain take them.
-type connFlags struct {
-	url, auth, service, region, user, passwordEnv string
-	insecure, allowInsecureCredentials            bool
-}
-
-func (f *connFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.url, "url", "", "cluster URL, e.g. https://search-x.eu-west-1.es.amazonaws.com")
-	cmd.Flags().StringVar(&f.auth, "auth", "none", "sigv4 | basic | none")
-	cmd.Flags().StringVar(&f.service, "service", "es", "sigv4 signing service: es (OpenSearch Serverless, aoss, is not supported)")
-	cmd.Flags().StringVar(&f.region, "region", "", "sigv4 region (default from the AWS config chain)")
-	cmd.Flags().StringVar(&f.user, "user", "", "basic auth user")
-	cmd.Flags().StringVar(&f.passwordEnv, "password-env", "OPENSEARCH_PASSWORD", "environment variable holding the basic auth password")
-	cmd.Flags().BoolVar(&f.insecure, "insecure", false, "skip TLS verification")
-	cmd.Flags().BoolVar(&f.allowInsecureCredentials, "allow-insecure-credentials", false,
-		"allow basic auth over http://, or credentials with --insecure (logged as a warning)")
-	_ = cmd.MarkFlagRequired("url")
-}
-
-func (f *connFlags) api(ctx context.Context) (*collect.API, error) {
-	cl := config.Cluster{Name: liveCluster, URLs: strings.Split(f.url, ","), Auth: f.auth, Service: f.service, Region: f.region,
-		Username: f.user, Insecure: f.insecure, AllowInsecureCredentials: f.allowInsecureCredentials}
-	if f.auth == string(opensearch.AuthBasic) {
-		cl.PasswordEnv = f.passwordEnv
-	}
-	cfg := config.Default()
-	cfg.Clusters = []config.Cluster{cl}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	oc, err := cl.OpenSearch()
-	if err != nil {
-		return nil, err
-	}
-	client, err := opensearch.New(ctx, oc)
-	if err != nil {
-		return nil, err
-	}
-	return collect.New(client, time.Now), nil
 }
 
 // sandboxStatus is what status prints with --json.
