@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/duration"
+	"github.com/shardwise/shardwise/shared/jsonstrict"
 	"github.com/shardwise/shardwise/shared/opensearch"
 	"github.com/shardwise/shardwise/shared/replicas"
 	"github.com/shardwise/shardwise/shared/safety"
@@ -247,25 +247,12 @@ func (cl Cluster) OpenSearch() (opensearch.Config, error) {
 // DefaultAuth.
 func Parse(base Config, data []byte) (Config, error) {
 	c := base
-	if err := decodeStrict(data, &c); err != nil {
+	if err := jsonstrict.Decode(data, &c); err != nil {
 		return base, fmt.Errorf("config: %w", err)
 	}
 	// A copy: the entries may still be base's.
 	c.Clusters = withDefaultAuth(slices.Clone(c.Clusters), "")
 	return c, nil
-}
-
-// decodeStrict decodes exactly one JSON document into v, refusing unknown fields and trailing data.
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("trailing data after the JSON document at byte %d", dec.InputOffset())
-	}
-	return nil
 }
 
 // withDefaultAuth gives each cluster without auth the given one, or DefaultAuth.
@@ -387,7 +374,7 @@ func parseClusters(v, auth string) ([]Cluster, error) {
 	v = strings.TrimSpace(v)
 	if strings.HasPrefix(v, "[") {
 		var cls []Cluster
-		if err := decodeStrict([]byte(v), &cls); err != nil {
+		if err := jsonstrict.Decode([]byte(v), &cls); err != nil {
 			return nil, err
 		}
 		return withDefaultAuth(cls, auth), nil

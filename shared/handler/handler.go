@@ -11,7 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +25,7 @@ import (
 	"github.com/shardwise/shardwise/shared/collect"
 	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/engine"
+	"github.com/shardwise/shardwise/shared/jsonstrict"
 	"github.com/shardwise/shardwise/shared/opensearch"
 	"github.com/shardwise/shardwise/shared/state"
 	"github.com/shardwise/shardwise/shared/telemetry"
@@ -164,9 +164,7 @@ func eventBridgeEvent(raw json.RawMessage) (events.CloudWatchEvent, error) {
 // decodeDetail decodes an event's detail strictly: shardwise's own events have known shapes.
 func decodeDetail[T any](ev events.CloudWatchEvent) (T, error) {
 	var d T
-	dec := json.NewDecoder(strings.NewReader(string(ev.Detail)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
+	if err := jsonstrict.Decode(ev.Detail, &d); err != nil {
 		return d, fmt.Errorf("%q detail: %w", ev.DetailType, err)
 	}
 	return d, nil
@@ -175,9 +173,7 @@ func decodeDetail[T any](ev events.CloudWatchEvent) (T, error) {
 // decodeDirect decodes a direct invocation strictly.
 func decodeDirect(raw json.RawMessage) (directInvoke, error) {
 	var d directInvoke
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
+	if err := jsonstrict.Decode(raw, &d); err != nil {
 		return d, fmt.Errorf("direct invoke: %w", err)
 	}
 	if d.Cluster != "" {

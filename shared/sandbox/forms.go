@@ -2,10 +2,9 @@ package sandbox
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
+
+	"github.com/shardwise/shardwise/shared/jsonstrict"
 )
 
 // Warning is something a definitions document does that is accepted but that its author should
@@ -38,9 +37,9 @@ func ParseDocument(data []byte) (Definitions, []Warning, error) {
 	var err error
 	switch firstByte(cleaned) {
 	case '[':
-		err = decodeStrict(cleaned, &d.Sandboxes)
+		err = jsonstrict.Decode(cleaned, &d.Sandboxes)
 	default:
-		err = decodeStrict(cleaned, &d)
+		err = jsonstrict.Decode(cleaned, &d)
 	}
 	if err != nil {
 		return Definitions{}, nil, fmt.Errorf("parse sandbox definitions: %w", err)
@@ -55,18 +54,6 @@ func ParseDocument(data []byte) (Definitions, []Warning, error) {
 func Parse(data []byte) (Definitions, error) {
 	d, _, err := ParseDocument(data)
 	return d, err
-}
-
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("data after the document")
-	}
-	return nil
 }
 
 func firstByte(data []byte) byte {

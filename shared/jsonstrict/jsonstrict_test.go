@@ -1,0 +1,39 @@
+package jsonstrict
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDecode(t *testing.T) {
+	type doc struct {
+		Name  string `json:"name"`
+		Count int    `json:"count"`
+	}
+	tests := []struct {
+		name, in, wantErr string
+		want              doc
+	}{
+		{name: "exact", in: `{"name":"a","count":2}`, want: doc{"a", 2}},
+		{name: "white space after", in: "{\"name\":\"a\"}\n\t ", want: doc{Name: "a"}},
+		{name: "unknown field", in: `{"name":"a","cuont":2}`, wantErr: `unknown field "cuont"`},
+		{name: "second document", in: `{"name":"a"} {"name":"b"}`, wantErr: "trailing data after the JSON document, which ends at byte 12"},
+		{name: "trailing garbage", in: `{"name":"a"}x`, wantErr: "trailing data after the JSON document, which ends at byte 12"},
+		{name: "wrong type", in: `{"count":"2"}`, wantErr: "cannot unmarshal string"},
+		{name: "empty", in: ``, wantErr: "EOF"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got doc
+			err := Decode([]byte(tc.in), &got)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("got %v, want no error", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("got %v, want an error containing %q", err, tc.wantErr)
+			case tc.wantErr == "" && got != tc.want:
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
