@@ -120,11 +120,8 @@ func WithDynamoRetry(o *dynamodb.Options) { o.Retryer = NewDynamoRetryer() }
 
 // Get implements Store.
 func (d *Dynamo) Get(ctx context.Context, key Key) (Item, error) {
-	if err := ctx.Err(); err != nil {
-		return Item{}, fmt.Errorf("get %s: %w", key, err)
-	}
-	if err := key.Validate(); err != nil {
-		return Item{}, fmt.Errorf("get %s: %w", key, err)
+	if err := getArgs(ctx, key); err != nil {
+		return Item{}, err
 	}
 	out, err := d.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(d.table),
@@ -149,14 +146,8 @@ func (d *Dynamo) Get(ctx context.Context, key Key) (Item, error) {
 
 // Put implements Store.
 func (d *Dynamo) Put(ctx context.Context, item Item, cond Condition) (Item, error) {
-	if err := ctx.Err(); err != nil {
-		return Item{}, fmt.Errorf("put %s: %w", item.Key, err)
-	}
-	if err := checkPut(item); err != nil {
-		return Item{}, fmt.Errorf("put %s: %w", item.Key, err)
-	}
-	if err := cond.validate(); err != nil {
-		return Item{}, fmt.Errorf("put %s: %w", item.Key, err)
+	if err := putArgs(ctx, item, cond); err != nil {
+		return Item{}, err
 	}
 	now := d.clock()
 	token := writeToken()
@@ -255,17 +246,8 @@ func setCondition(expr **string, values *map[string]types.AttributeValue, live i
 
 // Delete implements Store.
 func (d *Dynamo) Delete(ctx context.Context, key Key, cond Condition) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("delete %s: %w", key, err)
-	}
-	if err := key.Validate(); err != nil {
-		return fmt.Errorf("delete %s: %w", key, err)
-	}
-	if err := cond.validate(); err != nil {
-		return fmt.Errorf("delete %s: %w", key, err)
-	}
-	if cond.IfAbsent {
-		return fmt.Errorf("delete %s: %w: IfAbsent cannot guard a delete", key, ErrInvalid)
+	if err := deleteArgs(ctx, key, cond); err != nil {
+		return err
 	}
 	in := &dynamodb.DeleteItemInput{TableName: aws.String(d.table), Key: keyAttrs(key)}
 	now := d.clock()
@@ -294,11 +276,8 @@ func (d *Dynamo) Delete(ctx context.Context, key Key, cond Condition) error {
 
 // Query implements Store.
 func (d *Dynamo) Query(ctx context.Context, pk, skPrefix string) ([]Item, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("query pk=%q sk prefix %q: %w", pk, skPrefix, err)
-	}
-	if err := checkQuery(pk, skPrefix); err != nil {
-		return nil, fmt.Errorf("query pk=%q sk prefix %q: %w", pk, skPrefix, err)
+	if err := queryArgs(ctx, pk, skPrefix); err != nil {
+		return nil, err
 	}
 	keyCond := attrPK + " = :pk"
 	values := map[string]types.AttributeValue{
@@ -341,11 +320,8 @@ func (d *Dynamo) Query(ctx context.Context, pk, skPrefix string) ([]Item, error)
 // the same key can be overwritten by a version computed before it. BatchPut is for items one
 // writer owns, such as snapshot chunks; use Put with a Condition where writers compete.
 func (d *Dynamo) BatchPut(ctx context.Context, items []Item) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("batch put %d items: %w", len(items), err)
-	}
-	if err := checkBatch(items); err != nil {
-		return fmt.Errorf("batch put %d items: %w", len(items), err)
+	if err := batchPutArgs(ctx, items); err != nil {
+		return err
 	}
 	if len(items) == 0 {
 		return nil

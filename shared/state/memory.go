@@ -39,11 +39,8 @@ func NewMemory(clock Clock) *Memory {
 
 // Get implements Store.
 func (m *Memory) Get(ctx context.Context, key Key) (Item, error) {
-	if err := ctx.Err(); err != nil {
-		return Item{}, fmt.Errorf("get %s: %w", key, err)
-	}
-	if err := key.Validate(); err != nil {
-		return Item{}, fmt.Errorf("get %s: %w", key, err)
+	if err := getArgs(ctx, key); err != nil {
+		return Item{}, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -56,14 +53,8 @@ func (m *Memory) Get(ctx context.Context, key Key) (Item, error) {
 
 // Put implements Store.
 func (m *Memory) Put(ctx context.Context, item Item, cond Condition) (Item, error) {
-	if err := ctx.Err(); err != nil {
-		return Item{}, fmt.Errorf("put %s: %w", item.Key, err)
-	}
-	if err := checkPut(item); err != nil {
-		return Item{}, fmt.Errorf("put %s: %w", item.Key, err)
-	}
-	if err := cond.validate(); err != nil {
-		return Item{}, fmt.Errorf("put %s: %w", item.Key, err)
+	if err := putArgs(ctx, item, cond); err != nil {
+		return Item{}, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -79,17 +70,8 @@ func (m *Memory) Put(ctx context.Context, item Item, cond Condition) (Item, erro
 
 // Delete implements Store.
 func (m *Memory) Delete(ctx context.Context, key Key, cond Condition) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("delete %s: %w", key, err)
-	}
-	if err := key.Validate(); err != nil {
-		return fmt.Errorf("delete %s: %w", key, err)
-	}
-	if err := cond.validate(); err != nil {
-		return fmt.Errorf("delete %s: %w", key, err)
-	}
-	if cond.IfAbsent {
-		return fmt.Errorf("delete %s: %w: IfAbsent cannot guard a delete", key, ErrInvalid)
+	if err := deleteArgs(ctx, key, cond); err != nil {
+		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -106,11 +88,8 @@ func (m *Memory) Delete(ctx context.Context, key Key, cond Condition) error {
 
 // Query implements Store.
 func (m *Memory) Query(ctx context.Context, pk, skPrefix string) ([]Item, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("query pk=%q sk prefix %q: %w", pk, skPrefix, err)
-	}
-	if err := checkQuery(pk, skPrefix); err != nil {
-		return nil, fmt.Errorf("query pk=%q sk prefix %q: %w", pk, skPrefix, err)
+	if err := queryArgs(ctx, pk, skPrefix); err != nil {
+		return nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -142,11 +121,8 @@ func (m *Memory) Query(ctx context.Context, pk, skPrefix string) ([]Item, error)
 // BatchPut implements Store. Memory checks the whole batch first and then writes it under one
 // lock, so it is all-or-nothing.
 func (m *Memory) BatchPut(ctx context.Context, items []Item) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("batch put %d items: %w", len(items), err)
-	}
-	if err := checkBatch(items); err != nil {
-		return fmt.Errorf("batch put %d items: %w", len(items), err)
+	if err := batchPutArgs(ctx, items); err != nil {
+		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

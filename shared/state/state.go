@@ -195,6 +195,46 @@ type Store interface {
 // Clock tells a store the time, so that expiry follows the simulator's virtual clock.
 type Clock func() time.Time
 
+// Every Store checks an operation's arguments the same way, before it does anything: the context,
+// then the arguments. The errors name the operation.
+
+func getArgs(ctx context.Context, key Key) error {
+	return opErr(fmt.Sprintf("get %s", key), ctx.Err(), key.Validate)
+}
+
+func putArgs(ctx context.Context, item Item, cond Condition) error {
+	return opErr(fmt.Sprintf("put %s", item.Key), ctx.Err(), func() error { return checkPut(item) }, cond.validate)
+}
+
+func deleteArgs(ctx context.Context, key Key, cond Condition) error {
+	err := opErr(fmt.Sprintf("delete %s", key), ctx.Err(), key.Validate, cond.validate)
+	if err == nil && cond.IfAbsent {
+		err = fmt.Errorf("delete %s: %w: IfAbsent cannot guard a delete", key, ErrInvalid)
+	}
+	return err
+}
+
+func queryArgs(ctx context.Context, pk, skPrefix string) error {
+	return opErr(fmt.Sprintf("query pk=%q sk prefix %q", pk, skPrefix), ctx.Err(), func() error { return checkQuery(pk, skPrefix) })
+}
+
+func batchPutArgs(ctx context.Context, items []Item) error {
+	return opErr(fmt.Sprintf("batch put %d items", len(items)), ctx.Err(), func() error { return checkBatch(items) })
+}
+
+// opErr is the first of ctxErr and the checks' errors, wrapped with the operation's name.
+func opErr(op string, ctxErr error, checks ...func() error) error {
+	if ctxErr != nil {
+		return fmt.Errorf("%s: %w", op, ctxErr)
+	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	return nil
+}
+
 // checkPut validates one item of a Put or BatchPut.
 func checkPut(item Item) error {
 	if err := item.Key.Validate(); err != nil {
