@@ -198,6 +198,21 @@ func (c *Client) call(ctx context.Context, name, method string, req opensearch.R
 	return c.send(ctx, c.os, name, method, req)
 }
 
+// get sends a GET that only reads, with retries, and decodes its answer; what names the request in
+// errors, the decoder's included.
+func get[T any](ctx context.Context, c *Client, what string, req opensearch.Request, decode func([]byte) (T, error)) (T, error) {
+	var zero T
+	body, err := c.call(ctx, what, http.MethodGet, req)
+	if err != nil {
+		return zero, err
+	}
+	v, err := decode(body)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", what, err)
+	}
+	return v, nil
+}
+
 // callOnce is call without retries, for requests that change the cluster (a reroute, a settings
 // update): a timeout or a dropped connection does not say whether the request landed, and sending
 // it again could act twice. The caller reads the cluster again instead.

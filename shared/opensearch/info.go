@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
 )
@@ -25,15 +24,7 @@ var infoFilter = []string{"name", "cluster_name", "cluster_uuid", "version.numbe
 // Info reads GET /.
 func (c *Client) Info(ctx context.Context) (Info, error) {
 	req := opensearchapi.InfoReq{Params: opensearchapi.InfoParams{FilterPath: infoFilter}}
-	body, err := c.call(ctx, "info", http.MethodGet, req)
-	if err != nil {
-		return Info{}, err
-	}
-	info, err := decodeInfo(body)
-	if err != nil {
-		return Info{}, fmt.Errorf("info: %w", err)
-	}
-	return info, nil
+	return get(ctx, c, "info", req, decodeInfo)
 }
 
 func decodeInfo(body []byte) (Info, error) {
@@ -84,15 +75,7 @@ var healthFilter = []string{
 // Health reads GET _cluster/health.
 func (c *Client) Health(ctx context.Context) (Health, error) {
 	req := opensearchapi.ClusterHealthReq{Params: opensearchapi.ClusterHealthParams{FilterPath: healthFilter}}
-	body, err := c.call(ctx, "cluster health", http.MethodGet, req)
-	if err != nil {
-		return Health{}, err
-	}
-	h, err := decodeHealth(body)
-	if err != nil {
-		return Health{}, fmt.Errorf("cluster health: %w", err)
-	}
-	return h, nil
+	return get(ctx, c, "cluster health", req, decodeHealth)
 }
 
 func decodeHealth(body []byte) (Health, error) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"time"
 
@@ -104,15 +103,16 @@ func (c *Client) NodesStats(ctx context.Context) (NodesStats, error) {
 		Metric: []string{"jvm", "fs", "thread_pool", "indices"},
 		Params: opensearchapi.NodesStatsParams{FilterPath: nodesStatsFilter},
 	}
-	body, err := c.call(ctx, "nodes stats", http.MethodGet, req)
-	if err != nil {
-		return NodesStats{}, err
-	}
-	s, err := decodeNodesStats(body)
-	if err != nil {
-		return NodesStats{}, fmt.Errorf("nodes stats: %w", err)
-	}
-	return s, nil
+	return get(ctx, c, "nodes stats", req, decodeNodesStats)
+}
+
+// nodeIdentityWire is what _nodes/stats and _nodes say of every node besides its figures.
+type nodeIdentityWire struct {
+	Name       string            `json:"name"`
+	Host       string            `json:"host"`
+	IP         string            `json:"ip"`
+	Roles      []string          `json:"roles"`
+	Attributes map[string]string `json:"attributes"`
 }
 
 func decodeNodesStats(body []byte) (NodesStats, error) {
@@ -120,13 +120,9 @@ func decodeNodesStats(body []byte) (NodesStats, error) {
 		Nodes       nodesHeader `json:"_nodes"`
 		ClusterName string      `json:"cluster_name"`
 		NodeMap     map[string]struct {
-			Name       string            `json:"name"`
-			Host       string            `json:"host"`
-			IP         string            `json:"ip"`
-			Roles      []string          `json:"roles"`
-			Attributes map[string]string `json:"attributes"`
-			Timestamp  int64             `json:"timestamp"`
-			JVM        struct {
+			nodeIdentityWire
+			Timestamp int64 `json:"timestamp"`
+			JVM       struct {
 				Mem struct {
 					HeapUsedInBytes int64 `json:"heap_used_in_bytes"`
 					HeapMaxInBytes  int64 `json:"heap_max_in_bytes"`
@@ -229,15 +225,7 @@ var nodesInfoFilter = joinFilters(
 // NodesInfo reads GET _nodes.
 func (c *Client) NodesInfo(ctx context.Context) (NodesInfo, error) {
 	req := opensearchapi.NodesInfoReq{Params: opensearchapi.NodesInfoParams{FilterPath: nodesInfoFilter}}
-	body, err := c.call(ctx, "nodes info", http.MethodGet, req)
-	if err != nil {
-		return NodesInfo{}, err
-	}
-	info, err := decodeNodesInfo(body)
-	if err != nil {
-		return NodesInfo{}, fmt.Errorf("nodes info: %w", err)
-	}
-	return info, nil
+	return get(ctx, c, "nodes info", req, decodeNodesInfo)
 }
 
 func decodeNodesInfo(body []byte) (NodesInfo, error) {
@@ -245,13 +233,9 @@ func decodeNodesInfo(body []byte) (NodesInfo, error) {
 		Nodes       nodesHeader `json:"_nodes"`
 		ClusterName string      `json:"cluster_name"`
 		NodeMap     map[string]struct {
-			Name       string            `json:"name"`
-			Host       string            `json:"host"`
-			IP         string            `json:"ip"`
-			Version    string            `json:"version"`
-			Roles      []string          `json:"roles"`
-			Attributes map[string]string `json:"attributes"`
-			JVM        struct {
+			nodeIdentityWire
+			Version string `json:"version"`
+			JVM     struct {
 				Mem struct {
 					HeapMaxInBytes int64 `json:"heap_max_in_bytes"`
 				} `json:"mem"`

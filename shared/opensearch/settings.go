@@ -47,15 +47,7 @@ func (c *Client) ClusterSettings(ctx context.Context) (ClusterSettings, error) {
 		FlatSettings:    new(true),
 		FilterPath:      clusterSettingsFilter,
 	}}
-	body, err := c.call(ctx, "cluster settings", http.MethodGet, req)
-	if err != nil {
-		return nil, err
-	}
-	s, err := decodeClusterSettings(body)
-	if err != nil {
-		return nil, fmt.Errorf("cluster settings: %w", err)
-	}
-	return s, nil
+	return get(ctx, c, "cluster settings", req, decodeClusterSettings)
 }
 
 func decodeClusterSettings(body []byte) (ClusterSettings, error) {
@@ -262,15 +254,7 @@ func (c *Client) IndexSettings(ctx context.Context, index string) (map[string]st
 		Indices: []string{index},
 		Params:  opensearchapi.SettingsGetParams{FlatSettings: new(true)},
 	}
-	body, err := c.call(ctx, "index settings "+index, http.MethodGet, req)
-	if err != nil {
-		return nil, err
-	}
-	settings, err := decodeIndexSettings(body)
-	if err != nil {
-		return nil, fmt.Errorf("index settings %s: %w", index, err)
-	}
-	return settings, nil
+	return get(ctx, c, "index settings "+index, req, decodeIndexSettings)
 }
 
 func decodeIndexSettings(body []byte) (map[string]string, error) {

@@ -84,15 +84,7 @@ var shardStatsRequest = indicesStatsRequest{Level: "shards", ExpandWildcards: "o
 
 // ShardStats reads GET _stats?level=shards.
 func (c *Client) ShardStats(ctx context.Context) (ShardStats, error) {
-	body, err := c.call(ctx, "shard stats", http.MethodGet, shardStatsRequest)
-	if err != nil {
-		return ShardStats{}, err
-	}
-	s, err := decodeShardStats(body)
-	if err != nil {
-		return ShardStats{}, fmt.Errorf("shard stats: %w", err)
-	}
-	return s, nil
+	return get(ctx, c, "shard stats", shardStatsRequest, decodeShardStats)
 }
 
 type shardCopyWire struct {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,15 +94,7 @@ func (c *Client) ClusterState(ctx context.Context) (ClusterState, error) {
 		Metrics: []string{"metadata", "routing_table", "nodes"},
 		Params:  opensearchapi.ClusterStateParams{FilterPath: clusterStateFilter},
 	}
-	body, err := c.call(ctx, "cluster state", http.MethodGet, req)
-	if err != nil {
-		return ClusterState{}, err
-	}
-	s, err := decodeClusterState(body)
-	if err != nil {
-		return ClusterState{}, fmt.Errorf("cluster state: %w", err)
-	}
-	return s, nil
+	return get(ctx, c, "cluster state", req, decodeClusterState)
 }
 
 func decodeClusterState(body []byte) (ClusterState, error) {

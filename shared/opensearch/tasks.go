@@ -61,15 +61,7 @@ func (c *Client) Tasks(ctx context.Context, actions string) (TaskList, error) {
 		Detailed:   new(true),
 		FilterPath: tasksFilter,
 	}}
-	body, err := c.call(ctx, "tasks", http.MethodGet, req)
-	if err != nil {
-		return TaskList{}, err
-	}
-	list, err := decodeTasks(body)
-	if err != nil {
-		return TaskList{}, fmt.Errorf("tasks: %w", err)
-	}
-	return list, nil
+	return get(ctx, c, "tasks", req, decodeTasks)
 }
 
 // tasksWire is TaskListResponseBase grouped by node, OpenSearch's default.
