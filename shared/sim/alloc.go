@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -595,27 +596,36 @@ func (s *Sim) allocateUnassigned(b *balance) {
 // moveShards relocates started copies whose node they may no longer remain on (filters, watermark).
 func (s *Sim) moveShards(b *balance) {
 	for _, n := range b.nodes {
+		for ix, c := range s.copiesOn(n) {
+			if c.state != stateStarted || s.canRemain(c, false).typ != decNo {
+				continue
+			}
+			to, t := s.bestNode(b, c.sh, c, n)
+			if to == nil || t != decYes {
+				continue
+			}
+			s.startRelocation(c, to, relocAllocator)
+			unplace(n, ix)
+			n.diskUsed += ix.shardBytes // the source keeps its copy until the relocation ends
+			place(to, ix)
+			s.leaving[n.ord] += ix.shardBytes
+		}
+	}
+}
+
+// copiesOn yields the copies on node n with their index, index by index; an index holding none of
+// them when its turn comes is passed over.
+func (s *Sim) copiesOn(n *node) iter.Seq2[*index, *shardCopy] {
+	return func(yield func(*index, *shardCopy) bool) {
 		for _, ix := range s.indices {
 			if ix.counts[n.ord] == 0 {
 				continue
 			}
 			for _, sh := range ix.shards {
 				for _, c := range sh.copies {
-					if c.node != n || c.state != stateStarted {
-						continue
+					if c.node == n && !yield(ix, c) {
+						return
 					}
-					if s.canRemain(c, false).typ != decNo {
-						continue
-					}
-					to, t := s.bestNode(b, sh, c, n)
-					if to == nil || t != decYes {
-						continue
-					}
-					s.startRelocation(c, to, relocAllocator)
-					unplace(n, ix)
-					n.diskUsed += ix.shardBytes // the source keeps its copy until the relocation ends
-					place(to, ix)
-					s.leaving[n.ord] += ix.shardBytes
 				}
 			}
 		}

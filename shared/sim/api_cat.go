@@ -206,16 +206,22 @@ func compareCells(a, b *string) int {
 	return strings.Compare(*a, *b)
 }
 
-func (s *Sim) handleCatShards(rq *request) (reply, *apiError) {
+// catIndices reads what _cat/shards[/{index}] and _cat/indices[/{index}] share: the indices the
+// path names (all when none) and the format of byte sizes.
+func (s *Sim) catIndices(rq *request) ([]*index, catFormat, *apiError) {
 	expr := ""
 	if len(rq.segs) == 3 {
 		expr = rq.segs[2]
 	}
 	indices, err := s.resolveIndices(expr, false)
+	return indices, catFormat{bytes: rq.param("bytes")}, err
+}
+
+func (s *Sim) handleCatShards(rq *request) (reply, *apiError) {
+	indices, f, err := s.catIndices(rq)
 	if err != nil {
 		return reply{}, err
 	}
-	f := catFormat{bytes: rq.param("bytes")}
 	t := &catTable{cols: []catColumn{
 		{name: "index", aliases: []string{"i", "idx"}, def: true},
 		{name: "shard", aliases: []string{"s", "sh"}, def: true, right: true},
@@ -340,15 +346,10 @@ func (s *Sim) handleCatNodes(rq *request) (reply, *apiError) {
 }
 
 func (s *Sim) handleCatIndices(rq *request) (reply, *apiError) {
-	expr := ""
-	if len(rq.segs) == 3 {
-		expr = rq.segs[2]
-	}
-	indices, err := s.resolveIndices(expr, false)
+	indices, f, err := s.catIndices(rq)
 	if err != nil {
 		return reply{}, err
 	}
-	f := catFormat{bytes: rq.param("bytes")}
 	t := &catTable{cols: []catColumn{
 		{name: "health", aliases: []string{"h"}, def: true},
 		{name: "status", aliases: []string{"s"}, def: true},

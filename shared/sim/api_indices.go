@@ -90,20 +90,7 @@ func searchStats(queryTotal, queryMS, queryCur, fetchTotal, fetchMS float64) obj
 
 // parseStatMetrics reads a comma list of index stats metrics; nil means all.
 func parseStatMetrics(rq *request, list string) (map[string]bool, *apiError) {
-	if list == "" || list == "_all" {
-		return nil, nil
-	}
-	out := map[string]bool{}
-	for m := range strings.SplitSeq(list, ",") {
-		if m == "_all" {
-			return nil, nil
-		}
-		if !slices.Contains(indexStatMetrics, m) {
-			return nil, illegalArgument(fmt.Sprintf("request [%s] contains unrecognized metric: [%s]", rq.r.URL.Path, m))
-		}
-		out[m] = true
-	}
-	return out, nil
+	return parseMetrics(rq, list, indexStatMetrics)
 }
 
 // handleStats is GET _stats[/{metric}] and GET {index}/_stats[/{metric}], level cluster|indices|shards.

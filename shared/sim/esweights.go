@@ -387,17 +387,8 @@ func (b *esBalancer) moveShards() {
 	s := b.s
 	perNode := make([][]*shardCopy, len(b.nodes))
 	for i, n := range b.nodes {
-		for _, ix := range s.indices {
-			if ix.counts[n.ord] == 0 {
-				continue
-			}
-			for _, sh := range ix.shards {
-				for _, c := range sh.copies {
-					if c.node == n {
-						perNode[i] = append(perNode[i], c)
-					}
-				}
-			}
+		for _, c := range s.copiesOn(n) {
+			perNode[i] = append(perNode[i], c)
 		}
 	}
 	var order []*shardCopy

@@ -262,6 +262,18 @@ func (s *Sim) route(rq *request) (reply, *apiError) {
 		}
 		return s.read(rq, h)
 	}
+	// getPut serves GET and HEAD with read and PUT with write; a nil write takes no PUT.
+	getPut := func(read, write func(*request) (reply, *apiError)) (reply, *apiError) {
+		switch m {
+		case http.MethodGet, http.MethodHead:
+			return s.read(rq, read)
+		case http.MethodPut:
+			if write != nil {
+				return s.write(rq, write)
+			}
+		}
+		return reply{}, badMethod(r, "GET", "PUT")
+	}
 	if len(segs) == 0 {
 		return get(s.handleInfo)
 	}
@@ -274,13 +286,7 @@ func (s *Sim) route(rq *request) (reply, *apiError) {
 		case n >= 2 && n <= 4 && segs[1] == "state":
 			return get(s.handleState)
 		case n == 2 && segs[1] == "settings":
-			switch m {
-			case http.MethodGet, http.MethodHead:
-				return s.read(rq, s.handleGetClusterSettings)
-			case http.MethodPut:
-				return s.write(rq, s.handlePutClusterSettings)
-			}
-			return reply{}, badMethod(r, "GET", "PUT")
+			return getPut(s.handleGetClusterSettings, s.handlePutClusterSettings)
 		case n == 2 && segs[1] == "reroute":
 			if err := is(http.MethodPost); err != nil {
 				return reply{}, err
@@ -319,13 +325,7 @@ func (s *Sim) route(rq *request) (reply, *apiError) {
 		}
 	case "_settings":
 		if n == 1 {
-			switch m {
-			case http.MethodGet, http.MethodHead:
-				return s.read(rq, s.handleGetIndexSettings)
-			case http.MethodPut:
-				return s.write(rq, s.handlePutIndexSettings)
-			}
-			return reply{}, badMethod(r, "GET", "PUT")
+			return getPut(s.handleGetIndexSettings, s.handlePutIndexSettings)
 		}
 	case "_wlm", "_rules":
 		return s.routeWLM(rq)
@@ -350,16 +350,10 @@ func (s *Sim) route(rq *request) (reply, *apiError) {
 			return get(s.handleGetIndex)
 		case n >= 2 && n <= 3 && segs[1] == "_stats":
 			return get(s.handleStats)
-		case n == 2 && segs[1] == "_settings", n == 3 && segs[1] == "_settings":
-			switch m {
-			case http.MethodGet, http.MethodHead:
-				return s.read(rq, s.handleGetIndexSettings)
-			case http.MethodPut:
-				if n == 2 {
-					return s.write(rq, s.handlePutIndexSettings)
-				}
-			}
-			return reply{}, badMethod(r, "GET", "PUT")
+		case n == 2 && segs[1] == "_settings":
+			return getPut(s.handleGetIndexSettings, s.handlePutIndexSettings)
+		case n == 3 && segs[1] == "_settings":
+			return getPut(s.handleGetIndexSettings, nil)
 		}
 	}
 	return reply{}, noHandler(r)

@@ -223,32 +223,11 @@ func (e *jsonEncoder) value(v any) {
 		}
 		e.buf = append(e.buf, '}')
 	case []any:
-		e.buf = append(e.buf, '[')
-		for i, x := range t {
-			if i > 0 {
-				e.buf = append(e.buf, ',')
-			}
-			e.value(x)
-		}
-		e.buf = append(e.buf, ']')
+		appendArray(e, t, e.value)
 	case []object:
-		e.buf = append(e.buf, '[')
-		for i, x := range t {
-			if i > 0 {
-				e.buf = append(e.buf, ',')
-			}
-			e.value(x)
-		}
-		e.buf = append(e.buf, ']')
+		appendArray(e, t, func(o object) { e.value(o) })
 	case []string:
-		e.buf = append(e.buf, '[')
-		for i, x := range t {
-			if i > 0 {
-				e.buf = append(e.buf, ',')
-			}
-			e.buf = appendString(e.buf, x)
-		}
-		e.buf = append(e.buf, ']')
+		appendArray(e, t, func(s string) { e.buf = appendString(e.buf, s) })
 	case json.RawMessage:
 		e.buf = append(e.buf, t...)
 	case lazyObject:
@@ -256,6 +235,18 @@ func (e *jsonEncoder) value(v any) {
 	default:
 		e.err = fmt.Errorf("json tree: unsupported value of type %T", v)
 	}
+}
+
+// appendArray writes xs as a JSON array, each element by each.
+func appendArray[T any](e *jsonEncoder, xs []T, each func(T)) {
+	e.buf = append(e.buf, '[')
+	for i, x := range xs {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		each(x)
+	}
+	e.buf = append(e.buf, ']')
 }
 
 // appendFloat formats as encoding/json does ('f' in [1e-6, 1e21), 'e' outside, "e-9" not "e-09").
