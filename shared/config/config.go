@@ -83,7 +83,8 @@ type Config struct {
 	RefreshPeriod duration.Duration `json:"refresh_period"`
 	// SnapshotTTL is how long snapshots, plans and streak records live in the table.
 	SnapshotTTL duration.Duration `json:"snapshot_ttl"`
-	// MoveStrategy: reroute (default), allocation-filter (managed domains that refuse reroute), or auto.
+	// MoveStrategy: auto (default: reroute, and allocation filters where the cluster refuses reroute, as
+	// Amazon OpenSearch Service does), reroute, or allocation-filter.
 	MoveStrategy MoveStrategy      `json:"move_strategy"`
 	Allocation   allocation.Config `json:"allocation"`
 	Replicas     ReplicasConfig    `json:"replicas"`
@@ -151,7 +152,7 @@ func Default() Config {
 		Bus:           "shardwise",
 		RefreshPeriod: duration.Duration(30 * time.Second),
 		SnapshotTTL:   duration.Duration(2 * time.Hour),
-		MoveStrategy:  StrategyReroute,
+		MoveStrategy:  StrategyAuto,
 		Allocation:    allocation.DefaultConfig(),
 		// 5 % of the cluster's search threads: shardwise's own floor, see ReplicasConfig.
 		Replicas: ReplicasConfig{Enabled: true, MinSearchUtilization: 0.05, Config: replicas.DefaultConfig()},

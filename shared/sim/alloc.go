@@ -604,7 +604,7 @@ func (s *Sim) moveShards(b *balance) {
 			if to == nil || t != decYes {
 				continue
 			}
-			s.startRelocation(c, to, relocAllocator)
+			s.startRelocation(c, to, allocatorMove(c, n))
 			unplace(n, ix)
 			n.diskUsed += ix.shardBytes // the source keeps its copy until the relocation ends
 			place(to, ix)
@@ -760,9 +760,23 @@ type relocKind int
 const (
 	relocExternal  relocKind = iota // a reroute move command
 	relocBuiltin                    // the built-in rebalancer
-	relocAllocator                  // the allocator moving a copy that may not remain (filters, watermark)
+	relocAllocator                  // the allocator moving a copy that may not remain (cluster filters, watermark)
 	relocBaseline                   // a baseline balancer run in place of OpenSearch's: counted as moves
+	// relocFilter is the allocator moving a copy off a node its index's allocation filters exclude.
+	// Index filters are only ever set through the settings API, by shardwise's allocation-filter
+	// strategy in a simulation, so these are its moves: counted as moves, and as undone when
+	// OpenSearch's balancer moves the copy back.
+	relocFilter
 )
+
+// allocatorMove is the kind of the allocator's relocation of c off n: relocFilter when its index's
+// filters exclude n, else relocAllocator.
+func allocatorMove(c *shardCopy, n *node) relocKind {
+	if c.sh.idx.filters.check(n, "index") != "" {
+		return relocFilter
+	}
+	return relocAllocator
+}
 
 // startRelocation begins moving started copy c to node to. Its load stays on the source until done.
 func (s *Sim) startRelocation(c *shardCopy, to *node, kind relocKind) {
@@ -770,7 +784,7 @@ func (s *Sim) startRelocation(c *shardCopy, to *node, kind relocKind) {
 	s.recSeq++
 	r := &recovery{
 		seq: s.recSeq, copy: c, relocation: true, source: c.node, target: to,
-		bytes: float64(ix.shardBytes), external: kind == relocExternal,
+		bytes: float64(ix.shardBytes), external: kind == relocExternal || kind == relocFilter,
 	}
 	c.state, c.target, c.targetAllocID, c.rec = stateRelocating, to, randomID(s.rng), r
 	s.recoveries = append(s.recoveries, r)
@@ -786,6 +800,10 @@ func (s *Sim) startRelocation(c *shardCopy, to *node, kind relocKind) {
 	case relocAllocator:
 		s.res.AllocatorRelocations++
 		c.sh.movedSinceCmd = true
+	case relocFilter:
+		s.res.AllocatorRelocations++
+		s.res.Moves++
+		s.res.BytesMoved += ix.shardBytes
 	case relocBaseline:
 		s.res.Moves++
 		s.res.BytesMoved += ix.shardBytes

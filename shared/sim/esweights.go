@@ -414,7 +414,7 @@ func (b *esBalancer) moveShards() {
 			if to == from || s.canAllocate(c.sh, c, to, false, false).typ != decYes {
 				continue
 			}
-			s.startRelocation(c, to, relocAllocator)
+			s.startRelocation(c, to, allocatorMove(c, from))
 			unplace(from, ix)
 			from.diskUsed += ix.shardBytes // the source keeps its copy until the relocation ends
 			place(to, ix)

@@ -521,6 +521,24 @@ func TestClusterExcludeMovesCopiesOff(t *testing.T) {
 	}
 }
 
+// TestIndexExcludeMovesAreMoves: an index's allocation filter is only ever set through the
+// settings API, by shardwise's allocation-filter strategy, so the relocations the allocator makes
+// to honour it are counted as shardwise's moves.
+func TestIndexExcludeMovesAreMoves(t *testing.T) {
+	s := mustSim(t, rerouteScenario)
+	if code, body := call(t, s, "PUT", "/y/_settings", `{"index.routing.allocation.exclude._name":"a"}`); code != 200 {
+		t.Fatalf("put settings: %d %s", code, body)
+	}
+	stepN(s, 3)
+	if got := copyOn(s, "y", 0, "a"); got != "" {
+		t.Errorf("y[0] still on excluded node a: %s", got)
+	}
+	r := s.Result()
+	if r.AllocatorRelocations != 1 || r.Moves != 1 || r.BytesMoved != 1048576 {
+		t.Errorf("allocator relocations %d, moves %d, bytes %d; want 1, 1 and 1 MiB", r.AllocatorRelocations, r.Moves, r.BytesMoved)
+	}
+}
+
 func TestRunRealtime(t *testing.T) {
 	tests := []struct {
 		name    string
