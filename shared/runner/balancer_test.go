@@ -112,6 +112,8 @@ func TestBalancerScenarios(t *testing.T) {
 		{name: "node-leave-mid-hotspot", fixable: true},
 		{name: "hotspot-three-zones", fixable: true},
 		{name: "write-spike-scale-out", fixable: true, builtinBusy: true},
+		// A managed domain refusing reroute: the default strategy moves through index filters.
+		{name: "write-hotspot-managed", fixable: true},
 		{name: "shard-outweighs-node", bound: boundCopy},
 		{name: "every-node-hot", bound: boundCapacity},
 	}
