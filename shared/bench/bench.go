@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -68,6 +70,9 @@ type ScenarioInfo struct {
 	DurationSeconds float64 `json:"duration_seconds"`
 	// Nodes counts the nodes at the start and those that join later.
 	Nodes int `json:"nodes"`
+	// Config is the scenario's own shardwise configuration, configs/<name>.json beside the
+	// scenarios (a scenario's sandboxes, say), laid over Options.Config; empty when it has none.
+	Config string `json:"config,omitempty"`
 }
 
 // Record is one scenario run with one balancer: the runner's result and what happened each tick.
@@ -114,28 +119,34 @@ func Run(ctx context.Context, opts Options) (Results, error) {
 		return Results{}, err
 	}
 	res := Results{Balancers: balancers}
-	var run []*sim.Scenario
+	var (
+		run  []*sim.Scenario
+		cfgs []config.Config
+	)
 	for _, sc := range scenarios {
 		if opts.Quick && !Small(sc) {
 			res.Skipped = append(res.Skipped, sc.Name)
 			continue
 		}
-		run = append(run, sc)
+		cfg, path, err := scenarioConfig(opts.Dir, sc.Name, opts.Config)
+		if err != nil {
+			return Results{}, err
+		}
+		cfg.Safety.DryRun = false
+		run, cfgs = append(run, sc), append(cfgs, cfg)
 		res.Scenarios = append(res.Scenarios, ScenarioInfo{
 			Name: sc.Name, Description: sc.Description, TickSeconds: sc.TickSeconds,
-			DurationSeconds: sc.DurationSeconds, Nodes: nodeCount(sc),
+			DurationSeconds: sc.DurationSeconds, Nodes: nodeCount(sc), Config: path,
 		})
 	}
 	if len(run) == 0 {
 		return Results{}, fmt.Errorf("bench %s: %w to run (skipped: %s)", opts.Dir, ErrNoScenarios, strings.Join(res.Skipped, ", "))
 	}
-	cfg := opts.Config
-	cfg.Safety.DryRun = false
 	n := 0
-	for _, sc := range run {
+	for i, sc := range run {
 		for _, b := range balancers {
 			n++
-			r, err := runOne(ctx, sc, b, cfg, opts.Progress, n, len(run)*len(balancers))
+			r, err := runOne(ctx, sc, b, cfgs[i], opts.Progress, n, len(run)*len(balancers))
 			if err != nil {
 				return Results{}, err
 			}
@@ -226,6 +237,24 @@ func LoadDir(dir string) ([]*sim.Scenario, error) {
 		scenarios = append(scenarios, sc)
 	}
 	return scenarios, nil
+}
+
+// scenarioConfig is base with the scenario's own configuration, configs/<name>.json in dir, laid
+// over it, and that file's path; base and "" when there is none.
+func scenarioConfig(dir, name string, base config.Config) (config.Config, string, error) {
+	path := filepath.Join(dir, "configs", name+".json")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return base, "", nil
+	}
+	if err != nil {
+		return base, "", fmt.Errorf("scenario %s: %w", name, err)
+	}
+	cfg, err := config.Parse(base, data)
+	if err != nil {
+		return base, "", fmt.Errorf("scenario %s: %s: %w", name, path, err)
+	}
+	return cfg, path, nil
 }
 
 // Small reports whether sc runs under --quick: not a production-sized scenario, and at most

@@ -2,7 +2,10 @@ package bench
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/shardwise/shardwise/shared/config"
@@ -83,6 +86,43 @@ func TestRun(t *testing.T) {
 		if hot == 0 {
 			t.Errorf("%s: no hot node in 20 minutes of write-hotspot", r.Balancer)
 		}
+	}
+}
+
+// TestRunScenarioConfig: a scenario's own configuration (configs/<name>.json) is laid over the
+// benchmark's, here the noisy tenant's sandboxes, whose hard tenant then has searches cancelled; a
+// configuration that does not parse stops the benchmark before any run, naming the file.
+func TestRunScenarioConfig(t *testing.T) {
+	dir := t.TempDir()
+	scenarioCopy(t, dir, "sandbox-noisy-tenant", "sandbox-noisy-tenant", 600)
+	if err := os.Mkdir(filepath.Join(dir, "configs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", "scenarios", "configs", "sandbox-noisy-tenant.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "configs", "sandbox-noisy-tenant.json")
+	if err := os.WriteFile(cfgPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Dir: dir, Balancers: []string{runner.BalancerShardwise}, Config: config.Default()}
+	res, err := Run(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Scenarios[0].Config; got != cfgPath {
+		t.Errorf("scenario config: got %q, want %q", got, cfgPath)
+	}
+	if got := res.Runs[0].Result.TasksCancelledByTenant["reports"]; got == 0 {
+		t.Errorf("the hard tenant's cancelled tasks: got 0, want its sandbox enforced")
+	}
+
+	if err := os.WriteFile(cfgPath, []byte(`{"sandbox": {"definitons": []}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(t.Context(), opts); err == nil || !strings.Contains(err.Error(), cfgPath) {
+		t.Errorf("a misspelt field in the scenario's config: got %v, want an error naming %s", err, cfgPath)
 	}
 }
 
