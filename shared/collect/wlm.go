@@ -37,7 +37,8 @@ func (a *API) WLMState(ctx context.Context, sup sandbox.WLMSupport) (sandbox.WLM
 			return st, clusterErr(err)
 		}
 		for _, r := range rules {
-			lr := sandbox.LiveRule{ID: r.ID, Description: r.Description, IndexPattern: r.IndexPattern, Group: r.WorkloadGroup}
+			lr := sandbox.LiveRule{ID: r.ID, RuleAttributes: sandbox.RuleAttributes{
+				Description: r.Description, IndexPattern: r.IndexPattern, Group: r.WorkloadGroup}}
 			if r.Principal != nil {
 				lr.Username, lr.Role = r.Principal.Username, r.Principal.Role
 			}

@@ -155,14 +155,20 @@ func DetectWLM(version string, found map[string]bool) WLMSupport {
 	return sup
 }
 
-// WLMRule is a rule as shardwise wants it: its attributes and the name of its group.
-type WLMRule struct {
-	Sandbox      string   `json:"sandbox"`
+// RuleAttributes are what a workload-management rule says: which requests (by index pattern,
+// user name, role) go to which group. Group is a name in a WLMRule, the group's id in a LiveRule.
+type RuleAttributes struct {
 	Description  string   `json:"description"`
 	IndexPattern []string `json:"index_pattern,omitempty"`
 	Username     []string `json:"username,omitempty"`
 	Role         []string `json:"role,omitempty"`
 	Group        string   `json:"workload_group"`
+}
+
+// WLMRule is a rule as shardwise wants it, for a sandbox.
+type WLMRule struct {
+	Sandbox string `json:"sandbox"`
+	RuleAttributes
 }
 
 // WLMDesired is the workload-management state the definitions call for.
@@ -269,7 +275,7 @@ func ruleFor(s Sandbox, sup WLMSupport) (*WLMRule, string) {
 	if a.CustomID != "" {
 		return why("custom_id (X-Opaque-Id) is not a rule attribute")
 	}
-	r := &WLMRule{Sandbox: s.Name, Description: RulePrefix + s.Name, Group: GroupName(s.Name)}
+	r := &WLMRule{Sandbox: s.Name, RuleAttributes: RuleAttributes{Description: RulePrefix + s.Name, Group: GroupName(s.Name)}}
 	for _, p := range splitValues(a.IndicesName) {
 		if i := strings.IndexByte(p, '*'); i >= 0 && i != len(p)-1 {
 			return why("index pattern %q has a '*' before its end; rules match an exact name or a prefix ending in '*'", p)
@@ -323,12 +329,8 @@ type LiveGroup struct {
 
 // LiveRule is a rule as the cluster reports it; Group is the group's id.
 type LiveRule struct {
-	ID           string   `json:"id"`
-	Description  string   `json:"description"`
-	IndexPattern []string `json:"index_pattern,omitempty"`
-	Username     []string `json:"username,omitempty"`
-	Role         []string `json:"role,omitempty"`
-	Group        string   `json:"workload_group"`
+	ID string `json:"id"`
+	RuleAttributes
 }
 
 // WLMState is what the cluster has: every group and rule (owned or not) and the wlm.* settings in

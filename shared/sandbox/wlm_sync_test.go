@@ -75,7 +75,7 @@ func TestDesiredWLM(t *testing.T) {
 		g, _ := json.Marshal(d.Groups)
 		t.Errorf("groups got %s", g)
 	}
-	wantRules := []WLMRule{{Sandbox: "analysts", Description: "shardwise sandbox analysts", IndexPattern: []string{"logs-*", "metrics"}, Group: "shardwise-analysts"}}
+	wantRules := []WLMRule{{Sandbox: "analysts", RuleAttributes: RuleAttributes{Description: "shardwise sandbox analysts", IndexPattern: []string{"logs-*", "metrics"}, Group: "shardwise-analysts"}}}
 	if !reflect.DeepEqual(d.Rules, wantRules) {
 		t.Errorf("rules got %+v, want %+v", d.Rules, wantRules)
 	}
@@ -180,9 +180,9 @@ func TestDiffWLM(t *testing.T) {
 			{ID: "F", Name: "batch", ResiliencyMode: "soft", ResourceLimits: map[string]float64{"cpu": 0.1}},
 		},
 		Rules: []LiveRule{
-			{ID: "r1", Description: "shardwise sandbox analysts", IndexPattern: []string{"metrics", "logs-*"}, Group: "T"},
-			{ID: "r2", Description: "shardwise sandbox old", IndexPattern: []string{"old"}, Group: "O"},
-			{ID: "r3", Description: "hand-made", IndexPattern: []string{"x"}, Group: "F"},
+			{ID: "r1", RuleAttributes: RuleAttributes{Description: "shardwise sandbox analysts", IndexPattern: []string{"metrics", "logs-*"}, Group: "T"}},
+			{ID: "r2", RuleAttributes: RuleAttributes{Description: "shardwise sandbox old", IndexPattern: []string{"old"}, Group: "O"}},
+			{ID: "r3", RuleAttributes: RuleAttributes{Description: "hand-made", IndexPattern: []string{"x"}, Group: "F"}},
 		},
 		Settings: map[string]string{
 			"wlm.workload_group.mode":                               "monitor_only",
@@ -271,9 +271,9 @@ func TestPlanWLMRules(t *testing.T) {
 	have := WLMState{
 		Groups: []LiveGroup{{ID: "A", Name: "shardwise-analysts"}},
 		Rules: []LiveRule{
-			{ID: "r1", Description: "shardwise sandbox analysts", IndexPattern: []string{"logs-*"}, Username: []string{"x"}, Group: "A"},
-			{ID: "r2", Description: "shardwise sandbox gone", IndexPattern: []string{"g"}, Group: "A"},
-			{ID: "r3", Description: "hand-made", IndexPattern: []string{"h"}, Group: "A"},
+			{ID: "r1", RuleAttributes: RuleAttributes{Description: "shardwise sandbox analysts", IndexPattern: []string{"logs-*"}, Username: []string{"x"}, Group: "A"}},
+			{ID: "r2", RuleAttributes: RuleAttributes{Description: "shardwise sandbox gone", IndexPattern: []string{"g"}, Group: "A"}},
+			{ID: "r3", RuleAttributes: RuleAttributes{Description: "hand-made", IndexPattern: []string{"h"}, Group: "A"}},
 		},
 	}
 	calls := PlanWLMRules(want, have)
