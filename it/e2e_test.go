@@ -46,8 +46,11 @@ const (
 	// after about 6 s of overload, and two samples at the cadence follow.
 	hotspotWithin = 3 * time.Minute
 	// samplesAfter are the samples that measure the relieved node, after one sample that still
-	// spans the relocation.
+	// spans the relocation; drainSamples bound how many more are taken while it drains the backlog
+	// it queued during the relocation (with one core kept busy, the queue still held 20 tasks, 2.6 s,
+	// three samples after a 1 min 26 s relocation, falling by a third a sample).
 	samplesAfter = 3
+	drainSamples = 9
 	// relocationWithin bounds the wait for the moved copies to settle: relocating a 40-130 MB hot
 	// primary under this load took 60-105 s here, most of it replaying the writes that arrive
 	// meanwhile on a node whose one CPU is busy with them.
@@ -260,8 +263,21 @@ func TestWriteHotspot(t *testing.T) {
 
 	// The first sample after the relocation still spans it; the next ones measure the relieved node.
 	ingest(t, e)
+	// The load that made it-0 hot is its WRITE queue: with one of its two hot shards gone it keeps
+	// up, and the queue drains: the mean of the last samplesAfter samples falls under the threshold
+	// and under the mean before the move. While the backlog of the relocation drains, up to
+	// drainSamples more are taken; at the same offered load, a node that was not relieved does not
+	// drain. Utilization is reported beside it but not held to a bound: its measure, Σ index_time,
+	// reads about 0.8 on a saturated thread here (the rest of the thread's time is parsing, translog
+	// and bulk bookkeeping), so a node relieved to just under saturation shows almost no change in it
+	// while its queue empties.
+	limit := e.Config.Allocation.QueueLatencyThreshold.Std().Seconds()
+	relieved := func(l []float64) bool {
+		last := l[max(0, len(l)-samplesAfter):]
+		return len(last) == samplesAfter && mean(last) < limit && mean(last) < mean(beforeLatency)
+	}
 	var afterLatency, afterUtil []float64
-	for sample := 1; sample <= samplesAfter; sample++ {
+	for sample := 1; sample <= samplesAfter+drainSamples && !relieved(afterLatency); sample++ {
 		time.Sleep(cadence)
 		snap := ingest(t, e)
 		t.Logf("after the move, sample %d: %s", sample, writeLine(snap))
@@ -270,18 +286,12 @@ func TestWriteHotspot(t *testing.T) {
 		afterUtil = append(afterUtil, n.Write.Utilization)
 	}
 	stopLoad()
-	// The load that made it-0 hot is its WRITE queue: with one of its two hot shards gone it keeps
-	// up, and the queue drains. Utilization is reported beside it but not held to a bound: its
-	// measure, Σ index_time, reads about 0.8 on a saturated thread here (the rest of the thread's
-	// time is parsing, translog and bulk bookkeeping), so a node relieved to just under saturation
-	// shows almost no change in it while its queue empties.
-	limit := e.Config.Allocation.QueueLatencyThreshold.Std().Seconds()
-	if got := mean(afterLatency); got >= limit || got >= mean(beforeLatency) {
-		t.Errorf("it-0 estimated WRITE queue latency: %.1fs before the move (samples %.1f), %.1fs after (samples %.1f): want it under %.1fs",
-			mean(beforeLatency), beforeLatency, got, afterLatency, min(limit, mean(beforeLatency)))
+	if !relieved(afterLatency) {
+		t.Errorf("it-0 estimated WRITE queue latency: %.1fs before the move (samples %.1f), after it %.1f: want the mean of %d consecutive samples under %.1fs",
+			mean(beforeLatency), beforeLatency, afterLatency, samplesAfter, min(limit, mean(beforeLatency)))
 	}
 	t.Logf("%s[%d] moved it-0→%s by a real _cluster/reroute; it-0's estimated WRITE queue latency fell from %.1fs to %.1fs "+
-		"(utilization %.2f → %.2f); end to end %s", m.Index, m.Shard, m.ToName, mean(beforeLatency), mean(afterLatency),
+		"(utilization %.2f → %.2f); end to end %s", m.Index, m.Shard, m.ToName, mean(beforeLatency), mean(afterLatency[max(0, len(afterLatency)-samplesAfter):]),
 		mean(beforeUtil), mean(afterUtil), time.Since(started).Round(time.Second))
 }
 
