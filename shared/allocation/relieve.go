@@ -51,6 +51,8 @@ type option struct {
 	rank     int // target's place in preference order
 	srcAfter float64
 	drop     float64
+	// tier is the hot copy's tier in the shard-choice heuristic's order for its node.
+	tier int
 }
 
 func (o *option) sufficient(goal float64) bool { return o.srcAfter <= goal+1e-9 }
@@ -339,6 +341,9 @@ func (p *planner) searchRelief(node *cluster.Node, order []Candidate, goal float
 			if !seen {
 				s.bounds.Candidates++
 				o = s.bestFor(cand)
+				if o != nil {
+					o.tier = cand.Tier
+				}
 				tried[i] = o
 			}
 			if o == nil {
@@ -660,12 +665,9 @@ func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *opti
 			others = append(others, fmt.Sprintf("%s[%d] %s→%s (%.2f threads)", m.Index, m.Shard, m.FromName, m.ToName, m.WriteLoad))
 		}
 	}
-	cand := v.copyOn(hm.Index, hm.Shard, hm.From)
 	tier := ""
-	if cand != nil {
-		for _, cd := range ChooseOrder([]*cluster.Copy{cand}, 1e18, 0) {
-			tier = fmt.Sprintf(", tier %d of the ½-of-hottest heuristic", cd.Tier)
-		}
+	if o.tier > 0 {
+		tier = fmt.Sprintf(", tier %d of the ½-of-hottest heuristic", o.tier)
 	}
 	pr := v.Project(o.group, hi)
 	hm.Reason = fmt.Sprintf("%s; moving %s[%d] (%.2f WRITE threads%s) to %s as a %s: %s ends at %.0f%% (goal %.0f%%), %s at %.0f%%; rule %s: %s",
