@@ -52,8 +52,6 @@ const (
 	maxRetryAttempts = 2
 	// SQS's maximum retention (14 days), so a failed event outlives a long weekend.
 	deadLetterRetentionSeconds = 14 * 24 * 60 * 60
-	// The TTL attribute shared/state writes on expiring items.
-	ttlAttribute = "expires_at"
 )
 
 // ErrInvalidOptions is wrapped by every validation error, so callers can tell a bad option from

@@ -17,6 +17,7 @@ import (
 
 	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/opensearch"
+	"github.com/shardwise/shardwise/shared/state"
 )
 
 // Logical IDs and parameter names, referenced across resources.
@@ -259,19 +260,19 @@ func conditions() map[string]any {
 
 func stateTable() *dynamodb.Table {
 	return &dynamodb.Table{
-		// Generic single-table keys: shared/state decides what pk and sk hold.
+		// Generic single-table keys, named by shared/state, which decides what they hold.
 		AttributeDefinitions: []dynamodb.Table_AttributeDefinition{
-			{AttributeName: "pk", AttributeType: "S"},
-			{AttributeName: "sk", AttributeType: "S"},
+			{AttributeName: state.AttrPartitionKey, AttributeType: "S"},
+			{AttributeName: state.AttrSortKey, AttributeType: "S"},
 		},
 		KeySchema: []dynamodb.Table_KeySchema{
-			{AttributeName: "pk", KeyType: "HASH"},
-			{AttributeName: "sk", KeyType: "RANGE"},
+			{AttributeName: state.AttrPartitionKey, KeyType: "HASH"},
+			{AttributeName: state.AttrSortKey, KeyType: "RANGE"},
 		},
 		// A few writes every 30 s: on-demand costs less than any provisioned minimum.
 		BillingMode: cloudformation.String("PAY_PER_REQUEST"),
 		TimeToLiveSpecification: &dynamodb.Table_TimeToLiveSpecification{
-			AttributeName: cloudformation.String(ttlAttribute),
+			AttributeName: cloudformation.String(state.AttrExpires),
 			Enabled:       true,
 		},
 		// The move ledger is the record of what shardwise did to a cluster: recoverable to any

@@ -16,13 +16,21 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// The table's attribute names (see the package comment for the layout).
+// The table's key and time-to-live attributes: the deployed template (shared/deploy) and the
+// tests' tables (shared/state/dynamotest) declare the table with these.
 const (
-	attrPK      = "pk"
-	attrSK      = "sk"
+	AttrPartitionKey = "pk"
+	AttrSortKey      = "sk"
+	AttrExpires      = "expires_at"
+)
+
+// The table's other attribute names (see the package comment for the layout).
+const (
+	attrPK      = AttrPartitionKey
+	attrSK      = AttrSortKey
 	attrValue   = "v"
 	attrVersion = "ver"
-	attrExpires = "expires_at"
+	attrExpires = AttrExpires
 	// attrToken holds the token of the Put that wrote the item (see writeToken).
 	attrToken = "tok"
 )
@@ -47,9 +55,6 @@ const (
 	// another write to the same key landed in between; a key has one writing function per
 	// cluster, so 50 losses in a row means a runaway writer, not contention.
 	versionRaceAttempts = 50
-	// tableActiveTimeout bounds CreateTable's wait for ACTIVE; an on-demand table is usually
-	// active within seconds (moto: at once).
-	tableActiveTimeout = 5 * time.Minute
 )
 
 // Condition expressions. An item is live while it has no expires_at or expires_at > :now, the
@@ -70,14 +75,6 @@ type DynamoAPI interface {
 	// BatchGetItem reads the live versions a BatchPut continues from.
 	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
-}
-
-// DynamoTableAPI is the part of *dynamodb.Client that CreateTable uses.
-type DynamoTableAPI interface {
-	dynamodb.DescribeTableAPIClient
-	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
-	DescribeTimeToLive(ctx context.Context, in *dynamodb.DescribeTimeToLiveInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTimeToLiveOutput, error)
-	UpdateTimeToLive(ctx context.Context, in *dynamodb.UpdateTimeToLiveInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error)
 }
 
 // Dynamo is the Store of the deployed functions: one DynamoDB table keyed by pk and sk. It is
@@ -444,77 +441,6 @@ func (d *Dynamo) pause(ctx context.Context, attempt int) error {
 	case <-timer.C:
 		return nil
 	}
-}
-
-// CreateTable creates the state table (on-demand, pk/sk string keys, TTL on expires_at) and
-// waits until it is active. It is idempotent: an existing table with the same key schema is
-// kept, and its TTL enabled if it is not; one with another key schema is an error.
-func CreateTable(ctx context.Context, client DynamoTableAPI, table string) error {
-	_, err := client.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName:   aws.String(table),
-		BillingMode: types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{
-			{AttributeName: aws.String(attrPK), AttributeType: types.ScalarAttributeTypeS},
-			{AttributeName: aws.String(attrSK), AttributeType: types.ScalarAttributeTypeS},
-		},
-		KeySchema: tableKeySchema(),
-	})
-	if _, exists := errors.AsType[*types.ResourceInUseException](err); err != nil && !exists {
-		return fmt.Errorf("create table %s: %w", table, err)
-	}
-	desc, err := dynamodb.NewTableExistsWaiter(client, func(o *dynamodb.TableExistsWaiterOptions) {
-		o.MinDelay = time.Second // the default 20 s is sized for provisioned tables
-	}).WaitForOutput(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}, tableActiveTimeout)
-	if err != nil {
-		return fmt.Errorf("create table %s: wait for active: %w", table, err)
-	}
-	if !sameKeySchema(desc.Table.KeySchema, tableKeySchema()) {
-		return fmt.Errorf("create table %s: exists with key schema %s, want %s",
-			table, formatKeySchema(desc.Table.KeySchema), formatKeySchema(tableKeySchema()))
-	}
-	ttl, err := client.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
-	if err != nil {
-		return fmt.Errorf("create table %s: describe ttl: %w", table, err)
-	}
-	if d := ttl.TimeToLiveDescription; d != nil && d.AttributeName != nil {
-		switch d.TimeToLiveStatus {
-		case types.TimeToLiveStatusEnabled, types.TimeToLiveStatusEnabling:
-			if *d.AttributeName != attrExpires {
-				return fmt.Errorf("create table %s: ttl is on %q, want %q", table, *d.AttributeName, attrExpires)
-			}
-			return nil
-		}
-	}
-	// DynamoDB refuses to enable TTL twice, hence the describe first.
-	_, err = client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
-		TableName:               aws.String(table),
-		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(attrExpires), Enabled: aws.Bool(true)},
-	})
-	if err != nil {
-		return fmt.Errorf("create table %s: enable ttl: %w", table, err)
-	}
-	return nil
-}
-
-func tableKeySchema() []types.KeySchemaElement {
-	return []types.KeySchemaElement{
-		{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
-		{AttributeName: aws.String(attrSK), KeyType: types.KeyTypeRange},
-	}
-}
-
-func sameKeySchema(a, b []types.KeySchemaElement) bool {
-	return slices.EqualFunc(a, b, func(x, y types.KeySchemaElement) bool {
-		return aws.ToString(x.AttributeName) == aws.ToString(y.AttributeName) && x.KeyType == y.KeyType
-	})
-}
-
-func formatKeySchema(ks []types.KeySchemaElement) string {
-	parts := make([]string, len(ks))
-	for i, k := range ks {
-		parts[i] = aws.ToString(k.AttributeName) + " " + string(k.KeyType)
-	}
-	return fmt.Sprintf("%q", parts)
 }
 
 func keyAttrs(k Key) map[string]types.AttributeValue {

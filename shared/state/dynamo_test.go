@@ -589,7 +589,7 @@ func TestCreateTable(t *testing.T) {
 	}{
 		{name: "creates a new table", setup: func(*testing.T, string) {}},
 		{name: "keeps an existing state table", setup: func(t *testing.T, name string) {
-			if err := state.CreateTable(t.Context(), client, name); err != nil {
+			if err := dynamotest.CreateTable(t.Context(), client, name); err != nil {
 				t.Fatalf("first CreateTable: %v", err)
 			}
 		}},
@@ -607,7 +607,7 @@ func TestCreateTable(t *testing.T) {
 				}
 			})
 			tc.setup(t, table)
-			err := state.CreateTable(t.Context(), client, table)
+			err := dynamotest.CreateTable(t.Context(), client, table)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("CreateTable: got err %v, want one mentioning %q", err, tc.wantErr)
@@ -633,7 +633,7 @@ func TestCreateTable(t *testing.T) {
 			if it, err := s.Put(t.Context(), state.Item{Key: key}, state.Condition{}); err != nil || it.Version != 1 {
 				t.Fatalf("Put: got version %d err %v, want 1 nil", it.Version, err)
 			}
-			if err := state.CreateTable(t.Context(), client, table); err != nil {
+			if err := dynamotest.CreateTable(t.Context(), client, table); err != nil {
 				t.Fatalf("CreateTable again: %v", err)
 			}
 			if _, err := s.Get(t.Context(), key); err != nil {

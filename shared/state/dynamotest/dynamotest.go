@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,7 +173,7 @@ func NewTable(t testing.TB, client *dynamodb.Client) string {
 	t.Helper()
 	// DynamoDB table names allow [a-zA-Z0-9_.-]; rand.Text is base32, which fits.
 	name := "shardwise-test-" + strings.ToLower(rand.Text())
-	if err := state.CreateTable(t.Context(), client, name); err != nil {
+	if err := CreateTable(t.Context(), client, name); err != nil {
 		t.Fatalf("dynamotest: %v", err)
 	}
 	t.Cleanup(func() {
@@ -419,4 +420,87 @@ func motoVersion(bin string) string {
 		return fmt.Sprintf("(version unknown: %v)", err)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// TableAPI is the part of *dynamodb.Client that CreateTable uses.
+type TableAPI interface {
+	dynamodb.DescribeTableAPIClient
+	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
+	DescribeTimeToLive(ctx context.Context, in *dynamodb.DescribeTimeToLiveInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTimeToLiveOutput, error)
+	UpdateTimeToLive(ctx context.Context, in *dynamodb.UpdateTimeToLiveInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error)
+}
+
+// tableActiveTimeout bounds CreateTable's wait for ACTIVE; an on-demand table is usually active
+// within seconds (moto: at once).
+const tableActiveTimeout = 5 * time.Minute
+
+// CreateTable creates a state table as the deployed template declares it (on-demand, pk/sk string keys, TTL on expires_at) and
+// waits until it is active. It is idempotent: an existing table with the same key schema is
+// kept, and its TTL enabled if it is not; one with another key schema is an error.
+func CreateTable(ctx context.Context, client TableAPI, table string) error {
+	_, err := client.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:   aws.String(table),
+		BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(state.AttrPartitionKey), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(state.AttrSortKey), AttributeType: types.ScalarAttributeTypeS},
+		},
+		KeySchema: tableKeySchema(),
+	})
+	if _, exists := errors.AsType[*types.ResourceInUseException](err); err != nil && !exists {
+		return fmt.Errorf("create table %s: %w", table, err)
+	}
+	desc, err := dynamodb.NewTableExistsWaiter(client, func(o *dynamodb.TableExistsWaiterOptions) {
+		o.MinDelay = time.Second // the default 20 s is sized for provisioned tables
+	}).WaitForOutput(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}, tableActiveTimeout)
+	if err != nil {
+		return fmt.Errorf("create table %s: wait for active: %w", table, err)
+	}
+	if !sameKeySchema(desc.Table.KeySchema, tableKeySchema()) {
+		return fmt.Errorf("create table %s: exists with key schema %s, want %s",
+			table, formatKeySchema(desc.Table.KeySchema), formatKeySchema(tableKeySchema()))
+	}
+	ttl, err := client.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
+	if err != nil {
+		return fmt.Errorf("create table %s: describe ttl: %w", table, err)
+	}
+	if d := ttl.TimeToLiveDescription; d != nil && d.AttributeName != nil {
+		switch d.TimeToLiveStatus {
+		case types.TimeToLiveStatusEnabled, types.TimeToLiveStatusEnabling:
+			if *d.AttributeName != state.AttrExpires {
+				return fmt.Errorf("create table %s: ttl is on %q, want %q", table, *d.AttributeName, state.AttrExpires)
+			}
+			return nil
+		}
+	}
+	// DynamoDB refuses to enable TTL twice, hence the describe first.
+	_, err = client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName:               aws.String(table),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(state.AttrExpires), Enabled: aws.Bool(true)},
+	})
+	if err != nil {
+		return fmt.Errorf("create table %s: enable ttl: %w", table, err)
+	}
+	return nil
+}
+
+func tableKeySchema() []types.KeySchemaElement {
+	return []types.KeySchemaElement{
+		{AttributeName: aws.String(state.AttrPartitionKey), KeyType: types.KeyTypeHash},
+		{AttributeName: aws.String(state.AttrSortKey), KeyType: types.KeyTypeRange},
+	}
+}
+
+func sameKeySchema(a, b []types.KeySchemaElement) bool {
+	return slices.EqualFunc(a, b, func(x, y types.KeySchemaElement) bool {
+		return aws.ToString(x.AttributeName) == aws.ToString(y.AttributeName) && x.KeyType == y.KeyType
+	})
+}
+
+func formatKeySchema(ks []types.KeySchemaElement) string {
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = aws.ToString(k.AttributeName) + " " + string(k.KeyType)
+	}
+	return fmt.Sprintf("%q", parts)
 }
