@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Compares shardwise with OpenSearch's balancer alone (--balancer none) on scenario files, acting
 # (--dry-run=false), and prints a Markdown table: hot node-seconds of each and their ratio, with the
-# rest of what the targets name. Arguments are scenario files; without any, every file of
-# scenarios/ and, when present, of the kit's ../shared/scenarios/. Scenarios whose name contains
+# rest of the README's targets (scale-up signals, moves, moves undone, safety violations). Arguments
+# are scenario files; without any, every file of scenarios/ and, when a ../shared/scenarios/ folder
+# sits beside the checkout, the example scenarios the project started from. Scenarios whose name contains
 # "production" run only with FULL=1 (each takes minutes).
 set -euo pipefail
 
