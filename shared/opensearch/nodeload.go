@@ -65,36 +65,25 @@ func decodeNodeLoads(stats, info []byte) (NodeLoads, error) {
 	type percent struct {
 		Percent *int `json:"percent"`
 	}
-	var sw struct {
-		Nodes   nodesHeader `json:"_nodes"`
-		NodeMap map[string]struct {
-			Name string `json:"name"`
-			OS   struct {
-				CPU percent `json:"cpu"`
-			} `json:"os"`
-			Process struct {
-				CPU percent `json:"cpu"`
-			} `json:"process"`
-			JVM struct {
-				Mem struct {
-					HeapUsedInBytes int64 `json:"heap_used_in_bytes"`
-					HeapMaxInBytes  int64 `json:"heap_max_in_bytes"`
-				} `json:"mem"`
-			} `json:"jvm"`
-		} `json:"nodes"`
-	}
+	var sw nodesWire[struct {
+		Name string `json:"name"`
+		OS   struct {
+			CPU percent `json:"cpu"`
+		} `json:"os"`
+		Process struct {
+			CPU percent `json:"cpu"`
+		} `json:"process"`
+		JVM jvmMemWire `json:"jvm"`
+	}]
 	if err := json.Unmarshal(stats, &sw); err != nil {
 		return NodeLoads{}, fmt.Errorf("decode stats: %w", err)
 	}
-	var iw struct {
-		Nodes   nodesHeader `json:"_nodes"`
-		NodeMap map[string]struct {
-			OS struct {
-				Allocated int `json:"allocated_processors"`
-				Available int `json:"available_processors"`
-			} `json:"os"`
-		} `json:"nodes"`
-	}
+	var iw nodesWire[struct {
+		OS struct {
+			Allocated int `json:"allocated_processors"`
+			Available int `json:"available_processors"`
+		} `json:"os"`
+	}]
 	if err := json.Unmarshal(info, &iw); err != nil {
 		return NodeLoads{}, fmt.Errorf("decode info: %w", err)
 	}

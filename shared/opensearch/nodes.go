@@ -106,6 +106,14 @@ func (c *Client) NodesStats(ctx context.Context) (NodesStats, error) {
 	return get(ctx, c, "nodes stats", req, decodeNodesStats)
 }
 
+// nodesWire is the frame of every answer of the nodes APIs: who answered, the cluster's name and
+// each node's section N by node id.
+type nodesWire[N any] struct {
+	Nodes       nodesHeader  `json:"_nodes"`
+	ClusterName string       `json:"cluster_name"`
+	NodeMap     map[string]N `json:"nodes"`
+}
+
 // nodeIdentityWire is what _nodes/stats and _nodes say of every node besides its figures.
 type nodeIdentityWire struct {
 	Name       string            `json:"name"`
@@ -115,41 +123,41 @@ type nodeIdentityWire struct {
 	Attributes map[string]string `json:"attributes"`
 }
 
+// jvmMemWire is a node's jvm.mem section: _nodes/stats reports the heap used and its maximum, _nodes
+// the maximum only.
+type jvmMemWire struct {
+	Mem struct {
+		HeapUsedInBytes int64 `json:"heap_used_in_bytes"`
+		HeapMaxInBytes  int64 `json:"heap_max_in_bytes"`
+	} `json:"mem"`
+}
+
 func decodeNodesStats(body []byte) (NodesStats, error) {
-	var wire struct {
-		Nodes       nodesHeader `json:"_nodes"`
-		ClusterName string      `json:"cluster_name"`
-		NodeMap     map[string]struct {
-			nodeIdentityWire
-			Timestamp int64 `json:"timestamp"`
-			JVM       struct {
-				Mem struct {
-					HeapUsedInBytes int64 `json:"heap_used_in_bytes"`
-					HeapMaxInBytes  int64 `json:"heap_max_in_bytes"`
-				} `json:"mem"`
-			} `json:"jvm"`
-			FS struct {
-				Total struct {
-					TotalInBytes     int64 `json:"total_in_bytes"`
-					AvailableInBytes int64 `json:"available_in_bytes"`
-					FreeInBytes      int64 `json:"free_in_bytes"`
-				} `json:"total"`
-			} `json:"fs"`
-			ThreadPool struct {
-				Write  ThreadPoolStats `json:"write"`
-				Search ThreadPoolStats `json:"search"`
-			} `json:"thread_pool"`
-			Indices struct {
-				Indexing struct {
-					IndexTimeInMillis int64 `json:"index_time_in_millis"`
-				} `json:"indexing"`
-				Search struct {
-					QueryTimeInMillis int64 `json:"query_time_in_millis"`
-					FetchTimeInMillis int64 `json:"fetch_time_in_millis"`
-				} `json:"search"`
-			} `json:"indices"`
-		} `json:"nodes"`
-	}
+	var wire nodesWire[struct {
+		nodeIdentityWire
+		Timestamp int64      `json:"timestamp"`
+		JVM       jvmMemWire `json:"jvm"`
+		FS        struct {
+			Total struct {
+				TotalInBytes     int64 `json:"total_in_bytes"`
+				AvailableInBytes int64 `json:"available_in_bytes"`
+				FreeInBytes      int64 `json:"free_in_bytes"`
+			} `json:"total"`
+		} `json:"fs"`
+		ThreadPool struct {
+			Write  ThreadPoolStats `json:"write"`
+			Search ThreadPoolStats `json:"search"`
+		} `json:"thread_pool"`
+		Indices struct {
+			Indexing struct {
+				IndexTimeInMillis int64 `json:"index_time_in_millis"`
+			} `json:"indexing"`
+			Search struct {
+				QueryTimeInMillis int64 `json:"query_time_in_millis"`
+				FetchTimeInMillis int64 `json:"fetch_time_in_millis"`
+			} `json:"search"`
+		} `json:"indices"`
+	}]
 	if err := json.Unmarshal(body, &wire); err != nil {
 		return NodesStats{}, fmt.Errorf("decode: %w", err)
 	}
@@ -229,23 +237,15 @@ func (c *Client) NodesInfo(ctx context.Context) (NodesInfo, error) {
 }
 
 func decodeNodesInfo(body []byte) (NodesInfo, error) {
-	var wire struct {
-		Nodes       nodesHeader `json:"_nodes"`
-		ClusterName string      `json:"cluster_name"`
-		NodeMap     map[string]struct {
-			nodeIdentityWire
-			Version string `json:"version"`
-			JVM     struct {
-				Mem struct {
-					HeapMaxInBytes int64 `json:"heap_max_in_bytes"`
-				} `json:"mem"`
-			} `json:"jvm"`
-			ThreadPool struct {
-				Write  ThreadPoolInfo `json:"write"`
-				Search ThreadPoolInfo `json:"search"`
-			} `json:"thread_pool"`
-		} `json:"nodes"`
-	}
+	var wire nodesWire[struct {
+		nodeIdentityWire
+		Version    string     `json:"version"`
+		JVM        jvmMemWire `json:"jvm"`
+		ThreadPool struct {
+			Write  ThreadPoolInfo `json:"write"`
+			Search ThreadPoolInfo `json:"search"`
+		} `json:"thread_pool"`
+	}]
 	if err := json.Unmarshal(body, &wire); err != nil {
 		return NodesInfo{}, fmt.Errorf("decode: %w", err)
 	}

@@ -123,21 +123,13 @@ func decodeShardStatsWith(body []byte, unmarshal func([]byte, any) error) (Shard
 			Successful int `json:"successful"`
 			Failed     int `json:"failed"`
 		} `json:"_shards"`
-		Indices map[string]struct {
-			Shards map[string][]shardCopyWire `json:"shards"`
-		} `json:"indices"`
+		Indices shardTable[shardCopyWire] `json:"indices"`
 	}
 	if err := unmarshal(body, &wire); err != nil {
 		return ShardStats{}, fmt.Errorf("decode: %w", err)
 	}
-	n := 0
-	for _, idx := range wire.Indices {
-		for _, copies := range idx.Shards {
-			n += len(copies)
-		}
-	}
 	out := ShardStats{
-		Copies:           make([]ShardCopyStats, 0, n),
+		Copies:           make([]ShardCopyStats, 0, wire.Indices.count()),
 		ShardsTotal:      wire.Shards.Total,
 		ShardsSuccessful: wire.Shards.Successful,
 		ShardsFailed:     wire.Shards.Failed,
@@ -145,40 +137,83 @@ func decodeShardStatsWith(body []byte, unmarshal func([]byte, any) error) (Shard
 	// A few dozen node IDs and states repeat across 30,000 copies: keeping one string each lets the
 	// decoder's copies be collected and keeps the result small.
 	in := make(interner)
-	for index, idx := range wire.Indices {
+	err := wire.Indices.each(func(index string, shard int, w shardCopyWire) {
+		out.Copies = append(out.Copies, ShardCopyStats{
+			Index:           index,
+			Shard:           shard,
+			Primary:         w.Routing.Primary,
+			State:           in.get(w.Routing.State),
+			Node:            in.get(w.Routing.Node),
+			RelocatingNode:  in.get(w.Routing.RelocatingNode),
+			IndexTimeMillis: w.Indexing.IndexTimeInMillis,
+			IndexTotal:      w.Indexing.IndexTotal,
+			QueryTimeMillis: w.Search.QueryTimeInMillis,
+			FetchTimeMillis: w.Search.FetchTimeInMillis,
+			QueryTotal:      w.Search.QueryTotal,
+			StoreBytes:      w.Store.SizeInBytes,
+			Docs:            w.Docs.Count,
+		})
+	})
+	if err != nil {
+		return ShardStats{}, err
+	}
+	slices.SortFunc(out.Copies, func(a, b ShardCopyStats) int {
+		return compareCopies(copyKey{a.Index, a.Shard, a.Primary, a.Node}, copyKey{b.Index, b.Shard, b.Primary, b.Node})
+	})
+	return out, nil
+}
+
+// shardTable is how _stats?level=shards and _cluster/state's routing_table list shard copies: by
+// index name, then by shard number (a JSON key), each shard's copies C in a list.
+type shardTable[C any] map[string]struct {
+	Shards map[string][]C `json:"shards"`
+}
+
+// count is the number of copies.
+func (t shardTable[C]) count() int {
+	n := 0
+	for _, idx := range t {
+		for _, copies := range idx.Shards {
+			n += len(copies)
+		}
+	}
+	return n
+}
+
+// each calls f with every copy, its index and its shard number. It stops at a shard key that is not
+// a shard number and says which.
+func (t shardTable[C]) each(f func(index string, shard int, c C)) error {
+	for index, idx := range t {
 		for key, copies := range idx.Shards {
 			shard, err := strconv.Atoi(key)
 			if err != nil || shard < 0 {
-				return ShardStats{}, fmt.Errorf("index %q: shard %q is not a shard number", index, key)
+				return fmt.Errorf("index %q: shard %q is not a shard number", index, key)
 			}
-			for _, w := range copies {
-				out.Copies = append(out.Copies, ShardCopyStats{
-					Index:           index,
-					Shard:           shard,
-					Primary:         w.Routing.Primary,
-					State:           in.get(w.Routing.State),
-					Node:            in.get(w.Routing.Node),
-					RelocatingNode:  in.get(w.Routing.RelocatingNode),
-					IndexTimeMillis: w.Indexing.IndexTimeInMillis,
-					IndexTotal:      w.Indexing.IndexTotal,
-					QueryTimeMillis: w.Search.QueryTimeInMillis,
-					FetchTimeMillis: w.Search.FetchTimeInMillis,
-					QueryTotal:      w.Search.QueryTotal,
-					StoreBytes:      w.Store.SizeInBytes,
-					Docs:            w.Docs.Count,
-				})
+			for _, c := range copies {
+				f(index, shard, c)
 			}
 		}
 	}
-	slices.SortFunc(out.Copies, func(a, b ShardCopyStats) int {
-		return cmp.Or(
-			strings.Compare(a.Index, b.Index),
-			cmp.Compare(a.Shard, b.Shard),
-			comparePrimaryFirst(a.Primary, b.Primary),
-			strings.Compare(a.Node, b.Node),
-		)
-	})
-	return out, nil
+	return nil
+}
+
+// copyKey is what shard copies are ordered by.
+type copyKey struct {
+	index   string
+	shard   int
+	primary bool
+	node    string
+}
+
+// compareCopies orders copies by index, shard number, primary first, then node: the order of
+// ShardStats.Copies and ClusterState.Routing.
+func compareCopies(a, b copyKey) int {
+	return cmp.Or(
+		strings.Compare(a.index, b.index),
+		cmp.Compare(a.shard, b.shard),
+		comparePrimaryFirst(a.primary, b.primary),
+		strings.Compare(a.node, b.node),
+	)
 }
 
 func comparePrimaryFirst(a, b bool) int {

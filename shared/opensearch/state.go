@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/shardwise/shardwise/shared/duration"
@@ -118,18 +117,7 @@ func decodeClusterStateWith(body []byte, unmarshal func([]byte, any) error) (Clu
 			} `json:"indices"`
 		} `json:"metadata"`
 		RoutingTable struct {
-			Indices map[string]struct {
-				Shards map[string][]struct {
-					State          string `json:"state"`
-					Primary        bool   `json:"primary"`
-					SearchOnly     bool   `json:"searchOnly"`
-					Node           string `json:"node"`
-					RelocatingNode string `json:"relocating_node"`
-					UnassignedInfo struct {
-						Reason string `json:"reason"`
-					} `json:"unassigned_info"`
-				} `json:"shards"`
-			} `json:"indices"`
+			Indices shardTable[routingCopyWire] `json:"indices"`
 		} `json:"routing_table"`
 	}
 	if err := unmarshal(body, &wire); err != nil {
@@ -154,35 +142,37 @@ func decodeClusterStateWith(body []byte, unmarshal func([]byte, any) error) (Clu
 	slices.SortFunc(out.Indices, func(a, b IndexMetadata) int { return cmp.Compare(a.Name, b.Name) })
 
 	in := make(interner)
-	for index, idx := range wire.RoutingTable.Indices {
-		for key, copies := range idx.Shards {
-			shard, err := strconv.Atoi(key)
-			if err != nil || shard < 0 {
-				return ClusterState{}, fmt.Errorf("routing table: index %q: shard %q is not a shard number", index, key)
-			}
-			for _, w := range copies {
-				out.Routing = append(out.Routing, ShardRouting{
-					Index:            index,
-					Shard:            shard,
-					Primary:          w.Primary,
-					SearchOnly:       w.SearchOnly,
-					State:            in.get(w.State),
-					Node:             in.get(w.Node),
-					RelocatingNode:   in.get(w.RelocatingNode),
-					UnassignedReason: in.get(w.UnassignedInfo.Reason),
-				})
-			}
-		}
+	err := wire.RoutingTable.Indices.each(func(index string, shard int, w routingCopyWire) {
+		out.Routing = append(out.Routing, ShardRouting{
+			Index:            index,
+			Shard:            shard,
+			Primary:          w.Primary,
+			SearchOnly:       w.SearchOnly,
+			State:            in.get(w.State),
+			Node:             in.get(w.Node),
+			RelocatingNode:   in.get(w.RelocatingNode),
+			UnassignedReason: in.get(w.UnassignedInfo.Reason),
+		})
+	})
+	if err != nil {
+		return ClusterState{}, fmt.Errorf("routing table: %w", err)
 	}
 	slices.SortFunc(out.Routing, func(a, b ShardRouting) int {
-		return cmp.Or(
-			strings.Compare(a.Index, b.Index),
-			cmp.Compare(a.Shard, b.Shard),
-			comparePrimaryFirst(a.Primary, b.Primary),
-			strings.Compare(a.Node, b.Node),
-		)
+		return compareCopies(copyKey{a.Index, a.Shard, a.Primary, a.Node}, copyKey{b.Index, b.Shard, b.Primary, b.Node})
 	})
 	return out, nil
+}
+
+// routingCopyWire is one shard copy of the routing table.
+type routingCopyWire struct {
+	State          string `json:"state"`
+	Primary        bool   `json:"primary"`
+	SearchOnly     bool   `json:"searchOnly"`
+	Node           string `json:"node"`
+	RelocatingNode string `json:"relocating_node"`
+	UnassignedInfo struct {
+		Reason string `json:"reason"`
+	} `json:"unassigned_info"`
 }
 
 func indexMetadata(name, state string, raw json.RawMessage) (IndexMetadata, error) {
