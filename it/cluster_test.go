@@ -213,10 +213,11 @@ func newEngine(t *testing.T, cfg config.Config) (*engine.Engine, *bus.Memory) {
 			t.Errorf("close client: %v", err)
 		}
 	})
-	api := collect.New(client, time.Now)
+	conns := collect.One(collect.New(client, time.Now))
 	events := &bus.Memory{}
 	e := &engine.Engine{Store: state.NewMemory(time.Now), Bus: events, Clock: time.Now, Config: cfg,
-		Cluster: func(string) (engine.ClusterAPI, error) { return api, nil },
+		Cluster: conns.Cluster,
+		Tenants: conns.Tenants,
 		Log:     slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	return e, events
 }

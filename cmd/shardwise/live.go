@@ -118,9 +118,11 @@ func (f *liveFlags) engine(ctx context.Context, progress io.Writer) (*engine.Eng
 	if err != nil {
 		return nil, last, err
 	}
+	conns := collect.One(api)
 	events := &bus.Memory{}
 	e := &engine.Engine{Store: state.NewMemory(time.Now), Bus: events, Clock: time.Now, Config: cfg,
-		Cluster: func(string) (engine.ClusterAPI, error) { return api, nil },
+		Cluster: conns.Cluster,
+		Tenants: conns.Tenants,
 		Log:     slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	for i := 0; i < f.samples; i++ {
 		if i > 0 {

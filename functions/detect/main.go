@@ -11,10 +11,9 @@ import (
 )
 
 func main() {
-	e, metrics, err := handler.Env(context.Background(), "detect")
+	f, err := handler.Env(context.Background(), "detect")
 	if err != nil {
 		log.Fatal(err)
 	}
-	f := &handler.Function{Name: "detect", Engine: e, Metrics: metrics}
 	lambda.Start(f.Detect)
 }

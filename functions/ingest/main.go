@@ -13,14 +13,12 @@ import (
 
 func main() {
 	ctx := context.Background()
-	e, metrics, err := handler.Env(ctx, "ingest")
+	f, err := handler.Env(ctx, "ingest")
 	if err != nil {
 		log.Fatal(err)
 	}
-	secret, err := handler.WebhookSecret(ctx, os.Getenv)
-	if err != nil {
+	if f.WebhookSecret, err = handler.WebhookSecret(ctx, os.Getenv); err != nil {
 		log.Fatal(err)
 	}
-	f := &handler.Function{Name: "ingest", Engine: e, Metrics: metrics, WebhookSecret: secret}
 	lambda.Start(f.Ingest)
 }

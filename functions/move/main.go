@@ -11,10 +11,9 @@ import (
 )
 
 func main() {
-	e, metrics, err := handler.Env(context.Background(), "move")
+	f, err := handler.Env(context.Background(), "move")
 	if err != nil {
 		log.Fatal(err)
 	}
-	f := &handler.Function{Name: "move", Engine: e, Metrics: metrics}
 	lambda.Start(f.Move)
 }

@@ -11,10 +11,9 @@ import (
 )
 
 func main() {
-	e, metrics, err := handler.Env(context.Background(), "replicas")
+	f, err := handler.Env(context.Background(), "replicas")
 	if err != nil {
 		log.Fatal(err)
 	}
-	f := &handler.Function{Name: "replicas", Engine: e, Metrics: metrics}
 	lambda.Start(f.Replicas)
 }

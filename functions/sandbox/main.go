@@ -11,10 +11,9 @@ import (
 )
 
 func main() {
-	e, metrics, err := handler.Env(context.Background(), "sandbox")
+	f, err := handler.Env(context.Background(), "sandbox")
 	if err != nil {
 		log.Fatal(err)
 	}
-	f := &handler.Function{Name: "sandbox", Engine: e, Metrics: metrics}
 	lambda.Start(f.Sandbox)
 }

@@ -138,28 +138,25 @@ func newStack(t *testing.T, c *calls, scenario string, strategy config.MoveStrat
 		}
 		// Built on first use, as handler.Env builds a Lambda's clients: a function that never
 		// asks for the cluster has no client, and so no client sending anything on its own.
-		var api engine.ClusterAPI
-		cluster := func(string) (engine.ClusterAPI, error) {
-			if api == nil {
-				client, err := opensearch.New(t.Context(), opensearch.Config{URLs: []string{osSrv.URL}, Auth: opensearch.AuthNone})
-				if err != nil {
-					return nil, err
-				}
-				t.Cleanup(func() { _ = client.Close() })
-				api = collect.New(client, s.Now)
+		conns := &collect.Connections{Dial: func(string) (*collect.API, error) {
+			client, err := opensearch.New(t.Context(), opensearch.Config{URLs: []string{osSrv.URL}, Auth: opensearch.AuthNone})
+			if err != nil {
+				return nil, err
 			}
-			return api, nil
-		}
+			t.Cleanup(func() { _ = client.Close() })
+			return collect.New(client, s.Now), nil
+		}}
 		eng := &engine.Engine{
 			Store:   state.NewDynamo(dynamotest.Client(t, ddbSrv.URL), table, s.Now),
 			Bus:     events,
-			Cluster: cluster,
+			Cluster: conns.Cluster,
+			Tenants: conns.Tenants,
 			Clock:   s.Now,
 			Log:     slog.New(slog.NewJSONHandler(io.Discard, nil)),
 			Config:  fcfg,
 		}
 		st.engines[fn] = eng
-		f := &handler.Function{Name: fn, Engine: eng}
+		f := &handler.Function{Name: fn, Engine: eng, Pushed: conns.Pushed}
 		st.fns[fn] = map[string]func(context.Context, json.RawMessage) error{
 			"ingest":   func(ctx context.Context, raw json.RawMessage) error { _, err := f.Ingest(ctx, raw); return err },
 			"detect":   func(ctx context.Context, raw json.RawMessage) error { _, err := f.Detect(ctx, raw); return err },

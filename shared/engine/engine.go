@@ -31,12 +31,12 @@ type Health struct {
 // call; nothing of the call applies.
 var ErrRerouteRefused = errors.New("reroute refused")
 
-// ErrForbidden is matched by a ClusterAPI error when the cluster refuses the caller (HTTP 401 or
-// 403), as a managed domain that does not allow _cluster/reroute does. The ClusterAPI translates
-// its client's errors, so the engine speaks only this contract.
+// ErrForbidden is matched by a cluster port's error when the cluster refuses the caller (HTTP 401
+// or 403), as a managed domain that does not allow _cluster/reroute does. The ports' implementation
+// translates its client's errors, so the engine speaks only this contract.
 var ErrForbidden = errors.New("forbidden")
 
-// ErrNotFound is matched by a ClusterAPI error when the index, shard or task does not exist.
+// ErrNotFound is matched by a cluster port's error when the index, shard or task does not exist.
 var ErrNotFound = errors.New("not found")
 
 // RerouteResult is OpenSearch's answer to a reroute: each command's decider explanations.
@@ -49,11 +49,13 @@ type HealthReader interface {
 	Health(ctx context.Context) (Health, error)
 }
 
-// ClusterAPI is every port the functions declare, in one: the engine's cluster factory returns it,
-// and each step takes only the port it uses (SampleReader for ingest, HealthReader for the
-// breakers, Mover and SettingsEditor for moves and filters). The production implementation talks
-// to OpenSearch over HTTP with opensearch-go (package collect); the local runner uses that same one
-// against the simulator.
+// ClusterAPI is the ports of ingest, detect, move and replicas in one: each of their steps takes
+// only the port it uses (SampleReader for ingest, HealthReader for the breakers, Mover and
+// SettingsEditor for moves and filters). The sandbox function declares its own (TenantCluster), and
+// the metrics webhook its own (PushReader), each from a factory of its own type, so a composition
+// root that leaves one out fails to compile, or, with the factory nil, gets ErrNotWired. The
+// production implementation of all three talks to OpenSearch over HTTP with opensearch-go
+// (package collect); the local runner uses that same one against the simulator.
 type ClusterAPI interface {
 	SampleReader
 	HealthReader
@@ -62,9 +64,12 @@ type ClusterAPI interface {
 
 // Engine runs the functions' work.
 type Engine struct {
-	Store   state.Store
-	Bus     bus.Publisher
+	Store state.Store
+	Bus   bus.Publisher
+	// Cluster connects ingest, detect, move and replicas to a cluster.
 	Cluster func(name string) (ClusterAPI, error)
+	// Tenants connects the sandbox function to a cluster.
+	Tenants func(name string) (TenantCluster, error)
 	Clock   func() time.Time
 	Log     *slog.Logger
 	Metrics MetricSink
@@ -88,11 +93,25 @@ func (e *Engine) log() *slog.Logger {
 	return slog.Default()
 }
 
+// ErrNotWired is returned when the factory of the port a function needs is nil: the composition
+// root that built the engine did not wire it. Nothing has been read or changed.
+var ErrNotWired = errors.New("port not wired")
+
 func (e *Engine) api(name string) (ClusterAPI, error) {
+	return connect(e, name, "Engine.Cluster", e.Cluster)
+}
+
+// connect returns the port of cluster name that factory builds: the name must be configured and the
+// factory (called what in the error) wired.
+func connect[P any](e *Engine, name, what string, factory func(string) (P, error)) (P, error) {
+	var none P
 	if _, ok := e.Config.Cluster(name); !ok {
-		return nil, fmt.Errorf("%w %q", ErrUnknownCluster, name)
+		return none, fmt.Errorf("%w %q", ErrUnknownCluster, name)
 	}
-	return e.Cluster(name)
+	if factory == nil {
+		return none, fmt.Errorf("%w: %s is nil, so nothing connects to cluster %q", ErrNotWired, what, name)
+	}
+	return factory(name)
 }
 
 // MetricSink records a metric; in Lambda it is CloudWatch EMF on stdout (telemetry.Metrics).

@@ -110,6 +110,48 @@ func TestIngestUnknownCluster(t *testing.T) {
 	}
 }
 
+// TestUnwiredPortIsAnError: each function gets its port from a factory of the port's own type; a
+// composition root that leaves that factory nil gets ErrNotWired naming it, not a panic, and
+// nothing is stored or published.
+func TestUnwiredPortIsAnError(t *testing.T) {
+	tests := []struct {
+		name   string
+		unwire func(e *Engine)
+		run    func(t *testing.T, e *Engine) error
+		field  string
+	}{
+		{name: "ingest", unwire: func(e *Engine) { e.Cluster = nil }, field: "Engine.Cluster",
+			run: func(t *testing.T, e *Engine) error { _, err := e.Ingest(t.Context(), []string{"prod"}); return err }},
+		{name: "move", unwire: func(e *Engine) { e.Cluster = nil }, field: "Engine.Cluster",
+			run: func(t *testing.T, e *Engine) error { _, err := e.Move(t.Context(), "prod", "plan#x"); return err }},
+		{name: "replicas", unwire: func(e *Engine) { e.Cluster = nil }, field: "Engine.Cluster",
+			run: func(t *testing.T, e *Engine) error { _, err := e.Replicas(t.Context(), "prod", ""); return err }},
+		{name: "sandbox", unwire: func(e *Engine) { e.Tenants = nil }, field: "Engine.Tenants",
+			run: func(t *testing.T, e *Engine) error { _, err := e.Sandbox(t.Context(), "prod"); return err }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig("prod")
+			cfg.Replicas.Enabled = true
+			cfg.Sandbox.Definitions = []byte(fmt.Sprintf(tenantDefs, "hard"))
+			r := newRig(t, cfg, map[string]*world{"prod": hotWorld()})
+			api := &tasksAPI{fakeAPI: r.apis["prod"]}
+			r.e.Tenants = func(string) (TenantCluster, error) { return api, nil }
+			tc.unwire(r.e)
+			err := tc.run(t, r.e)
+			if !errors.Is(err, ErrNotWired) || !strings.Contains(err.Error(), tc.field) || !strings.Contains(err.Error(), `"prod"`) {
+				t.Fatalf("got %v, want ErrNotWired naming %s and the cluster", err, tc.field)
+			}
+			if items, qerr := r.store.Query(t.Context(), pk("prod"), ""); qerr != nil || len(items) != 0 {
+				t.Errorf("stored %d items (%v), want none", len(items), qerr)
+			}
+			if n := len(r.bus.Events()); n != 0 {
+				t.Errorf("published %d events, want none", n)
+			}
+		})
+	}
+}
+
 func TestStatsIngestedCarriesTheKeyNotTheSnapshot(t *testing.T) {
 	w := hotWorld()
 	r := newRig(t, testConfig("prod"), map[string]*world{"prod": w})

@@ -21,12 +21,21 @@ const (
 	CancelFailed   = "failed"
 )
 
-// SandboxAPI is the part of a cluster API the sandbox function needs: the running search tasks,
-// each node's own load, and task cancellation.
+// SandboxAPI is what containing tenants needs from a cluster: the running search tasks, each
+// node's own load, and task cancellation.
 type SandboxAPI interface {
 	SearchTasks(ctx context.Context) ([]sandbox.Task, error)
 	NodeLoads(ctx context.Context) ([]sandbox.NodeLoad, error)
 	CancelTask(ctx context.Context, id string) error
+}
+
+// TenantCluster is the sandbox function's port, built by Engine.Tenants: tasks, node loads and
+// cancellation, the workload-management plugin its definitions are synced to, and health for the
+// breaker in front of both.
+type TenantCluster interface {
+	SandboxAPI
+	WLMCluster
+	HealthReader
 }
 
 // CancelOutcome is a planned cancellation and what became of it.
@@ -79,23 +88,19 @@ func (e *Engine) Sandbox(ctx context.Context, name string) (SandboxResult, error
 		return res, fmt.Errorf("sandbox %s: definitions: %w", name, err)
 	}
 	res.Warnings = warns
-	api, err := e.api(name)
+	api, err := connect(e, name, "Engine.Tenants", e.Tenants)
 	if err != nil {
 		return res, fmt.Errorf("sandbox: %w", err)
 	}
 	e.sandboxWLM(ctx, name, api, defs)
-	tapi, ok := api.(SandboxAPI)
-	if !ok {
-		return res, fmt.Errorf("sandbox %s: the cluster API cannot list or cancel tasks", name)
-	}
 	// The tasks are read last, and cancelled right after: a search lives seconds, and every call
 	// between listing it and cancelling it is a chance for it to finish first.
-	loads, err := tapi.NodeLoads(ctx)
+	loads, err := api.NodeLoads(ctx)
 	if err != nil {
 		return res, fmt.Errorf("sandbox %s: %w", name, err)
 	}
 	health, herr := api.Health(ctx)
-	tasks, err := tapi.SearchTasks(ctx)
+	tasks, err := api.SearchTasks(ctx)
 	if err != nil {
 		return res, fmt.Errorf("sandbox %s: %w", name, err)
 	}
@@ -133,7 +138,7 @@ func (e *Engine) Sandbox(ctx context.Context, name string) (SandboxResult, error
 		case e.Config.Safety.DryRun:
 			o.Outcome, o.Why = CancelDryRun, "dry-run: would POST _tasks/"+c.Task+"/_cancel"
 		default:
-			o.Outcome, o.Why = e.cancel(ctx, tapi, c)
+			o.Outcome, o.Why = e.cancel(ctx, api, c)
 		}
 		res.Outcomes = append(res.Outcomes, o)
 		e.log().Info("sandbox cancellation", "cluster", name, "task", c.Task, "opaque_id", c.OpaqueID, "sandbox", c.Sandbox,

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,7 +15,8 @@ import (
 	"github.com/shardwise/shardwise/shared/telemetry"
 )
 
-// tasksAPI is a fakeAPI that also lists search tasks, node loads and takes cancellations.
+// tasksAPI is a fakeAPI that also lists search tasks, node loads and takes cancellations: the
+// sandbox function's port, on a cluster without workload management (its version predates it).
 type tasksAPI struct {
 	*fakeAPI
 	tasks     []sandbox.Task
@@ -24,7 +26,7 @@ type tasksAPI struct {
 	cancelled []string
 }
 
-var _ SandboxAPI = (*tasksAPI)(nil)
+var _ TenantCluster = (*tasksAPI)(nil)
 
 func (f *tasksAPI) SearchTasks(context.Context) ([]sandbox.Task, error)   { return f.tasks, nil }
 func (f *tasksAPI) NodeLoads(context.Context) ([]sandbox.NodeLoad, error) { return f.loads, nil }
@@ -34,6 +36,17 @@ func (f *tasksAPI) CancelTask(_ context.Context, id string) error {
 	f.cancelled = append(f.cancelled, id)
 	return f.cancelErr[id]
 }
+
+// Version is one before workload management, so a sync reads nothing else of the plugin.
+func (f *tasksAPI) Version(context.Context) (string, error) { return "2.17.0", nil }
+
+var errNoWLM = errors.New("the fake has no workload management")
+
+func (f *tasksAPI) WLMProbe(context.Context, string) (bool, error) { return false, errNoWLM }
+func (f *tasksAPI) WLMState(context.Context, sandbox.WLMSupport) (sandbox.WLMState, error) {
+	return sandbox.WLMState{}, errNoWLM
+}
+func (f *tasksAPI) WLMSend(context.Context, sandbox.Call) error { return errNoWLM }
 
 type metricRec struct {
 	mu   sync.Mutex
@@ -117,7 +130,7 @@ func TestSandboxEnforcement(t *testing.T) {
 			loads[1].CPU = tc.nodeCPU
 			api := &tasksAPI{fakeAPI: r.apis["prod"], tasks: tasks, loads: loads, cancelErr: tc.cancelErr}
 			api.health = Health{Status: tc.health}
-			r.e.Cluster = func(string) (ClusterAPI, error) { return api, nil }
+			r.e.Tenants = func(string) (TenantCluster, error) { return api, nil }
 			m := &metricRec{}
 			r.e.Metrics = m
 

@@ -194,15 +194,10 @@ func (res WLMSyncResult) Lines() []string {
 
 // sandboxWLM is the sandbox cycle's sync of its definitions to the cluster's workload management,
 // dry-run unless the configuration turns it off. It logs, counts and publishes what it found and
-// did; its failure is logged and does not stop the cycle's report. A cluster API without the WLM
-// port (a test fake) is skipped.
-func (e *Engine) sandboxWLM(ctx context.Context, name string, api ClusterAPI, defs sandbox.Definitions) {
-	w, ok := api.(WLMCluster)
-	if !ok {
-		e.log().Debug("sandbox wlm: the cluster API has no workload-management port", "cluster", name)
-		return
-	}
-	res, err := SyncWLM(ctx, w, api, defs, WLMOptions{DryRun: e.Config.Safety.DryRun, Safety: e.Config.Safety})
+// did; its failure is logged and does not stop the cycle's report. A cluster without the plugin
+// is reported as such (SyncWLM) and changes nothing.
+func (e *Engine) sandboxWLM(ctx context.Context, name string, api TenantCluster, defs sandbox.Definitions) {
+	res, err := SyncWLM(ctx, api, api, defs, WLMOptions{DryRun: e.Config.Safety.DryRun, Safety: e.Config.Safety})
 	res.Cluster = name
 	for _, l := range res.Lines() {
 		e.log().Info("sandbox wlm", "cluster", name, "line", l)

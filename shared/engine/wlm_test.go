@@ -360,7 +360,7 @@ func TestSandboxCycleSyncsWLM(t *testing.T) {
 	cfg.Sandbox.Definitions = []byte(`[{"name":"analysts","attributes":{"indices_name":"logs*"},"resources":{"cpu":{"allocation":0.3}},"enforcement":"hard"}]`)
 	var events bus.Memory
 	e := &engine.Engine{Store: state.NewMemory(nil), Bus: &events, Config: cfg,
-		Cluster: func(string) (engine.ClusterAPI, error) { return w.api, nil }}
+		Tenants: collect.One(w.api).Tenants}
 
 	e.Config.Safety.DryRun = true
 	if _, err := e.Sandbox(t.Context(), "prod"); err != nil {

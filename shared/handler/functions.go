@@ -12,11 +12,13 @@ import (
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/engine"
+	"github.com/shardwise/shardwise/shared/opensearch"
 	"github.com/shardwise/shardwise/shared/telemetry"
 	"github.com/shardwise/shardwise/shared/webhook"
 )
 
-// Function is one Lambda's handler: the engine it drives and its metrics.
+// Function is one Lambda's handler: the engine it drives, its metrics, and the webhook's port and
+// secret.
 type Function struct {
 	Name    string
 	Engine  *engine.Engine
@@ -24,6 +26,9 @@ type Function struct {
 	// WebhookSecret is the metrics webhook's HMAC secret (ingest only); nil accepts SigV4-signed
 	// requests only.
 	WebhookSecret webhook.SecretSource
+	// Pushed connects the metrics webhook to a cluster to read a sample around pushed node stats
+	// (ingest only), over the same connection as Engine.Cluster; nil answers a push with an error.
+	Pushed func(name string) (engine.PushReader[opensearch.NodesStats], error)
 }
 
 func (f *Function) done() { flush(f.Metrics, os.Stdout, f.Engine.Log) }

@@ -11,7 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -31,37 +30,40 @@ import (
 	"github.com/shardwise/shardwise/shared/telemetry"
 )
 
-// Env builds the engine a function runs in Lambda: configuration from the environment and the SSM
-// parameter it may name (validated; a bad value stops the function naming the field), the
-// DynamoDB store, the EventBridge bus, one OpenSearch client per cluster (built once, reused by
-// warm invocations) and EMF metrics.
-func Env(ctx context.Context, function string) (*engine.Engine, *telemetry.Metrics, error) {
+// Env builds the Function a Lambda runs, named function: configuration from the environment and
+// the SSM parameter it may name (validated; a bad value stops the function naming the field), the
+// DynamoDB store, the EventBridge bus, one OpenSearch client per cluster (built on first use,
+// reused by warm invocations, and handed to every port: the engine's and the webhook's) and EMF
+// metrics. The ingest function adds its WebhookSecret.
+func Env(ctx context.Context, function string) (*Function, error) {
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: aws config: %w", function, err)
+		return nil, fmt.Errorf("%s: aws config: %w", function, err)
 	}
 	// The SSM client is built for every function but called only when the stack names a
 	// configuration parameter (config.Load).
 	cfg, err := config.Load(ctx, os.Getenv, ssm.NewFromConfig(awsCfg))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: configuration: %w", function, err)
+		return nil, fmt.Errorf("%s: configuration: %w", function, err)
 	}
 	level, err := telemetry.ParseLevel(cfg.LogLevel)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: log_level: %w", function, err)
+		return nil, fmt.Errorf("%s: log_level: %w", function, err)
 	}
 	metrics := telemetry.NewMetrics(time.Now)
 	log := telemetry.NewLogger(os.Stdout, level, telemetry.AttrFunction, function)
+	conns := &collect.Connections{Dial: dialer(cfg, &awsCfg, log)}
 	e := &engine.Engine{
 		Store:   state.NewDynamo(dynamoClient(awsCfg), cfg.Table, time.Now),
 		Bus:     &bus.EventBridge{Client: eventbridge.NewFromConfig(awsCfg), BusName: cfg.Bus},
-		Cluster: clusterAPIs(cfg, &awsCfg, log),
+		Cluster: conns.Cluster,
+		Tenants: conns.Tenants,
 		Clock:   time.Now,
 		Log:     log,
 		Metrics: metrics,
 		Config:  cfg,
 	}
-	return e, metrics, nil
+	return &Function{Name: function, Engine: e, Metrics: metrics, Pushed: conns.Pushed}, nil
 }
 
 // dynamoClient builds the state table's client with shardwise's retry settings
@@ -71,17 +73,10 @@ func dynamoClient(awsCfg aws.Config) *dynamodb.Client {
 	return dynamodb.NewFromConfig(awsCfg, state.WithDynamoRetry)
 }
 
-// Clusters returns a lookup that builds each cluster's client on first use and keeps it. The
-// clients log their warnings (insecure credentials) to log.
-func clusterAPIs(cfg config.Config, awsCfg *aws.Config, log *slog.Logger) func(string) (engine.ClusterAPI, error) {
-	var mu sync.Mutex
-	apis := map[string]engine.ClusterAPI{}
-	return func(name string) (engine.ClusterAPI, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if a, ok := apis[name]; ok {
-			return a, nil
-		}
+// dialer builds a configured cluster's client and its API. The clients log their warnings
+// (insecure credentials) to log.
+func dialer(cfg config.Config, awsCfg *aws.Config, log *slog.Logger) func(string) (*collect.API, error) {
+	return func(name string) (*collect.API, error) {
 		cl, ok := cfg.Cluster(name)
 		if !ok {
 			return nil, fmt.Errorf("%w %q", engine.ErrUnknownCluster, name)
@@ -95,9 +90,7 @@ func clusterAPIs(cfg config.Config, awsCfg *aws.Config, log *slog.Logger) func(s
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: %w", name, err)
 		}
-		a := collect.New(client, time.Now)
-		apis[name] = a
-		return a, nil
+		return collect.New(client, time.Now), nil
 	}
 }
 

@@ -94,7 +94,7 @@ func (f *Function) webhook(ctx context.Context, req events.LambdaFunctionURLRequ
 		var err error
 		if act.NodesStats != nil {
 			var ir engine.IngestResult
-			ir, err = engine.IngestPushed(ctx, f.Engine, name, *act.NodesStats)
+			ir, err = engine.IngestPushed(ctx, f.Engine, name, f.Pushed, *act.NodesStats)
 			res.SnapshotKey = ir.SnapshotKey
 		} else {
 			var (

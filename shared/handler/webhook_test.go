@@ -103,7 +103,8 @@ func newWebhookFixture(t *testing.T) *webhookFixture {
 	if err != nil {
 		t.Fatalf("client: %v", err)
 	}
-	apis := map[string]engine.ClusterAPI{"prod": collect.New(client, s.Now), "staging": collect.New(down, s.Now)}
+	apis := map[string]*collect.API{"prod": collect.New(client, s.Now), "staging": collect.New(down, s.Now)}
+	conns := &collect.Connections{Dial: func(name string) (*collect.API, error) { return apis[name], nil }}
 	cfg := config.Default()
 	cfg.Clusters = []config.Cluster{
 		{Name: "prod", URLs: []string{srv.URL}, Auth: string(opensearch.AuthNone)},
@@ -113,10 +114,10 @@ func newWebhookFixture(t *testing.T) *webhookFixture {
 		t.Fatalf("config: %v", err)
 	}
 	fx := &webhookFixture{sim: s, simURL: srv.URL, store: &recordingStore{Store: state.NewMemory(s.Now)}, events: &bus.Memory{}}
-	fx.f = &Function{Name: "ingest", WebhookSecret: webhook.StaticSecret(webhookSecret), Engine: &engine.Engine{
+	fx.f = &Function{Name: "ingest", WebhookSecret: webhook.StaticSecret(webhookSecret), Pushed: conns.Pushed, Engine: &engine.Engine{
 		Store:   fx.store,
 		Bus:     fx.events,
-		Cluster: func(name string) (engine.ClusterAPI, error) { return apis[name], nil },
+		Cluster: conns.Cluster,
 		Clock:   s.Now,
 		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Config:  cfg,

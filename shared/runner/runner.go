@@ -120,12 +120,13 @@ func Attach(ctx context.Context, s *sim.Sim, cfg config.Config, store state.Stor
 		stop()
 		return nil, nil, nil, err
 	}
-	api := collect.New(client, s.Now)
+	conns := collect.One(collect.New(client, s.Now))
 	events := &bus.Memory{}
 	eng := &engine.Engine{
 		Store:   store,
 		Bus:     events,
-		Cluster: func(string) (engine.ClusterAPI, error) { return api, nil },
+		Cluster: conns.Cluster,
+		Tenants: conns.Tenants,
 		Clock:   s.Now,
 		Log:     slog.New(slog.NewJSONHandler(logw, nil)),
 		Config:  cfg,
