@@ -433,10 +433,7 @@ func DiffWLM(want WLMDesired, have WLMState) []Drift {
 			out = append(out, Drift{Kind: "rule", Name: r.Sandbox, Field: "rule", Want: present, Have: absent})
 			continue
 		}
-		for _, f := range []struct {
-			field      string
-			want, have []string
-		}{{"index_pattern", r.IndexPattern, h.IndexPattern}, {"principal.username", r.Username, h.Username}, {"principal.role", r.Role, h.Role}} {
+		for _, f := range ruleFields(r.RuleAttributes, h.RuleAttributes) {
 			if !sameSet(f.want, f.have) {
 				out = append(out, Drift{Kind: "rule", Name: r.Sandbox, Field: f.field, Want: listString(f.want), Have: listString(f.have)})
 			}
@@ -465,6 +462,22 @@ func DiffWLM(want WLMDesired, have WLMState) []Drift {
 		return cmp.Or(cmp.Compare(kindOrder[a.Kind], kindOrder[b.Kind]), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Field, b.Field))
 	})
 	return out
+}
+
+// ruleField is one matching attribute of a rule, by its name in the rule API, as wanted and as the
+// cluster has it.
+type ruleField struct {
+	field      string
+	want, have []string
+}
+
+// ruleFields pairs the matching attributes of a wanted rule with a live one's.
+func ruleFields(want, have RuleAttributes) []ruleField {
+	return []ruleField{
+		{"index_pattern", want.IndexPattern, have.IndexPattern},
+		{"principal.username", want.Username, have.Username},
+		{"principal.role", want.Role, have.Role},
+	}
 }
 
 func ownedRules(rules []LiveRule) []LiveRule {
@@ -665,10 +678,7 @@ func PlanWLMRules(want WLMDesired, have WLMState) []Call {
 			continue
 		}
 		var changed, dropped []string
-		for _, f := range []struct {
-			field      string
-			want, have []string
-		}{{"index_pattern", r.IndexPattern, h.IndexPattern}, {"principal.username", r.Username, h.Username}, {"principal.role", r.Role, h.Role}} {
+		for _, f := range ruleFields(r.RuleAttributes, h.RuleAttributes) {
 			switch {
 			case len(f.want) == 0 && len(f.have) > 0:
 				dropped = append(dropped, f.field)

@@ -298,3 +298,24 @@ func TestPlanWLMRules(t *testing.T) {
 		t.Errorf("bodies got %v, want %v", bodies, wantBodies)
 	}
 }
+
+func TestDiffWLMRuleAttributes(t *testing.T) {
+	rule := func(index, user, role string) RuleAttributes {
+		return RuleAttributes{Description: RulePrefix + "a", IndexPattern: []string{index}, Username: []string{user}, Role: []string{role}, Group: "team"}
+	}
+	want := WLMDesired{Rules: []WLMRule{{Sandbox: "a", RuleAttributes: rule("logs-*", "ann", "ops")}}}
+	have := WLMState{
+		Groups: []LiveGroup{{ID: "G", Name: "team"}},
+		Rules:  []LiveRule{{ID: "r", RuleAttributes: rule("metrics", "bob", "dev")}},
+	}
+	have.Rules[0].Group = "G"
+	got := DiffWLM(want, have)
+	wantDrift := []Drift{
+		{"rule", "a", "index_pattern", "[logs-*]", "[metrics]"},
+		{"rule", "a", "principal.role", "[ops]", "[dev]"},
+		{"rule", "a", "principal.username", "[ann]", "[bob]"},
+	}
+	if !reflect.DeepEqual(got, wantDrift) {
+		t.Errorf("drift got %v, want %v", got, wantDrift)
+	}
+}
