@@ -123,3 +123,113 @@ func TestAdmitGroup(t *testing.T) {
 		t.Errorf("move of a copy not on its source: got %v (%s)", ok, judged[0].Admission.Why())
 	}
 }
+
+// Admit at the exact edges of its rules: each comparison on the side the doc comment gives it.
+func TestAdmitEdges(t *testing.T) {
+	wlNP := []Verdict{{Decider: DeciderWriteLoad, Decision: NotPreferred, Reason: "would be 95%"}}
+	ibNP := []Verdict{{Decider: DeciderIndexBalance, Decision: NotPreferred, Reason: "crowded"}, {Decider: DeciderWriteLoad, Decision: Yes}}
+	yes := []Verdict{{Decider: DeciderWriteLoad, Decision: Yes}}
+	cases := []struct {
+		name     string
+		phase    Phase
+		verdicts []Verdict
+		pr       Projection
+		want     bool
+		rule     string
+	}{
+		{"the target ending exactly at its goal fits", PhaseWriteHotspot, wlNP,
+			Projection{SourceBefore: 1.1, TargetAfter: 0.9, TargetGoal: 0.9, ExcessBefore: 0.2, ExcessAfter: 0.05}, true, RuleFitsAfterGroup},
+		{"fitting the target still has to lower the excess", PhaseWriteHotspot, wlNP,
+			Projection{SourceBefore: 1.1, TargetAfter: 0.85, TargetGoal: 0.9, ExcessBefore: 0.2, ExcessAfter: 0.2}, false, RuleRefused},
+		{"a drop under the epsilon is no drop", PhaseWriteHotspot, wlNP,
+			Projection{SourceBefore: 1.1, TargetAfter: 0.95, TargetGoal: 0.9, ExcessBefore: 0.2, ExcessAfter: 0.2 - excessEpsilon/2}, false, RuleRefused},
+		{"a target ending exactly saturated fails the improvement rule", PhaseWriteHotspot, wlNP,
+			Projection{SourceBefore: 1.5, TargetAfter: 1, TargetGoal: 0.9, ExcessBefore: 0.6, ExcessAfter: 0.3}, false, RuleRefused},
+		{"a target ending exactly where the source was fails the improvement rule", PhaseWriteHotspot, wlNP,
+			Projection{SourceBefore: 0.95, TargetAfter: 0.95, TargetGoal: 0.9, ExcessBefore: 0.1, ExcessAfter: 0.05}, false, RuleRefused},
+		{"a hot target refuses even a group that makes it fit", PhaseWriteHotspot, wlNP,
+			Projection{SourceBefore: 1.1, TargetAfter: 0.5, TargetGoal: 0.9, TargetHot: true, ExcessBefore: 0.2, ExcessAfter: 0}, false, RuleRefused},
+		{"a return taking exactly half the node's overload off is substantial", PhaseSwapReturn, wlNP,
+			Projection{TargetBefore: 1.6, TargetAfter: 1.3, ExcessBefore: 0.7, ExcessAfter: 0.4}, true, RuleSwapReturn},
+		{"a return taking just under half of it is not", PhaseSwapReturn, wlNP,
+			Projection{TargetBefore: 1.6, TargetAfter: 1.31, ExcessBefore: 0.7, ExcessAfter: 0.41}, false, RuleRefused},
+		{"a return to a node left just under saturation needs no more", PhaseSwapReturn, wlNP,
+			Projection{TargetBefore: 1.6, TargetAfter: 0.99, ExcessBefore: 0.7, ExcessAfter: 0.09}, true, RuleSwapReturn},
+		{"a return another decider prefers not is refused", PhaseSwapReturn, ibNP,
+			Projection{TargetBefore: 1.2, TargetAfter: 0.7, ExcessBefore: 0.3, ExcessAfter: 0}, false, RuleRefused},
+		{"a copy that may not remain, every decider's yes: the all-yes rule", PhaseCannotRemain, yes, Projection{}, true, RuleAllYes},
+		{"a copy that may not remain takes a home index balance prefers not", PhaseCannotRemain, ibNP, Projection{}, true, RuleCannotRemain},
+		{"a room-making move with every decider's yes", PhaseMakeRoom, yes, Projection{}, true, RuleAllYes},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := Admit(tc.phase, tc.verdicts, tc.pr)
+			if a.Allowed != tc.want || a.Rule != tc.rule {
+				t.Errorf("got allowed %v rule %s (%s), want %v %s", a.Allowed, a.Rule, a.Why(), tc.want, tc.rule)
+			}
+		})
+	}
+}
+
+// Project measures the whole group on the view before any of it: the excess summed over the nodes
+// the group touches only, and each move's source and target after every move of the group.
+func TestProject(t *testing.T) {
+	// a 10 threads (125 %), b 4, c 7.6 (95 %, over its goal but untouched), d 2.
+	f := newFixture("a", "b", "c", "d").
+		index("x", 1<<30, []float64{4, 3, 3}, []string{"a"}, []string{"a"}, []string{"a"}).
+		index("y", 1<<30, []float64{2, 2}, []string{"b"}, []string{"b"}).
+		index("z", 1<<30, []float64{7.6}, []string{"c"}).
+		index("w", 1<<30, []float64{2}, []string{"d"})
+	v := NewView(f.snap(), DefaultConfig(), map[string]bool{"id-a": true})
+	out := Move{Index: "x", Shard: 0, From: "id-a", To: "id-b", WriteLoad: 4, Phase: PhaseWriteHotspot}
+	back := Move{Index: "y", Shard: 0, From: "id-b", To: "id-a", WriteLoad: 2, Phase: PhaseSwapReturn}
+	group := []Move{out, back}
+	near := func(got, want float64) bool { return got > want-1e-9 && got < want+1e-9 }
+	pr := v.Project(group, 0)
+	// a: 10 − 4 + 2 = 8 (100 %), b: 4 + 4 − 2 = 6 (75 %); excess before 0.35 (a only), after 0.1.
+	if !near(pr.SourceBefore, 1.25) || !near(pr.SourceAfter, 1) || !near(pr.TargetBefore, 0.5) || !near(pr.TargetAfter, 0.75) {
+		t.Errorf("hot move: got %+v", pr)
+	}
+	if !near(pr.ExcessBefore, 0.35) || !near(pr.ExcessAfter, 0.1) {
+		t.Errorf("excess: got %v → %v, want 0.35 → 0.1 (c, untouched, not counted)", pr.ExcessBefore, pr.ExcessAfter)
+	}
+	if pr.TargetHot || !near(pr.TargetGoal, 0.9) {
+		t.Errorf("target: got hot %v goal %v, want false 0.9", pr.TargetHot, pr.TargetGoal)
+	}
+	pr = v.Project(group, 1)
+	if !near(pr.SourceBefore, 0.5) || !near(pr.SourceAfter, 0.75) || !near(pr.TargetBefore, 1.25) || !near(pr.TargetAfter, 1) || !pr.TargetHot {
+		t.Errorf("return move: got %+v", pr)
+	}
+	if v.WriteLoad("id-a") != 10 || v.WriteLoad("id-b") != 4 {
+		t.Errorf("projecting changed the view: a %v b %v", v.WriteLoad("id-a"), v.WriteLoad("id-b"))
+	}
+}
+
+// AdmitGroup judges each move after the group's earlier ones: two copies that each fit a target
+// alone do not both fit it, and the target that left is named.
+func TestAdmitGroupOrder(t *testing.T) {
+	f := newFixture("a", "b").
+		index("x", 1<<30, []float64{3, 3}, []string{"a"}, []string{"a"}).
+		index("y", 1<<30, []float64{2}, []string{"b"})
+	v := NewView(f.snap(), DefaultConfig(), nil)
+	one := Move{Index: "x", Shard: 0, From: "id-a", FromName: "a", To: "id-b", ToName: "b", WriteLoad: 3, Phase: PhaseIndexBalance}
+	two := Move{Index: "x", Shard: 1, From: "id-a", FromName: "a", To: "id-b", ToName: "b", WriteLoad: 3, Phase: PhaseIndexBalance}
+	for _, m := range []Move{one, two} {
+		if judged, ok := AdmitGroup(v, []Move{m}); !ok {
+			t.Fatalf("%s[%d] alone: refused (%s)", m.Index, m.Shard, judged[0].Admission.Why())
+		} else {
+			v = NewView(f.snap(), DefaultConfig(), nil)
+		}
+	}
+	judged, ok := AdmitGroup(v, []Move{one, two})
+	if ok || len(judged) != 2 || !judged[0].Admission.Allowed || judged[1].Admission.Allowed {
+		t.Fatalf("both: got ok %v judged %+v, want the second refused after the first", ok, judged)
+	}
+	if v.WriteLoad("id-b") != 2 {
+		t.Errorf("refused group: b carries %v, want 2 (the first move undone)", v.WriteLoad("id-b"))
+	}
+	gone := Move{Index: "x", Shard: 0, From: "id-a", FromName: "a", To: "id-z", ToName: "z", WriteLoad: 3, Phase: PhaseWriteHotspot}
+	if judged, ok := AdmitGroup(v, []Move{gone}); ok || !strings.Contains(judged[0].Admission.Why(), "target z has left the cluster") {
+		t.Errorf("move to a node not in the cluster: got %v (%s)", ok, judged[0].Admission.Why())
+	}
+}

@@ -1,8 +1,13 @@
 package allocation
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/duration"
 )
 
 func TestDetectHotspots(t *testing.T) {
@@ -98,3 +103,134 @@ func TestHotspotDemand(t *testing.T) {
 		})
 	}
 }
+
+// The detection's edges: thresholds from the configuration and at their exact values, samples
+// without rates, a snapshot seen twice, the draining ratio, and what is stored for the next sample.
+func TestDetectHotspotEdges(t *testing.T) {
+	type prev struct {
+		count int
+		ago   time.Duration // how long before the snapshot the last counted sample was
+		queue int
+	}
+	cases := []struct {
+		name      string
+		cfg       func(*Config)
+		node      func(n *cluster.Node) // node a: 8 threads, 6 busy (75 %), 5 s latency, 500 queued
+		prev      *prev
+		seen, hot bool
+		draining  bool
+		streak    int    // reported and stored
+		stored    *bool  // whether a streak is stored, when it differs from seen
+		why       string // in the reason
+	}{
+		{name: "latency exactly at the threshold is queueing", node: func(n *cluster.Node) { n.Write.QueueLatencySeconds = 3 },
+			prev: &prev{1, 30 * time.Second, 500}, seen: true, hot: true, streak: 2, why: "estimated WRITE queue latency 3.0s ≥ 3.0s"},
+		{name: "latency just under the threshold is not", node: func(n *cluster.Node) { n.Write.QueueLatencySeconds = 2.999 },
+			prev: &prev{1, 30 * time.Second, 500}},
+		{name: "utilization exactly at the threshold is busy", node: func(n *cluster.Node) { n.Write.Load = 4 },
+			prev: &prev{1, 30 * time.Second, 500}, seen: true, hot: true, streak: 2, why: "utilization 50% ≥ 50%"},
+		{name: "utilization just under the threshold is not", node: func(n *cluster.Node) { n.Write.Load = 3.99 },
+			prev: &prev{1, 30 * time.Second, 500}},
+		{name: "the latency threshold comes from the configuration", cfg: func(c *Config) { c.QueueLatencyThreshold = duration.Duration(10 * time.Second) },
+			prev: &prev{1, 30 * time.Second, 500}},
+		{name: "the utilization threshold comes from the configuration", cfg: func(c *Config) { c.HotUtilization = 0.8 },
+			prev: &prev{1, 30 * time.Second, 500}},
+		{name: "the samples needed come from the configuration", cfg: func(c *Config) { c.SustainedSamples = 3 },
+			prev: &prev{1, 30 * time.Second, 500}, seen: true, streak: 2, why: "2 of 3 samples (building)"},
+		{name: "the last sample needed makes it hot", cfg: func(c *Config) { c.SustainedSamples = 3 },
+			prev: &prev{2, 30 * time.Second, 500}, seen: true, hot: true, streak: 3, why: "3 of 3 samples (hot)"},
+		{name: "one sample is enough when the configuration says so", cfg: func(c *Config) { c.SustainedSamples = 1 },
+			seen: true, hot: true, streak: 1},
+		{name: "a sample without rates is neither evidence nor relief: the streak is kept", node: func(n *cluster.Node) { n.Write.RateKnown = false },
+			prev: &prev{1, 30 * time.Second, 500}, streak: 1, stored: ptr(true)},
+		{name: "a sample without rates starts no streak", node: func(n *cluster.Node) { n.Write.RateKnown = false }},
+		{name: "the same snapshot again counts once", prev: &prev{1, 0, 500}, seen: true, streak: 1, why: "1 of 2 samples (building)"},
+		{name: "a node that stops meeting the criteria loses its streak", node: func(n *cluster.Node) { n.Write.QueueLatencySeconds = 1 },
+			prev: &prev{5, 30 * time.Second, 500}},
+		{name: "a queue a tenth shorter is not yet draining", node: func(n *cluster.Node) { n.Write.Queue = 450 },
+			prev: &prev{1, 30 * time.Second, 500}, seen: true, hot: true, streak: 2},
+		{name: "a queue more than a tenth shorter is draining: the count holds, not hot", node: func(n *cluster.Node) { n.Write.Queue = 449 },
+			prev: &prev{3, 30 * time.Second, 500}, seen: true, draining: true, streak: 3, why: "(draining: relief under way)"},
+		{name: "a shorter queue that still rejects writes is not draining", node: func(n *cluster.Node) { n.Write.Queue = 100; n.Write.Rejected = 5 },
+			prev: &prev{1, 30 * time.Second, 500}, seen: true, hot: true, streak: 2},
+		{name: "a stalled queue is named in the reason", node: func(n *cluster.Node) { n.Write.Stalled = true; n.Write.QueueLatencySeconds = 0 },
+			prev: &prev{1, 30 * time.Second, 500}, seen: true, hot: true, streak: 2, why: "WRITE queue of 500 tasks stalled (no completions)"},
+		{name: "rejections under the latency threshold are named in the reason", node: func(n *cluster.Node) { n.Write.Rejected = 7; n.Write.QueueLatencySeconds = 1 },
+			prev: &prev{1, 30 * time.Second, 500}, seen: true, hot: true, streak: 2, why: "7 WRITE rejections"},
+		{name: "every thread active is a busy pool however little index time shows", node: func(n *cluster.Node) { n.Write.Load = 2; n.Write.Active = 8 },
+			prev: &prev{1, 30 * time.Second, 500}, seen: true, hot: true, streak: 2, why: "utilization 100% ≥ 50%"},
+		{name: "a node that is not a data node is not looked at", node: func(n *cluster.Node) { n.Roles = []string{"cluster_manager"} },
+			prev: &prev{1, 30 * time.Second, 500}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture("a", "b")
+			n := f.node("a")
+			n.Write.Load, n.Write.QueueLatencySeconds, n.Write.Queue = 6, 5, 500
+			if tc.node != nil {
+				tc.node(n)
+			}
+			cfg := DefaultConfig()
+			if tc.cfg != nil {
+				tc.cfg(&cfg)
+			}
+			s := f.snap()
+			mem := map[string]Streak{}
+			if tc.prev != nil {
+				mem["id-a"] = Streak{Count: tc.prev.count, Since: s.At.Add(-time.Hour), At: s.At.Add(-tc.prev.ago), Queue: tc.prev.queue}
+			}
+			hs, next := DetectHotspots(s, mem, cfg)
+			if (len(hs) == 1) != tc.seen || len(hs) > 1 {
+				t.Fatalf("reported: got %+v, want a reported: %v", hs, tc.seen)
+			}
+			stored, ok := next["id-a"]
+			if want := tc.seen || (tc.stored != nil && *tc.stored); ok != want {
+				t.Errorf("stored streak: got %+v (%v), want stored: %v", stored, ok, want)
+			}
+			if ok && stored.Count != tc.streak {
+				t.Errorf("stored count: got %d want %d", stored.Count, tc.streak)
+			}
+			if !tc.seen {
+				return
+			}
+			h := hs[0]
+			if h.Hot != tc.hot || h.Draining != tc.draining || h.Streak != tc.streak {
+				t.Errorf("got hot %v draining %v streak %d, want %v %v %d (%s)", h.Hot, h.Draining, h.Streak, tc.hot, tc.draining, tc.streak, h.Reason)
+			}
+			if h.LatencyLimit != cfg.QueueLatencyThreshold.Std().Seconds() || h.UtilizationLimit != cfg.HotUtilization || h.StreakLimit != cfg.SustainedSamples {
+				t.Errorf("limits: got %v s, %v, %d samples: want the configuration's", h.LatencyLimit, h.UtilizationLimit, h.StreakLimit)
+			}
+			if !strings.Contains(h.Reason, tc.why) || !strings.HasPrefix(h.Reason, "a: ") {
+				t.Errorf("reason: got %q, want it to name a and say %q", h.Reason, tc.why)
+			}
+			if stored.At != s.At || stored.Queue != n.Write.Queue {
+				t.Errorf("stored: got at %v queue %d, want this sample's (%v, %d)", stored.At, stored.Queue, s.At, n.Write.Queue)
+			}
+			if wantSince := s.At; tc.prev == nil && stored.Since != wantSince {
+				t.Errorf("a new streak: since %v, want %v", stored.Since, wantSince)
+			}
+			if tc.prev != nil && stored.Since != s.At.Add(-time.Hour) {
+				t.Errorf("a streak going on: since %v, want it kept (%v)", stored.Since, s.At.Add(-time.Hour))
+			}
+		})
+	}
+}
+
+// Hot nodes are reported by queue latency, the longest first, then by name.
+func TestDetectHotspotsOrder(t *testing.T) {
+	f := newFixture("d", "c", "b", "a")
+	for name, lat := range map[string]float64{"a": 4, "b": 9, "c": 4, "d": 6} {
+		f.node(name).Write.Load = 6
+		f.queueing(name, lat)
+	}
+	hs, _ := DetectHotspots(f.snap(), nil, DefaultConfig())
+	var got []string
+	for _, h := range hs {
+		got = append(got, h.NodeName)
+	}
+	if want := []string{"b", "d", "a", "c"}; !slices.Equal(got, want) {
+		t.Errorf("order: got %v want %v", got, want)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,561 @@
+package allocation
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/shardwise/shardwise/shared/cluster"
+)
+
+// reliefCase is one rule of the write-hotspot relief: a cluster (the hot nodes already met the
+// criteria once), and the moves, notes and scale-up signal the rule promises for it.
+type reliefCase struct {
+	name  string
+	build func() (*cluster.Snapshot, []string)
+	cfg   func(*Config) // edits the configuration (the built-in balancer is off unless turned on)
+	moves []string
+	notes []string // note kinds, in plan order
+	bound string   // ScaleUp bound, "" for none
+	why   []string // in the write-hotspot move's reason
+	// The scale-up's proof, checked when scaleNodes is set: the nodes named and the bound's numbers.
+	scaleNodes   []string
+	value, limit float64
+	noteWhy      []string // in the notes' reasons
+}
+
+func runRelief(t *testing.T, tc reliefCase) Plan {
+	t.Helper()
+	s, hot := tc.build()
+	cfg := DefaultConfig()
+	cfg.BuiltinBalancer.Enabled = false
+	if tc.cfg != nil {
+		tc.cfg(&cfg)
+	}
+	plan, _ := PlanCycle(s, Memory{Streaks: streaks(s, hot...)}, cfg)
+	if got := moveNames(plan); !slices.Equal(got, tc.moves) {
+		t.Errorf("moves: got %v want %v\nnotes: %+v", got, tc.moves, plan.Notes)
+	}
+	var kinds []string
+	for _, n := range plan.Notes {
+		kinds = append(kinds, n.Kind)
+	}
+	if !slices.Equal(kinds, tc.notes) {
+		t.Errorf("notes: got %+v want kinds %v", plan.Notes, tc.notes)
+	}
+	switch {
+	case tc.bound == "" && plan.ScaleUp != nil:
+		t.Errorf("scale up: got %+v, want none", plan.ScaleUp)
+	case tc.bound != "" && (plan.ScaleUp == nil || plan.ScaleUp.Bound != tc.bound):
+		t.Errorf("scale up: got %+v, want bound %s", plan.ScaleUp, tc.bound)
+	}
+	if tc.scaleNodes != nil && plan.ScaleUp != nil {
+		su := plan.ScaleUp
+		if !slices.Equal(su.Nodes, tc.scaleNodes) || math.Abs(su.Value-tc.value) > 1e-9 || math.Abs(su.Limit-tc.limit) > 1e-9 {
+			t.Errorf("scale up proof: got nodes %v value %v limit %v, want %v %v %v", su.Nodes, su.Value, su.Limit, tc.scaleNodes, tc.value, tc.limit)
+		}
+		if su.Reason == "" {
+			t.Error("scale up: no reason")
+		}
+		if (su.Bound == BoundSearch) != (su.Search != nil) {
+			t.Errorf("scale up: bound %s with search bounds %+v: a search's bounds go with search-exhausted only", su.Bound, su.Search)
+		}
+	}
+	var reasons []string
+	for _, n := range plan.Notes {
+		reasons = append(reasons, n.Reason)
+	}
+	for _, w := range tc.noteWhy {
+		if !strings.Contains(strings.Join(reasons, "\n"), w) {
+			t.Errorf("notes: %q lack %q", reasons, w)
+		}
+	}
+	if len(tc.why) > 0 {
+		i := slices.IndexFunc(plan.Moves, func(m Move) bool { return m.Phase == PhaseWriteHotspot })
+		if i < 0 {
+			t.Fatalf("no write-hotspot move to read the reason of")
+		}
+		for _, w := range tc.why {
+			if !strings.Contains(plan.Moves[i].Reason, w) {
+				t.Errorf("reason: %q lacks %q", plan.Moves[i].Reason, w)
+			}
+		}
+	}
+	return plan
+}
+
+func TestReliefTargets(t *testing.T) {
+	cases := []reliefCase{
+		{
+			name: "the least utilized node takes the copy",
+			build: func() (*cluster.Snapshot, []string) {
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{4, 2.5, 1.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("other", 1<<30, []float64{2, 1}, []string{"b"}, []string{"c"}).
+					queueing("a", 6)
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"hot[1] a->c write-hotspot"},
+			why:   []string{"rule all-yes"},
+		},
+		{
+			name: "equal utilization and copies: the first node by name",
+			build: func() (*cluster.Snapshot, []string) {
+				f := newFixture("a", "d", "c", "b").
+					index("hot", 1<<30, []float64{4, 2.5, 1.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+					queueing("a", 6)
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"hot[1] a->b write-hotspot"},
+		},
+		{
+			name: "a node another hot node's relief already entered comes after the untouched ones",
+			build: func() (*cluster.Snapshot, []string) {
+				// a's copy (2.5) goes to c, the emptiest. b's copy then goes to d (3 threads), not to
+				// c, which at 2.5 threads is still the least utilized.
+				f := newFixture("a", "b", "c", "d").
+					index("h1", 1<<30, []float64{4, 2.5, 1.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("h2", 1<<30, []float64{4, 2.5, 1.5}, []string{"b"}, []string{"b"}, []string{"b"}).
+					index("filler", 1<<30, []float64{3}, []string{"d"}).
+					queueing("a", 6).queueing("b", 5)
+				return f.snap(), []string{"a", "b"}
+			},
+			moves: []string{"h1[1] a->c write-hotspot", "h2[1] b->d write-hotspot"},
+		},
+		{
+			name: "a copy that alone brings the node to its goal goes before the heuristic's favourite",
+			build: func() (*cluster.Snapshot, []string) {
+				// a carries 10 threads (125 %): 2.8 must leave to reach 90 %. The heuristic ranks
+				// x[2] (2.0, closest to ½ of the hottest) first, but only x[0] (4) is enough.
+				f := newFixture("a", "b", "c").
+					index("x", 1<<30, []float64{4, 2.1, 2.0, 1.9}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
+					queueing("a", 6)
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"x[0] a->b write-hotspot"},
+			why:   []string{"a ends at 75% (goal 90%)", "tier 3 of the ½-of-hottest heuristic"},
+		},
+		{
+			name: "a later candidate whose plan reaches the goal beats an earlier one whose plan does not",
+			build: func() (*cluster.Snapshot, []string) {
+				// a carries 9 threads: 1.8 must leave. p[0] (2) comes first in the heuristic's order
+				// but may only go to b in a swap returning 1 thread: a would end at 100 %. q[0] (4)
+				// goes to c alone and a ends at 62.5 %.
+				f := newFixture("a", "b", "c").
+					index("p", 1<<30, []float64{2}, []string{"a"}).
+					index("q", 1<<30, []float64{4}, []string{"a"}).
+					index("r", 1<<30, []float64{1, 1, 1}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("back", 1<<30, []float64{1}, []string{"b"}).
+					index("fill", 1<<30, []float64{5}, []string{"b"}).
+					queueing("a", 6)
+				exclude(f, "c", "p")
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"q[0] a->c write-hotspot"},
+		},
+		{
+			name: "no copy alone reaches the goal: the heuristic's first copy with a plan still moves",
+			build: func() (*cluster.Snapshot, []string) {
+				// a carries 12 threads (150 %): 4.8 must leave and no copy carries that much. x[2]
+				// (2.5, closest to ½ of 4) moves; a ends at 119 %, relieved in part.
+				f := newFixture("a", "b", "c").
+					index("x", 1<<30, []float64{4, 3, 2.5, 2.5}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
+					queueing("a", 6)
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"x[2] a->b write-hotspot"},
+			why:   []string{"a ends at 119% (goal 90%)", "tier 1 of the ½-of-hottest heuristic"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { runRelief(t, tc) })
+	}
+}
+
+// exclude keeps the named indices off nodes (a comma-separated list of names) by an index-level
+// exclude filter.
+func exclude(f *fixture, nodes string, indices ...string) *fixture {
+	for i := range f.s.Indices {
+		if slices.Contains(indices, f.s.Indices[i].Name) {
+			f.s.Indices[i].Filters.Exclude = map[string]string{"_name": nodes}
+		}
+	}
+	return f
+}
+
+func TestReliefSwapsAndChains(t *testing.T) {
+	cases := []reliefCase{
+		{
+			name: "swap: the lightest copy of the target that is enough comes back",
+			build: func() (*cluster.Snapshot, []string) {
+				// hot[0] (3.5) takes b from 4 to 7.5 threads, 0.3 over its goal: warm[0] (0.6) is the
+				// lightest copy enough to come back; warm[1] (1.2) and filler[0] (2.2) are too.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
+					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("warm", 1<<30, []float64{0.6, 1.2}, []string{"b"}, []string{"b"}).
+					index("filler", 1<<30, []float64{2.2, 4.5}, []string{"b"}, []string{"c"}).
+					queueing("a", 6)
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"hot[0] a->b write-hotspot", "warm[0] b->a swap-return"},
+			why:   []string{"as a swap", "rule fits-after-group", "; with warm[0] b→a (0.60 threads)"},
+		},
+		{
+			name: "swap: a copy of the same index comes back before a lighter one of another",
+			build: func() (*cluster.Snapshot, []string) {
+				// As above, with hot[2] (1.2) on b in warm[1]'s place: it is enough and keeps hot's
+				// counts level, so it comes back though warm[0] is lighter.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{3.5, 3.5, 1.2}, []string{"a"}, []string{"a"}, []string{"b"}).
+					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("warm", 1<<30, []float64{0.6}, []string{"b"}).
+					index("filler", 1<<30, []float64{2.2, 4.5}, []string{"b"}, []string{"c"}).
+					queueing("a", 6)
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"hot[0] a->b write-hotspot", "hot[2] b->a swap-return"},
+		},
+		{
+			name: "swap: no single copy is enough, the heaviest few together come back",
+			build: func() (*cluster.Snapshot, []string) {
+				// hot[0] (3.5) takes b from 5.3 to 8.8 threads, 1.6 over its goal. No copy of b
+				// lighter than the hot copy carries that much; three of 0.6 do.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
+					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("l1", 1<<30, []float64{0.6}, []string{"b"}).
+					index("l2", 1<<30, []float64{0.6}, []string{"b"}).
+					index("l3", 1<<30, []float64{0.6}, []string{"b"}).
+					index("filler", 1<<30, []float64{3.5, 4.5}, []string{"b"}, []string{"c"}).
+					queueing("a", 6)
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"hot[0] a->b write-hotspot", "l3[0] b->a swap-return", "l2[0] b->a swap-return", "l1[0] b->a swap-return"},
+			why:   []string{"b at 88%"},
+		},
+		{
+			name: "swap: never more than three copies come back",
+			build: func() (*cluster.Snapshot, []string) {
+				// As above with four copies of 0.5 (b at 5.5, 1.8 over): three bring back 1.5, not
+				// enough; the fourth would exceed the bound. The small copies and b's may go nowhere
+				// else, c has no room: no plan, and the search says so.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
+					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("l1", 1<<30, []float64{0.5}, []string{"b"}).
+					index("l2", 1<<30, []float64{0.5}, []string{"b"}).
+					index("l3", 1<<30, []float64{0.5}, []string{"b"}).
+					index("l4", 1<<30, []float64{0.5}, []string{"b"}).
+					index("filler", 1<<30, []float64{3.5, 4.5}, []string{"b"}, []string{"c"}).
+					queueing("a", 6)
+				exclude(f, "c", "l1", "l2", "l3", "l4")
+				exclude(f, "b,c", "small")
+				return f.snap(), []string{"a"}
+			},
+			notes: []string{"no-plan"},
+			bound: BoundSearch,
+		},
+		{
+			name: "a swap that makes the target fit beats a move the improvement rule alone accepts",
+			build: func() (*cluster.Snapshot, []string) {
+				// hot[0] alone takes b to 94 %: under a's 100 % and under saturation, so the
+				// improvement rule would take it; the swap with warm[0] ends b at its goal and wins.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
+					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("warm", 1<<30, []float64{0.6}, []string{"b"}).
+					index("filler", 1<<30, []float64{3.4, 4.5}, []string{"b"}, []string{"c"}).
+					queueing("a", 6)
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"hot[0] a->b write-hotspot", "warm[0] b->a swap-return"},
+			why:   []string{"rule fits-after-group"},
+		},
+		{
+			name: "chain: one cool copy of the target goes back to the hot node, another makes room elsewhere",
+			build: func() (*cluster.Snapshot, []string) {
+				// hot[0] (3.5) takes b from 6 to 9.5 threads, 2.3 over its goal. No swap fits: mover
+				// (1.5) may not go to a. The chain sends mover to c and warm (1) back to a, which
+				// stays within its goal (69 %); b ends at 87.5 %.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
+					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("warm", 1<<30, []float64{1}, []string{"b"}).
+					index("mover", 1<<30, []float64{1.5}, []string{"b"}).
+					index("filler", 1<<30, []float64{3.5, 4.5}, []string{"b"}, []string{"c"}).
+					queueing("a", 6)
+				exclude(f, "b,c", "small")
+				exclude(f, "a", "mover", "filler")
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"mover[0] b->c make-room", "hot[0] a->b write-hotspot", "warm[0] b->a swap-return"},
+			why:   []string{"as a chain", "b at 88%", "with mover[0] b→c (1.50 threads), warm[0] b→a (1.00 threads)"},
+		},
+		{
+			name: "chain: a cool copy moves off the target alone when its new node has nothing colder to send",
+			build: func() (*cluster.Snapshot, []string) {
+				// As in the short chain of TestPlanCycle but c holds nothing colder than warm[0]:
+				// warm[0] goes to c (87.5 %) with no copy coming back, then hot[0] fits on b.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
+					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("warm", 1<<30, []float64{2}, []string{"b"}).
+					index("filler", 1<<30, []float64{2.5, 5}, []string{"b"}, []string{"c"}).
+					queueing("a", 6)
+				exclude(f, "a", "warm", "filler")
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"warm[0] b->c make-room", "hot[0] a->b write-hotspot"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { runRelief(t, tc) })
+	}
+}
+
+// better orders relief options: reaching the goal first, then the gentler admission rule, then the
+// larger drop in excess, then the preferred target.
+func TestReliefOptionOrder(t *testing.T) {
+	opt := func(srcAfter float64, rule string, drop float64, rank int) *option {
+		return &option{group: []Move{{Phase: PhaseWriteHotspot}}, judged: []Judged{{Admission: Admission{Rule: rule}}},
+			srcAfter: srcAfter, drop: drop, rank: rank}
+	}
+	const goal = 0.9
+	cases := []struct {
+		name string
+		a, b *option
+	}{
+		{"reaching the goal beats a gentler rule", opt(0.9, RuleImprovesExcess, 0.1, 3), opt(0.95, RuleAllYes, 0.2, 0)},
+		{"every decider's yes beats fitting after the group", opt(0.7, RuleAllYes, 0.1, 3), opt(0.6, RuleFitsAfterGroup, 0.2, 0)},
+		{"fitting after the group beats the improvement rule", opt(0.7, RuleFitsAfterGroup, 0.1, 3), opt(0.6, RuleImprovesExcess, 0.2, 0)},
+		{"the larger drop in excess wins under the same rule", opt(0.8, RuleImprovesExcess, 0.2, 3), opt(0.7, RuleImprovesExcess, 0.1, 0)},
+		{"the preferred target breaks a tie", opt(0.8, RuleAllYes, 0.1, 0), opt(0.8, RuleAllYes, 0.1, 1)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if !better(tc.a, tc.b, goal) {
+				t.Errorf("better(a, b): got false, want true")
+			}
+			if better(tc.b, tc.a, goal) {
+				t.Errorf("better(b, a): got true, want false")
+			}
+		})
+	}
+}
+
+// The notes a hot node gets instead of a move, and the scale-up signal only a proof may raise.
+func TestReliefNotes(t *testing.T) {
+	cases := []reliefCase{
+		{
+			name: "relief in flight short of the goal with no further plan: a note, no scale-up",
+			build: func() (*cluster.Snapshot, []string) {
+				// a carries 10.5 threads; gone[0] (2) relocating to b leaves it at 106 %. x may go
+				// nowhere else: without the relocation this would be an exhausted search.
+				f := newFixture("a", "b", "c").
+					index("gone", 1<<30, []float64{2}, []string{"a"}).
+					index("x", 1<<30, []float64{3, 3, 2.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+					queueing("a", 6)
+				exclude(f, "b,c", "x")
+				return relocatingShard(f.snap(), "gone", 0, "id-b"), []string{"a"}
+			},
+			notes:   []string{"relief-in-flight"},
+			noteWhy: []string{"a: copies relocating off it leave it at 106% (goal 90%)"},
+		},
+		{
+			name: "a hot node whose candidates' shards already move this cycle waits: deferred, no scale-up",
+			build: func() (*cluster.Snapshot, []string) {
+				// x[0]'s primary leaves a for c; b's only copy is its replica, which must wait.
+				f := newFixture("a", "b", "c", "d").
+					index("x", 1<<30, []float64{4}, []string{"a", "b"}).
+					index("y", 1<<30, []float64{4}, []string{"a"}).
+					queueing("a", 6).queueing("b", 5)
+				return f.snap(), []string{"a", "b"}
+			},
+			moves:   []string{"x[0] a->c write-hotspot"},
+			notes:   []string{"deferred"},
+			noteWhy: []string{"b: its best candidates' shards are already moving this cycle"},
+		},
+		{
+			name: "no plan within the bounds: the note names the first candidate's blockers, the signal the search",
+			build: func() (*cluster.Snapshot, []string) {
+				f := newFixture("a", "b").
+					index("x", 1<<30, []float64{3, 3, 3}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("fill", 1<<30, []float64{5}, []string{"b"}).
+					queueing("a", 6)
+				return f.snap(), []string{"a"}
+			},
+			notes: []string{"no-plan"},
+			bound: BoundSearch,
+			// Three candidates, each judged against b and then admitted (refused) once.
+			scaleNodes: []string{"a"}, value: 6, limit: searchEvaluations,
+			noteWhy: []string{"its first candidate x[0] (3.00 WRITE threads): b NOT_PREFERRED (b WRITE utilization would be 100% with 3.00 threads more, over 90%)"},
+		},
+		{
+			name: "every node in service hot: all-nodes-hot, with the nodes and counts",
+			build: func() (*cluster.Snapshot, []string) {
+				// c is drained: it is not a place to move load to. 12 of 14.4 threads: not over
+				// capacity, so the weaker proof is named.
+				f := newFixture("a", "b", "c").
+					index("x", 1<<30, []float64{3, 3, 3, 3}, []string{"a"}, []string{"a"}, []string{"b"}, []string{"b"}).
+					queueing("a", 6).queueing("b", 5)
+				return f.snap(), []string{"a", "b"}
+			},
+			cfg:        func(c *Config) { c.ExcludedNodes = []string{"c"} },
+			bound:      BoundAllHot,
+			scaleNodes: []string{"a", "b"}, value: 2, limit: 2,
+		},
+		{
+			name: "over capacity counts only the nodes in service",
+			build: func() (*cluster.Snapshot, []string) {
+				// 14.8 threads on a and b; with c, 24 threads (90 %: 21.6) would hold it, but c is
+				// drained: 14.8 over 14.4.
+				f := newFixture("a", "b", "c").
+					index("x", 1<<30, []float64{4, 3.6, 3.6, 3.6}, []string{"a"}, []string{"a"}, []string{"b"}, []string{"b"}).
+					queueing("a", 6)
+				return f.snap(), []string{"a"}
+			},
+			cfg:        func(c *Config) { c.ExcludedNodes = []string{"c"} },
+			notes:      []string{"no-plan"},
+			bound:      BoundCapacity,
+			scaleNodes: []string{"a"}, value: 14.8, limit: 14.4,
+		},
+		{
+			name: "a copy at exactly 90 % of the largest node it may go to is proof: unfixable, no move",
+			build: func() (*cluster.Snapshot, []string) {
+				f := newFixture("a", "b", "c").
+					index("big", 1<<30, []float64{7.2}, []string{"a"}).
+					index("small", 1<<30, []float64{1}, []string{"a"}).
+					queueing("a", 6)
+				return f.snap(), []string{"a"}
+			},
+			notes:      []string{"unfixable-hotspot"},
+			bound:      BoundCopy,
+			scaleNodes: []string{"a"}, value: 7.2, limit: 7.2,
+		},
+		{
+			name: "the copy proof counts only the nodes the copy's filters allow",
+			build: func() (*cluster.Snapshot, []string) {
+				// c has 16 threads, room for big[0] (7.5) at 47 %, but big may not go there: the
+				// largest node it may go to has 8 (90 %: 7.2).
+				f := newFixture("a", "b", "c").
+					index("big", 1<<30, []float64{7.5}, []string{"a"}).
+					index("small", 1<<30, []float64{1}, []string{"a"}).
+					queueing("a", 6)
+				f.node("c").Write.Threads = 16
+				exclude(f, "c", "big")
+				return f.snap(), []string{"a"}
+			},
+			notes:      []string{"unfixable-hotspot"},
+			bound:      BoundCopy,
+			scaleNodes: []string{"a"}, value: 7.5, limit: 7.2,
+		},
+		{
+			name: "the copy proof is no proof when a larger node may take the copy",
+			build: func() (*cluster.Snapshot, []string) {
+				f := newFixture("a", "b", "c").
+					index("big", 1<<30, []float64{7.5}, []string{"a"}).
+					index("small", 1<<30, []float64{1}, []string{"a"}).
+					queueing("a", 6)
+				f.node("c").Write.Threads = 16
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"big[0] a->c write-hotspot"},
+		},
+		{
+			name: "the capacity proof outranks a copy proof",
+			build: func() (*cluster.Snapshot, []string) {
+				f := newFixture("a", "b").
+					index("big", 1<<30, []float64{7.5}, []string{"a"}).
+					index("small", 1<<30, []float64{1}, []string{"a"}).
+					index("fill", 1<<30, []float64{6.5}, []string{"b"}).
+					queueing("a", 6)
+				return f.snap(), []string{"a"}
+			},
+			notes:      []string{"unfixable-hotspot"},
+			bound:      BoundCapacity,
+			scaleNodes: []string{"a"}, value: 15, limit: 14.4,
+		},
+		{
+			name: "a copy proof outranks an exhausted search",
+			build: func() (*cluster.Snapshot, []string) {
+				// a's big copy proves it; b (6 threads of small copies) finds no room on c or d.
+				f := newFixture("a", "b", "c", "d").
+					index("big", 1<<30, []float64{7.5}, []string{"a"}).
+					index("x", 1<<30, []float64{2, 2, 2}, []string{"b"}, []string{"b"}, []string{"b"}).
+					index("fill", 1<<30, []float64{6.5, 6.5}, []string{"c"}, []string{"d"}).
+					queueing("a", 6).queueing("b", 5)
+				f.node("b").Write.Threads = 6
+				return f.snap(), []string{"a", "b"}
+			},
+			notes:      []string{"unfixable-hotspot", "no-plan"},
+			bound:      BoundCopy,
+			scaleNodes: []string{"a"}, value: 7.5, limit: 7.2,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { runRelief(t, tc) })
+	}
+}
+
+// relocatingShard marks the copies of index[shard] as relocating to the node with id to.
+func relocatingShard(s *cluster.Snapshot, index string, shard int, to string) *cluster.Snapshot {
+	for i := range s.Copies {
+		if c := &s.Copies[i]; c.Index == index && c.Shard == shard {
+			c.State, c.RelocatingNode = cluster.StateRelocating, to
+		}
+	}
+	return s
+}
+
+// A group is issued as one: its moves share a swap group no other group has, and each carries its
+// own reason and verdicts; the hot copy's reason lists the others.
+func TestReliefGroupReasons(t *testing.T) {
+	// a's relief is a swap with b; d's a lone move to c.
+	f := newFixture("a", "b", "c", "d").
+		index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
+		index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+		index("warm", 1<<30, []float64{0.6}, []string{"b"}).
+		index("filler", 1<<30, []float64{3.4, 4.5}, []string{"b"}, []string{"c"}).
+		index("h2", 1<<30, []float64{4, 2, 2}, []string{"d"}, []string{"d"}, []string{"d"}).
+		queueing("a", 6).queueing("d", 5)
+	exclude(f, "c", "hot")
+	s := f.snap()
+	cfg := DefaultConfig()
+	cfg.BuiltinBalancer.Enabled = false
+	plan, _ := PlanCycle(s, Memory{Streaks: streaks(s, "a", "d")}, cfg)
+	want := []string{"hot[0] a->b write-hotspot", "warm[0] b->a swap-return", "h2[1] d->c write-hotspot"}
+	if got := moveNames(plan); !slices.Equal(got, want) {
+		t.Fatalf("moves: got %v want %v\nnotes %+v", got, want, plan.Notes)
+	}
+	hot, back, lone := plan.Moves[0], plan.Moves[1], plan.Moves[2]
+	if hot.SwapGroup == 0 || back.SwapGroup != hot.SwapGroup {
+		t.Errorf("swap groups: hot %d, return %d: want the same, not 0", hot.SwapGroup, back.SwapGroup)
+	}
+	if lone.SwapGroup != 0 {
+		t.Errorf("a lone move: got swap group %d, want 0", lone.SwapGroup)
+	}
+	if got := len(Groups(plan.Moves)); got != 2 {
+		t.Errorf("groups: got %d, want 2 (the swap, the lone move)", got)
+	}
+	for _, w := range []string{"a: estimated WRITE queue latency 6.0s ≥ 3.0s", "moving hot[0] (3.50 WRITE threads, tier 3", "to b as a swap",
+		"a ends at 64% (goal 90%), b at 86%", "rule fits-after-group", "with warm[0] b→a (0.60 threads)"} {
+		if !strings.Contains(hot.Reason, w) {
+			t.Errorf("hot move reason %q lacks %q", hot.Reason, w)
+		}
+	}
+	if w := "swap-return for hot[0] leaving a: rule swap-return: the swap lowers excess"; !strings.HasPrefix(back.Reason, w) {
+		t.Errorf("return reason: got %q, want it to start %q", back.Reason, w)
+	}
+	for _, m := range plan.Moves {
+		if len(m.Verdicts) == 0 {
+			t.Errorf("%s[%d]: no verdicts", m.Index, m.Shard)
+		}
+		for _, vd := range m.Verdicts {
+			if vd.Reason == "" {
+				t.Errorf("%s[%d]: verdict of %s without its reason", m.Index, m.Shard, vd.Decider)
+			}
+		}
+	}
+}
