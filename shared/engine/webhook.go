@@ -31,7 +31,7 @@ var ErrPushRejected = errors.New("pushed node stats rejected")
 // It is a function, not a method, because Go methods take no type parameters.
 func IngestPushed[T any](ctx context.Context, e *Engine, name string, readers func(name string) (PushReader[T], error), pushed T) (IngestResult, error) {
 	return e.ingestOne(ctx, name, func(ctx context.Context, _ ClusterAPI) (cluster.Sample, error) {
-		pr, err := connect(e, name, "the push reader", readers)
+		pr, err := connect(e, name, "IngestPushed's push reader factory", readers)
 		if err != nil {
 			return cluster.Sample{}, err
 		}
