@@ -1,6 +1,7 @@
 package allocation
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -330,5 +331,98 @@ func TestMoveHelpers(t *testing.T) {
 	}
 	if want := []string{"p+s", "q", "r+t"}; !slices.Equal(got, want) {
 		t.Errorf("groups: got %v want %v", got, want)
+	}
+}
+
+// crowdedWithOthers is crowd's 4 copies on a (load each) and 3 copies of o on each of b and c (oLoad
+// each): moving a crowd copy to b alone spreads o past OpenSearch's balance threshold.
+func crowdedWithOthers(load, oLoad float64) *fixture {
+	return newFixture("a", "b", "c").
+		index("crowd", 1<<30, []float64{load, load, load, load}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
+		index("o", 1<<30, []float64{oLoad, oLoad, oLoad, oLoad, oLoad, oLoad}, []string{"b"}, []string{"b"}, []string{"b"}, []string{"c"}, []string{"c"}, []string{"c"})
+}
+
+// A colocation fix OpenSearch's balancer would undo goes with a count-neutral return, chosen by the
+// rules of swapReturn, or not at all.
+func TestPlanColocationSwap(t *testing.T) {
+	builtin := func(c *Config) { c.BuiltinBalancer.Enabled = true }
+	conflict := []string{"builtin-conflict", "builtin-conflict", "builtin-conflict", "builtin-conflict"}
+	hourAgo := func(s *cluster.Snapshot) Memory { return Memory{LastColocation: s.At.Add(-time.Hour)} }
+	cases := []planCase{
+		{
+			name:  "a cooler copy of the target comes back in the same call",
+			build: func() *cluster.Snapshot { return crowdedWithOthers(1, 0).snap() },
+			mem:   hourAgo,
+			cfg:   builtin,
+			moves: []string{"crowd[0] a->b index-balance", "o[0] b->a swap-return"},
+			why:   []string{"; swapped with o[0] so shard counts stay level (alone it would spread o to"},
+			check: func(t *testing.T, _ *cluster.Snapshot, p Plan, _ Memory) {
+				if g := p.Moves[0].SwapGroup; g == 0 || p.Moves[1].SwapGroup != g {
+					t.Errorf("swap groups: got %d and %d, want the same, not 0", g, p.Moves[1].SwapGroup)
+				}
+				if w := "count-neutral return for crowd[0]: o[0] carries 0.00 WRITE threads (under half of 1.00), leaving a at 38%"; p.Moves[1].Reason != w {
+					t.Errorf("return reason: got %q want %q", p.Moves[1].Reason, w)
+				}
+			},
+		},
+		{
+			name:  "a copy carrying half the moved load is not cooler enough to come back",
+			build: func() *cluster.Snapshot { return crowdedWithOthers(1, 0.5).snap() },
+			mem:   hourAgo,
+			cfg:   builtin,
+			notes: conflict,
+		},
+		{
+			name: "no return while the source has no incoming recovery slot free",
+			build: func() *cluster.Snapshot {
+				// Two copies of in are relocating from c to a: a runs its 2 incoming recoveries.
+				s := crowdedWithOthers(1, 0).index("in", 1<<20, []float64{0, 0}, []string{"c"}, []string{"c"}).snap()
+				return relocating(s, "in", "id-a")
+			},
+			mem:   hourAgo,
+			cfg:   builtin,
+			notes: conflict,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { runPlanCase(t, tc) })
+	}
+}
+
+// A plan is written as JSON for events and the CLI: verdicts keep their decision and sentence.
+func TestPlanJSON(t *testing.T) {
+	s := newFixture("a", "b").index("x", 1<<30, []float64{1}, []string{"a"}).snap()
+	cfg := drained("a")
+	plan, _ := PlanCycle(s, Memory{}, cfg)
+	if len(plan.Moves) != 1 || len(plan.Moves[0].Verdicts) == 0 {
+		t.Fatalf("plan: got %+v, want one move with verdicts", plan.Moves)
+	}
+	b, err := json.Marshal(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Plan
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("reading the plan back: %v", err)
+	}
+	for i, vd := range plan.Moves[0].Verdicts {
+		got := back.Moves[0].Verdicts[i]
+		if got.Decider != vd.Decider || got.Decision != vd.Decision || got.Reason != vd.Why() || got.Reason == "" {
+			t.Errorf("verdict %d: got %+v want %s %s %q", i, got, vd.Decider, vd.Decision, vd.Why())
+		}
+	}
+	for _, tc := range []struct {
+		in   string
+		want Decision
+		err  string
+	}{{`"YES"`, Yes, ""}, {`"NOT_PREFERRED"`, NotPreferred, ""}, {`"NO"`, No, ""}, {`"MAYBE"`, 0, `unknown decision "MAYBE"`}, {`1`, 0, "cannot unmarshal"}} {
+		var d Decision
+		err := json.Unmarshal([]byte(tc.in), &d)
+		switch {
+		case tc.err == "" && (err != nil || d != tc.want):
+			t.Errorf("%s: got %v, %v want %v", tc.in, d, err, tc.want)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: got error %v, want one saying %q", tc.in, err, tc.err)
+		}
 	}
 }

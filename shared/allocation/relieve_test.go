@@ -1,6 +1,7 @@
 package allocation
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -122,6 +123,25 @@ func TestReliefTargets(t *testing.T) {
 				return f.snap(), []string{"a", "b"}
 			},
 			moves: []string{"h1[1] a->c write-hotspot", "h2[1] b->d write-hotspot"},
+		},
+		{
+			name: "replicas initializing on a node take its incoming recovery slots: the next node takes the copy",
+			build: func() (*cluster.Snapshot, []string) {
+				// c, the least utilized, is building two replicas (node_concurrent_incoming_recoveries 2).
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{4, 2.5, 1.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("other", 1<<30, []float64{2, 1}, []string{"b"}, []string{"c"}).
+					index("new", 1<<20, []float64{0, 0}, []string{"b", "c"}, []string{"b", "c"})
+				f.queueing("a", 6)
+				s := f.snap()
+				for i := range s.Copies {
+					if c := &s.Copies[i]; c.Index == "new" && !c.Primary {
+						c.State = cluster.StateInitializing
+					}
+				}
+				return s, []string{"a"}
+			},
+			moves: []string{"hot[1] a->b write-hotspot"},
 		},
 		{
 			name: "a copy that alone brings the node to its goal goes before the heuristic's favourite",
@@ -274,6 +294,22 @@ func TestReliefSwapsAndChains(t *testing.T) {
 			why:   []string{"rule fits-after-group"},
 		},
 		{
+			name: "a lone move OpenSearch's balancer would undo becomes a count-swap with a cold copy",
+			build: func() (*cluster.Snapshot, []string) {
+				// hot[2] fits b alone, but a 2, b 4, c 3 copies spreads the counts past the
+				// threshold: cold[0] comes back.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{3, 3, 2.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("cold", 1<<20, []float64{0, 0, 0}, []string{"b"}, []string{"b"}, []string{"b"}).
+					index("mid", 1<<30, []float64{1, 1, 1}, []string{"c"}, []string{"c"}, []string{"c"}).
+					queueing("a", 6)
+				return f.snap(), []string{"a"}
+			},
+			cfg:   func(c *Config) { c.BuiltinBalancer.Enabled = true },
+			moves: []string{"hot[2] a->b write-hotspot", "cold[0] b->a swap-return"},
+			why:   []string{"to b as a count-swap", "rule all-yes", "with cold[0] b→a (0.00 threads)"},
+		},
+		{
 			name: "chain: one cool copy of the target goes back to the hot node, another makes room elsewhere",
 			build: func() (*cluster.Snapshot, []string) {
 				// hot[0] (3.5) takes b from 6 to 9.5 threads, 2.3 over its goal. No swap fits: mover
@@ -376,6 +412,20 @@ func TestReliefNotes(t *testing.T) {
 			moves:   []string{"x[0] a->c write-hotspot"},
 			notes:   []string{"deferred"},
 			noteWhy: []string{"b: its best candidates' shards are already moving this cycle"},
+		},
+		{
+			name: "the nodes with room have no incoming recovery slot free: throttled, named, no scale-up",
+			build: func() (*cluster.Snapshot, []string) {
+				// b and c each receive two copies already (node_concurrent_incoming_recoveries 2).
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{4, 2.5, 1.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("tob", 1<<20, []float64{0, 0}, []string{"c"}, []string{"c"}).
+					index("toc", 1<<20, []float64{0, 0}, []string{"b"}, []string{"b"}).
+					queueing("a", 6)
+				return relocating(relocating(f.snap(), "tob", "id-b"), "toc", "id-c"), []string{"a"}
+			},
+			notes:   []string{"throttled"},
+			noteWhy: []string{"a: no move, swap or chain fits the nodes with an incoming recovery slot free; b, c have none (node_concurrent_incoming_recoveries 2)"},
 		},
 		{
 			name: "no plan within the bounds: the note names the first candidate's blockers, the signal the search",
@@ -557,5 +607,54 @@ func TestReliefGroupReasons(t *testing.T) {
 				t.Errorf("%s[%d]: verdict of %s without its reason", m.Index, m.Shard, vd.Decider)
 			}
 		}
+	}
+}
+
+// The relief search is bounded by counts, so the same snapshot always gives the same plan; the
+// search-exhausted signal carries the bounds and what was used of them.
+func TestReliefSearchBounds(t *testing.T) {
+	cases := []struct {
+		name       string
+		nodes      int // in the cluster, the hot one included
+		copies     int // of 0.2 threads each on the hot node, none of which may leave it
+		candidates int
+		evals      int
+	}{
+		{"at most 48 candidate copies are tried", 2, 60, searchCandidates, searchCandidates},
+		// 89 other nodes: each candidate costs 89 evaluations, and 4096 end the search in the 47th.
+		{"at most 4096 decider evaluations are spent", 90, 60, 47, searchEvaluations},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			names := []string{"a"}
+			for i := 1; i < tc.nodes; i++ {
+				names = append(names, fmt.Sprintf("n%02d", i))
+			}
+			f := newFixture(names...)
+			loads := make([]float64, tc.copies)
+			placement := make([][]string, tc.copies)
+			for i := range loads {
+				loads[i], placement[i] = 0.2, []string{"a"}
+			}
+			f.index("pinned", 1<<20, loads, placement...).queueing("a", 6)
+			f.s.Indices[0].Filters.Require = map[string]string{"_name": "a"}
+			s := f.snap()
+			cfg := DefaultConfig()
+			cfg.BuiltinBalancer.Enabled = false
+			plan, _ := PlanCycle(s, Memory{Streaks: streaks(s, "a")}, cfg)
+			su := plan.ScaleUp
+			if su == nil || su.Bound != BoundSearch || su.Search == nil {
+				t.Fatalf("scale up: got %+v, want search-exhausted with its bounds", su)
+			}
+			b := *su.Search
+			want := SearchBounds{Evaluations: tc.evals, MaxEvaluations: searchEvaluations, Candidates: tc.candidates, MaxCandidates: searchCandidates,
+				MaxReturns: swapReturns, MaxChainDepth: chainDepth}
+			if b != want {
+				t.Errorf("bounds: got %+v want %+v", b, want)
+			}
+			if su.Value != float64(tc.evals) || su.Limit != searchEvaluations || !strings.Contains(su.Reason, b.String()) {
+				t.Errorf("signal: got value %v limit %v reason %q", su.Value, su.Limit, su.Reason)
+			}
+		})
 	}
 }
