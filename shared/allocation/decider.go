@@ -1,7 +1,3 @@
-// Package allocation decides where shard copies should be: deciders answer YES, NO or NOT_PREFERRED
-// for a (copy, node) pair with the reason as data, hotspot detection finds saturated WRITE pools, and
-// the planner turns both into moves, phase by phase. It is pure: a snapshot, the stored streaks and a
-// config in; a plan with reasons out.
 package allocation
 
 import (

@@ -129,8 +129,9 @@ type Memory struct {
 
 // PlanCycle decides this cycle's moves, in order: (1) report unassigned copies (OpenSearch assigns
 // them), (2) move copies that may not remain where they are, (3) correct write hotspots, one move per
-// hot node, (4) when nothing is hot, at most one index-colocation fix per ColocationEvery. There is no
-// "equalize a total weight" phase.
+// hot node, (4) when no node meets the hotspot criteria (hot or still building its streak) and nothing
+// else moved, at most one index-colocation fix per ColocationEvery. There is no "equalize a total
+// weight" phase.
 func PlanCycle(snap *cluster.Snapshot, mem Memory, cfg Config) (Plan, Memory) {
 	plan, next, _ := planCycle(snap, mem, cfg, true)
 	return plan, next

@@ -1,0 +1,61 @@
+// Package allocation decides where shard copies should be: deciders answer YES, NO or NOT_PREFERRED
+// for a (copy, node) pair with the reason as data, hotspot detection finds saturated WRITE pools, and
+// the planner turns both into moves, phase by phase. It is pure: a snapshot, the stored streaks and a
+// config in; a plan with reasons out. Every threshold below is a field of [Config].
+//
+// # From a hot node to a move and its reason
+//
+// "Why did it move that shard" is answered by following one cycle, [PlanCycle]:
+//
+//  1. Evidence ([DetectHotspots], hotspot.go). A data node meets the criteria in a sample when its
+//     estimated WRITE queue latency is at or over QueueLatencyThreshold (a stalled queue or
+//     rejections count as queueing) and its WRITE utilization (index time, or the active threads if
+//     more) is at or over HotUtilization. After SustainedSamples consecutive such samples it is hot;
+//     a queue that shrank by more than a tenth is draining and holds its count. A sample without
+//     rates neither counts nor resets. [Hotspot.Reason] says which criteria held, for example
+//     "a: estimated WRITE queue latency 6.0s ≥ 3.0s and utilization 100% ≥ 50%, 2 of 2 samples (hot)".
+//  2. Phases (plan.go), in order: unassigned copies are only noted; copies a decider says may not
+//     remain where they are (a drained node, a filter, a heap over HeapLimit) go to the least utilized
+//     node every decider accepts, else to one only NOT_PREFERRED ([PhaseCannotRemain]); then each hot node gets at most one group of moves
+//     ([PhaseWriteHotspot]); only when no node meets the criteria and nothing else moved, one
+//     index-colocation fix per ColocationEvery ([PhaseIndexBalance]).
+//  3. The goal ([View.Goal], admit.go): a hot node is relieved to AllocationUtilization, or lower
+//     when its backlog would not drain within DrainWithin, never under HotUtilization.
+//  4. Before any search (relieve.go): relocations already leaving the node that bring it to its goal,
+//     or one that ended since the last sample, make it wait (notes "relief-in-flight",
+//     "relief-settling"); a copy whose load alone is at or over AllocationUtilization × the threads
+//     of the largest node it may go to makes the node unfixable (note "unfixable-hotspot").
+//  5. Candidates ([ChooseOrder], choose.go): the node's copies ranked by the ½-of-hottest heuristic
+//     (tier 1: loads in [T, max) with T half the hottest, closest to T first; then (0, T); then the
+//     hottest). Copies under MinShardWriteLoad, or whose load alone would make any node hot, are
+//     not tried; those that alone bring the node to its goal are tried first.
+//  6. Targets (search.targets): nodes not hot, not drained, not holding the shard and with an
+//     incoming recovery slot free; nodes no move touched yet this cycle first, then the least
+//     utilized, the fewest copies, the name.
+//  7. Verdicts ([Evaluate], decider_*.go): each decider's [Verdict] carries its decision, the
+//     measured value, the limit and a sentence. NO is absolute; NOT_PREFERRED from the write-load
+//     decider alone is a preference the admission rules may overrule.
+//  8. Admission ([Admit], [AdmitGroup], admit.go): a group of moves issued in one call (a move, a
+//     swap with cooler copies sent back, a chain that first makes room on the target) is judged
+//     whole on the projected utilizations ([View.Project]). The rule that admitted it is named:
+//     all-yes, fits-after-group, improves-excess (lowers the cluster's excess over the goal and
+//     leaves the target unsaturated and cooler than the source), swap-return or cannot-remain.
+//  9. Choice (better): a group that reaches the goal, then the gentler rule, then the larger drop in
+//     excess, then the preferred target. A lone move OpenSearch's own balancer would undo
+//     ([BuiltinBalancer]) takes a count-neutral return copy with it, or is not made.
+//  10. The [Move]: its Phase, its Verdicts, a SwapGroup shared with the moves issued with it, and a
+//     Reason that chains the evidence, the copy and its tier, the kind of group, where source and
+//     target end, and the admission rule: "…(hot); moving hot[0] (3.50 WRITE threads, tier 3 of the
+//     ½-of-hottest heuristic) to b as a swap: a ends at 64% (goal 90%), b at 86%; rule
+//     fits-after-group: …; with warm[0] b→a (0.60 threads)". The moves issued with it carry their
+//     own phase, rule and sentence.
+//
+// When no group is admitted the node gets a [Note] instead: "deferred" (its shards already move this
+// cycle), "throttled" (the nodes with room have no recovery slot free), or "no-plan" with the first
+// candidate's blockers. A [ScaleUp] is raised only on proof, in this precedence: the cluster's write
+// load over AllocationUtilization of its threads ([BoundCapacity]), every node in service hot
+// ([BoundAllHot]), a copy that outweighs any node ([BoundCopy]), or a search that exhausted its
+// bounds ([BoundSearch], with the [SearchBounds] it used). The search is bounded by counts, not a
+// clock, so the same snapshot always gives the same plan. [Explain] gives every decider's answer
+// for one copy on every node.
+package allocation
