@@ -144,6 +144,19 @@ func TestReliefTargets(t *testing.T) {
 			moves: []string{"hot[1] a->b write-hotspot"},
 		},
 		{
+			name: "a target another decider prefers not is never taken, even over one only the improvement rule accepts",
+			build: func() (*cluster.Snapshot, []string) {
+				// c is idle but holds 3 copies of x, its index-balance limit; b ends at 94 % with x[1].
+				f := newFixture("a", "b", "c").
+					index("x", 1<<30, []float64{4, 2.5, 1.5, 0, 0, 0}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"c"}, []string{"c"}, []string{"c"}).
+					index("other", 1<<30, []float64{5}, []string{"b"}).
+					queueing("a", 6)
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"x[1] a->b write-hotspot"},
+			why:   []string{"rule improves-excess"},
+		},
+		{
 			name: "a copy that alone brings the node to its goal goes before the heuristic's favourite",
 			build: func() (*cluster.Snapshot, []string) {
 				// a carries 10 threads (125 %): 2.8 must leave to reach 90 %. The heuristic ranks
@@ -330,6 +343,28 @@ func TestReliefSwapsAndChains(t *testing.T) {
 			why:   []string{"as a chain", "b at 88%", "with mover[0] b→c (1.50 threads), warm[0] b→a (1.00 threads)"},
 		},
 		{
+			name: "chain: never more than three room-making moves",
+			build: func() (*cluster.Snapshot, []string) {
+				// hot[0] needs 2.3 threads of room on b; b's copies that may leave carry 0.5 each
+				// and may only go to c, which has nothing colder to send back: five would be needed.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
+					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("l1", 1<<30, []float64{0.5}, []string{"b"}).
+					index("l2", 1<<30, []float64{0.5}, []string{"b"}).
+					index("l3", 1<<30, []float64{0.5}, []string{"b"}).
+					index("l4", 1<<30, []float64{0.5}, []string{"b"}).
+					index("l5", 1<<30, []float64{0.5}, []string{"b"}).
+					index("filler", 1<<30, []float64{3.5, 4.5}, []string{"b"}, []string{"c"}).
+					queueing("a", 6)
+				exclude(f, "b,c", "small")
+				exclude(f, "a", "l1", "l2", "l3", "l4", "l5", "filler")
+				return f.snap(), []string{"a"}
+			},
+			notes: []string{"no-plan"},
+			bound: BoundSearch,
+		},
+		{
 			name: "chain: a cool copy moves off the target alone when its new node has nothing colder to send",
 			build: func() (*cluster.Snapshot, []string) {
 				// As in the short chain of TestPlanCycle but c holds nothing colder than warm[0]:
@@ -495,6 +530,21 @@ func TestReliefNotes(t *testing.T) {
 					queueing("a", 6)
 				f.node("c").Write.Threads = 16
 				exclude(f, "c", "big")
+				return f.snap(), []string{"a"}
+			},
+			notes:      []string{"unfixable-hotspot"},
+			bound:      BoundCopy,
+			scaleNodes: []string{"a"}, value: 7.5, limit: 7.2,
+		},
+		{
+			name: "the copy proof counts only the nodes the cluster's filters allow",
+			build: func() (*cluster.Snapshot, []string) {
+				f := newFixture("a", "b", "c").
+					index("big", 1<<30, []float64{7.5}, []string{"a"}).
+					index("small", 1<<30, []float64{1}, []string{"a"}).
+					queueing("a", 6)
+				f.node("c").Write.Threads = 16
+				f.s.Settings.Filters.Exclude = map[string]string{"_name": "c"}
 				return f.snap(), []string{"a"}
 			},
 			notes:      []string{"unfixable-hotspot"},
