@@ -10,7 +10,9 @@ import (
 
 // Streak counts the consecutive samples in which a node met both hotspot criteria. Streaks are kept in
 // the state store between invocations; At is the snapshot time of the last sample counted, so the same
-// snapshot delivered twice counts once.
+// snapshot delivered twice counts once. A streak whose last sample is more than streakGapIntervals
+// sampling intervals old (detect did not run, or its events were lost) is not consecutive: it
+// starts again.
 type Streak struct {
 	Count int       `json:"count"`
 	Since time.Time `json:"since"`
@@ -61,6 +63,9 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 			continue
 		}
 		prev := streaks[n.ID]
+		if streakBroken(prev, snap) {
+			prev = Streak{}
+		}
 		if !n.Write.RateKnown {
 			// No completion rate this sample (first sample, restart): neither evidence nor relief.
 			if prev.Count > 0 {
@@ -137,6 +142,19 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 
 // drainRatio: a queue that fell by more than a tenth since the last sample is draining.
 const drainRatio = 0.1
+
+// streakGapIntervals is how many sampling intervals may lie between two samples of one streak: one
+// sample lost or planned late still continues it (two intervals), an hour without detection does not.
+const streakGapIntervals = 2.5
+
+// streakBroken reports whether a stored streak is too old to continue with this snapshot. Without a
+// sampling interval (a first sample) nothing says how old is too old, and the streak is kept.
+func streakBroken(prev Streak, snap *cluster.Snapshot) bool {
+	if prev.Count == 0 || snap.IntervalSeconds <= 0 {
+		return false
+	}
+	return snap.At.Sub(prev.At).Seconds() > streakGapIntervals*snap.IntervalSeconds
+}
 
 func hotspotReason(h Hotspot) string {
 	q := fmt.Sprintf("estimated WRITE queue latency %.1fs ≥ %.1fs", h.QueueLatencySeconds, h.LatencyLimit)

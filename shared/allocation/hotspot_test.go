@@ -121,6 +121,7 @@ func TestDetectHotspotEdges(t *testing.T) {
 		draining  bool
 		streak    int    // reported and stored
 		stored    *bool  // whether a streak is stored, when it differs from seen
+		fresh     bool   // the stored streak starts at this sample
 		why       string // in the reason
 	}{
 		{name: "latency exactly at the threshold is queueing", node: func(n *cluster.Node) { n.Write.QueueLatencySeconds = 3 },
@@ -144,6 +145,10 @@ func TestDetectHotspotEdges(t *testing.T) {
 		{name: "a sample without rates is neither evidence nor relief: the streak is kept", node: func(n *cluster.Node) { n.Write.RateKnown = false },
 			prev: &prev{1, 30 * time.Second, 500}, streak: 1, stored: ptr(true)},
 		{name: "a sample without rates starts no streak", node: func(n *cluster.Node) { n.Write.RateKnown = false }},
+		{name: "one sample lost between two still continues the streak", prev: &prev{1, 60 * time.Second, 500}, seen: true, hot: true, streak: 2},
+		{name: "a streak last counted an hour ago starts again", prev: &prev{1, time.Hour, 500}, seen: true, streak: 1, fresh: true, why: "1 of 2 samples (building)"},
+		{name: "a stale streak gives no drain either", node: func(n *cluster.Node) { n.Write.Queue = 100 },
+			prev: &prev{3, time.Hour, 500}, seen: true, streak: 1, fresh: true},
 		{name: "the same snapshot again counts once", prev: &prev{1, 0, 500}, seen: true, streak: 1, why: "1 of 2 samples (building)"},
 		{name: "a node that stops meeting the criteria loses its streak", node: func(n *cluster.Node) { n.Write.QueueLatencySeconds = 1 },
 			prev: &prev{5, 30 * time.Second, 500}},
@@ -206,10 +211,10 @@ func TestDetectHotspotEdges(t *testing.T) {
 			if stored.At != s.At || stored.Queue != n.Write.Queue {
 				t.Errorf("stored: got at %v queue %d, want this sample's (%v, %d)", stored.At, stored.Queue, s.At, n.Write.Queue)
 			}
-			if wantSince := s.At; tc.prev == nil && stored.Since != wantSince {
+			if wantSince := s.At; (tc.prev == nil || tc.fresh) && stored.Since != wantSince {
 				t.Errorf("a new streak: since %v, want %v", stored.Since, wantSince)
 			}
-			if tc.prev != nil && stored.Since != s.At.Add(-time.Hour) {
+			if tc.prev != nil && !tc.fresh && stored.Since != s.At.Add(-time.Hour) {
 				t.Errorf("a streak going on: since %v, want it kept (%v)", stored.Since, s.At.Add(-time.Hour))
 			}
 		})
