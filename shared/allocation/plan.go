@@ -466,8 +466,9 @@ func (p *planner) addBalanced(m Move) bool {
 
 // swapReturn finds a cooler copy on m's target to send back to m's source, so shard counts stay
 // level: same index first (keeps the index's counts level too), then the lightest and smallest. The
-// return copy must carry under half the moved load (the swap still relieves the source), leave the
-// source under the allocation threshold, and the pair must leave OpenSearch's balancer content.
+// return copy must carry under half the moved load, so the source ends cooler by at least half the
+// moved load (its write-load decider's NOT_PREFERRED is therefore not counted against the return),
+// and the pair must leave OpenSearch's balancer content.
 func (p *planner) swapReturn(m Move) (Move, bool) {
 	v := p.v
 	src, dst := v.Node(m.From), v.Node(m.To)
@@ -478,12 +479,9 @@ func (p *planner) swapReturn(m Move) (Move, bool) {
 	var cands []*cluster.Copy
 	for i := range v.Snap.Copies {
 		c := &v.Snap.Copies[i]
+		// Under half the moved load: the source ends cooler by at least half of it, so the swap
+		// still relieves it.
 		if c.Node != dst.ID || !p.movable(c) || !c.LoadKnown || c.WriteLoad*2 >= m.WriteLoad {
-			continue
-		}
-		// The source ends under the allocation threshold, or (a hot source) at least cooler.
-		after := (v.WriteLoad(src.ID) - m.WriteLoad + c.WriteLoad) / float64(max(src.Write.Threads, 1))
-		if after > v.Cfg.AllocationUtilization && after >= v.Utilization(src.ID) {
 			continue
 		}
 		cands = append(cands, c)
@@ -507,8 +505,8 @@ func (p *planner) swapReturn(m Move) (Move, bool) {
 		vs := Evaluate(v, c, src)
 		ok := true
 		for _, vd := range vs {
-			// The source is hot, so the write-load decider says NOT_PREFERRED; the projected
-			// utilization was checked above, so only hard NOs and index balance count here.
+			// The source is hot, so the write-load decider says NOT_PREFERRED; the swap leaves it
+			// cooler (the half-load rule above), so only hard NOs and index balance count here.
 			if vd.Decision == No || (vd.Decision == NotPreferred && vd.Decider != DeciderWriteLoad) {
 				ok = false
 				break
