@@ -564,16 +564,7 @@ func (s *Sim) allocate() (rebalanced int) {
 
 // allocateUnassigned assigns unassigned copies, primaries first, each to its lowest-weight node.
 func (s *Sim) allocateUnassigned(b *balance) {
-	var pending []*shardCopy
-	for _, ix := range s.indices {
-		for _, sh := range ix.shards {
-			for _, c := range sh.copies {
-				if c.state == stateUnassigned && !c.lostData && !s.now().Before(c.delayedUntil) {
-					pending = append(pending, c)
-				}
-			}
-		}
-	}
+	pending := s.allocatable()
 	slices.SortStableFunc(pending, func(x, y *shardCopy) int {
 		if x.primary != y.primary {
 			if x.primary {
@@ -593,10 +584,26 @@ func (s *Sim) allocateUnassigned(b *balance) {
 	}
 }
 
+// allocatable lists the unassigned copies the allocator may assign now: their data is not lost
+// and their node_left delay is over.
+func (s *Sim) allocatable() []*shardCopy {
+	var out []*shardCopy
+	for _, ix := range s.indices {
+		for _, sh := range ix.shards {
+			for _, c := range sh.copies {
+				if c.state == stateUnassigned && !c.lostData && !s.now().Before(c.delayedUntil) {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // moveShards relocates started copies whose node they may no longer remain on (filters, watermark).
 func (s *Sim) moveShards(b *balance) {
 	for _, n := range b.nodes {
-		for ix, c := range s.copiesOn(n) {
+		for _, c := range s.copiesOn(n) {
 			if c.state != stateStarted || s.canRemain(c, false).typ != decNo {
 				continue
 			}
@@ -604,11 +611,7 @@ func (s *Sim) moveShards(b *balance) {
 			if to == nil || t != decYes {
 				continue
 			}
-			s.startRelocation(c, to, allocatorMove(c, n))
-			unplace(n, ix)
-			n.diskUsed += ix.shardBytes // the source keeps its copy until the relocation ends
-			place(to, ix)
-			s.leaving[n.ord] += ix.shardBytes
+			s.relocatePlaced(c, to, allocatorMove(c, n))
 		}
 	}
 }
@@ -743,11 +746,7 @@ func (s *Sim) tryRelocate(b *balance, minNode, maxNode *node, ix *index) (moved,
 				place(minNode, ix)
 				return false, true
 			}
-			s.startRelocation(c, minNode, relocBuiltin)
-			unplace(maxNode, ix)
-			place(minNode, ix)
-			maxNode.diskUsed += ix.shardBytes // the source keeps its copy until the relocation ends
-			s.leaving[maxNode.ord] += ix.shardBytes
+			s.relocatePlaced(c, minNode, relocBuiltin)
 			return true, false
 		}
 	}
@@ -776,6 +775,18 @@ func allocatorMove(c *shardCopy, n *node) relocKind {
 		return relocFilter
 	}
 	return relocAllocator
+}
+
+// relocatePlaced starts started copy c's relocation to node to and moves it in the counts a
+// balancing round places copies by: it counts on to, and its source's disk keeps its bytes until the
+// relocation ends.
+func (s *Sim) relocatePlaced(c *shardCopy, to *node, kind relocKind) {
+	from, ix := c.node, c.sh.idx
+	s.startRelocation(c, to, kind)
+	unplace(from, ix)
+	place(to, ix)
+	from.diskUsed += ix.shardBytes
+	s.leaving[from.ord] += ix.shardBytes
 }
 
 // startRelocation begins moving started copy c to node to. Its load stays on the source until done.

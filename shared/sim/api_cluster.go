@@ -142,29 +142,37 @@ func (s *Sim) handleHealth(rq *request) (reply, *apiError) {
 // stateMetrics are the metrics of GET _cluster/state/{metrics}.
 var stateMetrics = []string{"version", "master_node", "cluster_manager_node", "blocks", "nodes", "metadata", "routing_table", "routing_nodes", "customs"}
 
-func (s *Sim) handleState(rq *request) (reply, *apiError) {
+// stateMetricSet reads a comma list of cluster state metrics, where "_all" is every one and, when
+// noneOK (a reroute's metric parameter), "none" adds none.
+func stateMetricSet(rq *request, list string, noneOK bool) (map[string]bool, *apiError) {
 	metrics := map[string]bool{}
-	if len(rq.segs) >= 3 {
-		for m := range strings.SplitSeq(rq.segs[2], ",") {
-			switch {
-			case m == "_all":
-				for _, x := range stateMetrics {
-					metrics[x] = true
-				}
-			case slices.Contains(stateMetrics, m):
-				metrics[m] = true
-			default:
-				return reply{}, illegalArgument(fmt.Sprintf("request [%s] contains unrecognized metric: [%s]", rq.r.URL.Path, m))
+	for m := range strings.SplitSeq(list, ",") {
+		switch {
+		case m == "_all":
+			for _, x := range stateMetrics {
+				metrics[x] = true
 			}
+		case m == "none" && noneOK:
+		case slices.Contains(stateMetrics, m):
+			metrics[m] = true
+		default:
+			return nil, illegalArgument(fmt.Sprintf("request [%s] contains unrecognized metric: [%s]", rq.r.URL.Path, m))
 		}
-	} else {
-		for _, x := range stateMetrics {
-			metrics[x] = true
-		}
+	}
+	return metrics, nil
+}
+
+func (s *Sim) handleState(rq *request) (reply, *apiError) {
+	list := "_all"
+	if len(rq.segs) >= 3 {
+		list = rq.segs[2]
+	}
+	metrics, err := stateMetricSet(rq, list, false)
+	if err != nil {
+		return reply{}, err
 	}
 	indices := s.indices
 	if len(rq.segs) == 4 {
-		var err *apiError
 		if indices, err = s.resolveIndices(rq.segs[3], rq.flag("ignore_unavailable")); err != nil {
 			return reply{}, err
 		}
@@ -432,25 +440,13 @@ func (s *Sim) handleReroute(rq *request) (reply, *apiError) {
 	if err != nil {
 		return reply{}, err
 	}
-	metrics := map[string]bool{}
-	if m := rq.param("metric"); m != "" {
-		for x := range strings.SplitSeq(m, ",") {
-			switch {
-			case x == "_all":
-				for _, y := range stateMetrics {
-					metrics[y] = true
-				}
-			case x == "none":
-			case slices.Contains(stateMetrics, x):
-				metrics[x] = true
-			default:
-				return reply{}, illegalArgument(fmt.Sprintf("request [%s] contains unrecognized metric: [%s]", rq.r.URL.Path, x))
-			}
-		}
-	} else {
-		for _, x := range rerouteMetrics {
-			metrics[x] = true
-		}
+	list := rq.param("metric")
+	if list == "" {
+		list = strings.Join(rerouteMetrics, ",")
+	}
+	metrics, err := stateMetricSet(rq, list, true)
+	if err != nil {
+		return reply{}, err
 	}
 	var state object
 	out, err := s.reroute(cmds, rq.flag("dry_run"), rq.flag("explain"), func() {

@@ -23,17 +23,19 @@ type statsAgg struct {
 	queryTotal, queryTime, queryCur, fetchTotal, ft float64
 }
 
+// copyStats is copy c's counters as a stats object of their own.
+func copyStats(c *shardCopy) statsAgg {
+	return statsAgg{
+		docs: c.docs, store: float64(c.sh.idx.shardBytes),
+		indexTotal: c.indexTotal, indexTime: c.indexTimeMS, indexCur: c.indexCurrent,
+		queryTotal: c.queryTotal, queryTime: c.queryTimeMS, queryCur: c.queryCurrent, fetchTotal: c.fetchTotal, ft: c.fetchTimeMS,
+	}
+}
+
+// add sums copy c's counters in.
 func (a *statsAgg) add(c *shardCopy) {
-	a.docs += c.docs
-	a.store += float64(c.sh.idx.shardBytes)
-	a.indexTotal += c.indexTotal
-	a.indexTime += c.indexTimeMS
-	a.indexCur += c.indexCurrent
-	a.queryTotal += c.queryTotal
-	a.queryTime += c.queryTimeMS
-	a.queryCur += c.queryCurrent
-	a.fetchTotal += c.fetchTotal
-	a.ft += c.fetchTimeMS
+	one := copyStats(c)
+	a.merge(&one)
 }
 
 func (a *statsAgg) merge(b *statsAgg) {
@@ -174,8 +176,7 @@ func (s *Sim) handleStats(rq *request) (reply, *apiError) {
 // answer is written, which happens under the same read lock as the handler.
 func shardStatsEntry(c *shardCopy, metrics map[string]bool) lazyObject {
 	return func() object {
-		var one statsAgg
-		one.add(c)
+		one := copyStats(c)
 		var relocating any
 		if c.target != nil {
 			relocating = c.target.id

@@ -333,8 +333,7 @@ func nodeIndicesStats(copies []*shardCopy, metrics map[string]bool, level string
 			if _, ok := per[c.sh.idx]; !ok {
 				order = append(order, c.sh.idx)
 			}
-			var one statsAgg
-			one.add(c)
+			one := copyStats(c)
 			per[c.sh.idx] = append(per[c.sh.idx], object{{strconv.Itoa(c.sh.num), one.render(metrics)}})
 		}
 		so := make(object, 0, len(order))

@@ -294,16 +294,7 @@ func (b *esBalancer) highestPrimary(n *node, ix *index) int {
 // pass; when one cannot be, the others are not tried.
 func (b *esBalancer) allocateUnassigned() {
 	s := b.s
-	var pending []*shardCopy
-	for _, ix := range s.indices {
-		for _, sh := range ix.shards {
-			for _, c := range sh.copies {
-				if c.state == stateUnassigned && !c.lostData && !s.now().Before(c.delayedUntil) {
-					pending = append(pending, c)
-				}
-			}
-		}
-	}
+	pending := s.allocatable()
 	order := func(x, y *shardCopy) int {
 		if x.primary != y.primary {
 			if x.primary {
@@ -414,11 +405,7 @@ func (b *esBalancer) moveShards() {
 			if to == from || s.canAllocate(c.sh, c, to, false, false).typ != decYes {
 				continue
 			}
-			s.startRelocation(c, to, allocatorMove(c, from))
-			unplace(from, ix)
-			from.diskUsed += ix.shardBytes // the source keeps its copy until the relocation ends
-			place(to, ix)
-			s.leaving[from.ord] += ix.shardBytes
+			s.relocatePlaced(c, to, allocatorMove(c, from))
 			load := b.shardLoad[ix.ord][c.sh.num]
 			b.remove(from, ix, load)
 			b.add(to, ix, load)
@@ -546,11 +533,7 @@ func (b *esBalancer) tryRelocate(minNode, maxNode *node, ix *index) (moved, relo
 			if t != decYes {
 				return true, false
 			}
-			s.startRelocation(c, minNode, relocBaseline)
-			unplace(maxNode, ix)
-			maxNode.diskUsed += ix.shardBytes // the source keeps its copy until the relocation ends
-			place(minNode, ix)
-			s.leaving[maxNode.ord] += ix.shardBytes
+			s.relocatePlaced(c, minNode, relocBaseline)
 			b.budget--
 			return true, true
 		}

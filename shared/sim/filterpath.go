@@ -215,24 +215,24 @@ func (w *fpWalker) include(v any, states []fpState, depth int) (any, bool) {
 		}
 		return out, len(out) > 0
 	case []any:
-		var out []any
-		for _, e := range t {
-			if sub, ok := w.include(e, states, depth); ok {
-				out = append(out, sub)
-			}
-		}
-		return out, len(out) > 0
+		return includeElems(w, t, states, depth)
 	case []object:
-		var out []any
-		for _, e := range t {
-			if sub, ok := w.include(e, states, depth); ok {
-				out = append(out, sub)
-			}
-		}
-		return out, len(out) > 0
+		return includeElems(w, t, states, depth)
 	}
 	// A scalar reached with pattern left over is not selected.
 	return nil, false
+}
+
+// includeElems keeps what the states select of each element of an array, dropping the elements
+// with nothing selected.
+func includeElems[T any](w *fpWalker, elems []T, states []fpState, depth int) (any, bool) {
+	var out []any
+	for _, e := range elems {
+		if sub, ok := w.include(e, states, depth); ok {
+			out = append(out, sub)
+		}
+	}
+	return out, len(out) > 0
 }
 
 // excludeTree drops what the states select and keeps the rest.
@@ -255,17 +255,18 @@ func excludeTree(v any, states []fpState) any {
 		}
 		return out
 	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = excludeTree(e, states)
-		}
-		return out
+		return excludeElems(t, states)
 	case []object:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = excludeTree(e, states)
-		}
-		return out
+		return excludeElems(t, states)
 	}
 	return v
+}
+
+// excludeElems drops what the states select from each element of an array.
+func excludeElems[T any](elems []T, states []fpState) []any {
+	out := make([]any, len(elems))
+	for i, e := range elems {
+		out[i] = excludeTree(e, states)
+	}
+	return out
 }

@@ -143,24 +143,23 @@ func (e *jsonEncoder) include(m *fpMemo, v any, set int32) bool {
 		}
 		return e.close(start, n, '}')
 	case []any:
-		start := e.pos()
-		e.buf = append(e.buf, '[')
-		n := 0
-		for _, x := range t {
-			n = e.includeElem(m, x, set, n)
-		}
-		return e.close(start, n, ']')
+		return includeArray(e, m, t, set)
 	case []object:
-		start := e.pos()
-		e.buf = append(e.buf, '[')
-		n := 0
-		for _, x := range t {
-			n = e.includeElem(m, x, set, n)
-		}
-		return e.close(start, n, ']')
+		return includeArray(e, m, t, set)
 	}
 	// A scalar reached with pattern left over is not selected.
 	return false
+}
+
+// includeArray writes the elements of an array that have anything selected, as include does.
+func includeArray[T any](e *jsonEncoder, m *fpMemo, elems []T, set int32) bool {
+	start := e.pos()
+	e.buf = append(e.buf, '[')
+	n := 0
+	for _, x := range elems {
+		n = e.includeElem(m, x, set, n)
+	}
+	return e.close(start, n, ']')
 }
 
 // includeElem writes the n+1-th selected element of an array, if x has anything selected, and

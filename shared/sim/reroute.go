@@ -300,13 +300,9 @@ func (s *Sim) applyCommand(name string, a commandArgs, explain bool) (verdict, *
 		s.startRelocation(c, to, relocExternal)
 		return v, c, nil
 	case "cancel":
-		n, err := s.resolveNode(a.node)
+		n, ix, err := s.commandNodeIndex(a)
 		if err != nil {
 			return verdict{}, nil, err
-		}
-		ix, ok := s.byIndex[a.index]
-		if !ok {
-			return verdict{}, nil, indexNotFound(a.index)
 		}
 		var c *shardCopy
 		if a.shard >= 0 && a.shard < len(ix.shards) {
@@ -346,6 +342,19 @@ func (s *Sim) applyCommand(name string, a commandArgs, explain bool) (verdict, *
 	}
 }
 
+// commandNodeIndex resolves the node and the index a cancel or allocate command names, node first.
+func (s *Sim) commandNodeIndex(a commandArgs) (*node, *index, *apiError) {
+	n, err := s.resolveNode(a.node)
+	if err != nil {
+		return nil, nil, err
+	}
+	ix, ok := s.byIndex[a.index]
+	if !ok {
+		return nil, nil, indexNotFound(a.index)
+	}
+	return n, ix, nil
+}
+
 // applyAllocate runs allocate_replica, allocate_empty_primary and allocate_stale_primary.
 func (s *Sim) applyAllocate(name string, a commandArgs, explain bool) (verdict, *shardCopy, *apiError) {
 	reject := func(why string) (verdict, *shardCopy, *apiError) {
@@ -356,13 +365,9 @@ func (s *Sim) applyAllocate(name string, a commandArgs, explain bool) (verdict, 
 		}
 		return verdict{}, nil, illegalArgument("[" + name + "] " + why)
 	}
-	n, err := s.resolveNode(a.node)
+	n, ix, err := s.commandNodeIndex(a)
 	if err != nil {
 		return verdict{}, nil, err
-	}
-	ix, ok := s.byIndex[a.index]
-	if !ok {
-		return verdict{}, nil, indexNotFound(a.index)
 	}
 	if a.shard < 0 || a.shard >= len(ix.shards) {
 		return verdict{}, nil, &apiError{status: 404, body: errorBody("shard_not_found_exception",

@@ -632,6 +632,14 @@ func validateCounts(path string, primaries, replicas int, shardBytes int64) erro
 	return nil
 }
 
+// validateLoads checks the write and search loads of an index or a group, neither required.
+func validateLoads(path string, write, search *LoadProfile) error {
+	if err := validateProfile(write, path+".write_load", false); err != nil {
+		return err
+	}
+	return validateProfile(search, path+".search_load", false)
+}
+
 func (ix *IndexSpec) validate(path string, nodes, indices map[string]bool) error {
 	if err := validIndexName(ix.Name); err != nil {
 		return fieldError(path+".name", "%v", err)
@@ -643,10 +651,7 @@ func (ix *IndexSpec) validate(path string, nodes, indices map[string]bool) error
 	if err := validateCounts(path, ix.Primaries, ix.Replicas, ix.ShardBytes); err != nil {
 		return err
 	}
-	if err := validateProfile(ix.WriteLoad, path+".write_load", false); err != nil {
-		return err
-	}
-	if err := validateProfile(ix.SearchLoad, path+".search_load", false); err != nil {
+	if err := validateLoads(path, ix.WriteLoad, ix.SearchLoad); err != nil {
 		return err
 	}
 	if ix.ShardWeights != nil {
@@ -708,10 +713,7 @@ func (g *IndexGroupSpec) validate(path string, indices map[string]bool) error {
 	if err := validateCounts(path, g.Primaries, g.Replicas, g.ShardBytes); err != nil {
 		return err
 	}
-	if err := validateProfile(g.WriteLoad, path+".write_load", false); err != nil {
-		return err
-	}
-	if err := validateProfile(g.SearchLoad, path+".search_load", false); err != nil {
+	if err := validateLoads(path, g.WriteLoad, g.SearchLoad); err != nil {
 		return err
 	}
 	if g.Skew != nil {
