@@ -58,8 +58,6 @@ func GroupName(sandbox string) string { return GroupPrefix + sandbox }
 // Version is an OpenSearch version number.
 type Version struct{ Major, Minor, Patch int }
 
-func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch) }
-
 // AtLeast reports whether v is major.minor or later.
 func (v Version) AtLeast(major, minor int) bool {
 	return v.Major > major || (v.Major == major && v.Minor >= minor)
