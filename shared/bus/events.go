@@ -12,6 +12,7 @@ import (
 
 	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/safety"
+	"github.com/shardwise/shardwise/shared/sandbox"
 )
 
 // Source is the EventBridge source of every shardwise event.
@@ -113,20 +114,15 @@ type SandboxEnforced struct {
 // the figures that chose it: the sandbox's share of the node's resource before and after, and
 // its limit there.
 type SandboxCancellation struct {
-	Task       string  `json:"task"`
-	OpaqueID   string  `json:"opaque_id,omitempty"`
-	Node       string  `json:"node"`
-	Sandbox    string  `json:"sandbox"`
-	Resource   string  `json:"resource"`
-	Enforce    string  `json:"enforcement"`
-	Usage      float64 `json:"usage"`
-	Freed      float64 `json:"freed"`
-	After      float64 `json:"after"`
-	Limit      float64 `json:"limit"`
-	Allocation float64 `json:"allocation"`
-	NodeUsage  float64 `json:"node_usage"`
-	DryRun     bool    `json:"dry_run"`
-	Outcome    string  `json:"outcome"`
+	Task     string `json:"task"`
+	OpaqueID string `json:"opaque_id,omitempty"`
+	Node     string `json:"node"`
+	Sandbox  string `json:"sandbox"`
+	Resource string `json:"resource"`
+	Enforce  string `json:"enforcement"`
+	sandbox.Figures
+	DryRun  bool   `json:"dry_run"`
+	Outcome string `json:"outcome"`
 }
 
 // Publisher puts events on a bus.

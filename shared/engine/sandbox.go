@@ -194,8 +194,7 @@ func (e *Engine) publishCancellations(ctx context.Context, res SandboxResult) er
 			Reason:  c.Reason + "; " + o.Why,
 			Cancellation: &bus.SandboxCancellation{
 				Task: c.Task, OpaqueID: c.OpaqueID, Node: c.Node, Sandbox: c.Sandbox, Resource: string(c.Resource), Enforce: string(c.Mode),
-				Usage: c.Usage, Freed: c.Freed, After: c.After, Limit: c.Limit, Allocation: c.Allocation, NodeUsage: c.NodeUsage,
-				DryRun: res.DryRun, Outcome: o.Outcome,
+				Figures: c.Figures, DryRun: res.DryRun, Outcome: o.Outcome,
 			},
 		}})
 	}

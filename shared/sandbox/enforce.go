@@ -18,15 +18,22 @@ type Cancellation struct {
 	Sandbox  string      `json:"sandbox"`
 	Resource Resource    `json:"resource"`
 	Mode     Enforcement `json:"mode"`
+	Figures
+	Reason string `json:"reason"`
+}
+
+// Figures are the numbers that chose a cancellation, as the cancellation plan and the "Sandbox
+// Enforced" event both carry them.
+type Figures struct {
 	// Usage is the sandbox's share of the node's resource before this cancellation, Freed this
 	// request's part of it, After what is left; Limit is the sandbox's cancellation limit there.
-	Usage      float64 `json:"usage"`
-	Freed      float64 `json:"freed"`
-	After      float64 `json:"after"`
-	Limit      float64 `json:"limit"`
+	Usage float64 `json:"usage"`
+	Freed float64 `json:"freed"`
+	After float64 `json:"after"`
+	Limit float64 `json:"limit"`
+	// Allocation is the sandbox's allocation of the resource, NodeUsage the node's own use of it.
 	Allocation float64 `json:"allocation"`
 	NodeUsage  float64 `json:"node_usage"`
-	Reason     string  `json:"reason"`
 }
 
 // nodeName is the node's name when its load has one, else its id.
@@ -155,7 +162,7 @@ func PlanCancellations(rep Report, tasks []Attributed, loads []NodeLoad) ([]Canc
 			after := remaining[f.Node][f.Sandbox].of(f.Resource)
 			c := Cancellation{
 				Task: r.root, OpaqueID: r.opaque, Started: r.start, Node: f.Node, Sandbox: f.Sandbox, Resource: f.Resource, Mode: f.Mode,
-				Usage: cur, Freed: share, After: after, Limit: f.CancelAbove, Allocation: f.Allocation, NodeUsage: f.NodeUsage,
+				Figures: Figures{Usage: cur, Freed: share, After: after, Limit: f.CancelAbove, Allocation: f.Allocation, NodeUsage: f.NodeUsage},
 			}
 			who := ""
 			if r.opaque != "" {
