@@ -117,7 +117,7 @@ func TestSandboxStatusAgainstServedSimulator(t *testing.T) {
 	}
 }
 
-// TestSandboxNoisyTenantScenario is issue 15's bar on the simulator: with the sandboxes of
+// TestSandboxNoisyTenantScenario is the sandbox function's bar on the simulator: with the sandboxes of
 // scenarios/configs/sandbox-noisy-tenant.json and dry-run off, the hard-limited tenant has
 // searches cancelled, the tenant within its share and the monitored one none, and the
 // well-behaved tenant's p99 search latency is at least 2× better than with OpenSearch alone.

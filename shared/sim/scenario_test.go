@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// sharedScenarioDir is the project's scenarios/ directory (copies of the kit's scenarios, and the
+// sharedScenarioDir is the project's scenarios/ directory (copies of the example scenarios the project started from, and the
 // project's own). SHARDWISE_SCENARIOS overrides it.
 func sharedScenarioDir() string {
 	if d := os.Getenv("SHARDWISE_SCENARIOS"); d != "" {

@@ -446,7 +446,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestWriteHotspotScenario(t *testing.T) {
-	// The kit's write-hotspot scenario (scenarios/write-hotspot-placement.json) places most of clicks' copies on node-0 and node-1. With the
+	// The original write-hotspot example (scenarios/write-hotspot-placement.json) places most of clicks' copies on node-0 and node-1. With the
 	// built-in balancer off they saturate after the step at 600 s; with it on, OpenSearch's index
 	// balance (weight 0.55) spreads clicks' copies before the step and no node gets hot.
 	tests := []struct {
