@@ -235,8 +235,10 @@ func (p *planner) largestNode() int {
 }
 
 // overCapacity is the capacity proof: the total write load over goal × the WRITE threads of the nodes
-// in service. It counts what the nodes' counters show they served, a lower bound of what they are
-// asked for: not a growing backlog's estimate, nor active threads, nor relocations in flight.
+// in service. It counts what the nodes' counters show arrived (cluster.Pool.Arrived), a lower bound
+// of what they are asked for: what they served less what a shrinking queue's backlog took of it (a
+// pool draining a backlog serves more than arrives), and not a growing backlog's estimate, nor
+// active threads, nor relocations in flight.
 func (p *planner) overCapacity() *ScaleUp {
 	v := p.v
 	load, threads := 0.0, 0
@@ -244,7 +246,7 @@ func (p *planner) overCapacity() *ScaleUp {
 		if v.excluded[n.ID] {
 			continue
 		}
-		load += n.Write.Load
+		load += n.Write.Arrived()
 		threads += n.Write.Threads
 	}
 	limit := v.Cfg.AllocationUtilization * float64(threads)

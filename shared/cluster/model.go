@@ -143,7 +143,17 @@ type Pool struct {
 	Stalled             bool    `json:"stalled,omitempty"`
 	// Rejected is Δrejected over the interval.
 	Rejected int64 `json:"rejected"`
+	// BacklogServed is the part of Load the pool spent on tasks queued before the interval: a queue
+	// that shrank was served beyond what arrived. 0 when the queue did not shrink (or is not known
+	// for both samples). See Arrived.
+	BacklogServed float64 `json:"backlog_served,omitempty"`
 }
+
+// Arrived is the load the counters show arrived over the interval: what the pool served, less what
+// it served from a backlog queued before the interval. It is a lower bound of what the node is asked
+// for: a saturated pool's growing queue and its rejections are asked for too, and counters do not
+// show them.
+func (p *Pool) Arrived() float64 { return max(p.Load-p.BacklogServed, 0) }
 
 // IsData reports whether the node can hold shard copies.
 func (n *Node) IsData() bool {

@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// Counters are the monotonically increasing OpenSearch counters one sample read. Rates come from
-// the difference of two samples; the previous sample's counters are stored with each snapshot.
+// Counters are the monotonically increasing OpenSearch counters one sample read, and the WRITE queue
+// length beside them. Rates come from the difference of two samples; the previous sample's counters
+// are stored with each snapshot.
 type Counters struct {
 	At     time.Time               `json:"at"`
 	Nodes  map[string]NodeCounters `json:"nodes"`
@@ -22,6 +23,10 @@ type NodeCounters struct {
 	SearchRejected  int64     `json:"search_rejected"`
 	QueryTimeMillis int64     `json:"query_time_millis"`
 	QueryTotal      int64     `json:"query_total"`
+	// WriteQueue is the WRITE queue's length at At: a gauge, not a counter. How much it shrank
+	// since the previous sample tells the work the pool served from its backlog apart from the work
+	// that arrived (see Pool.BacklogServed).
+	WriteQueue int `json:"write_queue,omitempty"`
 }
 
 // CopyCounters are one shard copy's time counters: indexing.index_time_in_millis and
@@ -59,7 +64,10 @@ const maxLoadOverThreads = 1.5
 //   - node write utilization = Σ copy write loads on the node / WRITE pool threads;
 //   - WRITE queue latency, ESTIMATED by Little's law, because OpenSearch reports no wait time for the
 //     WRITE pool: latency ≈ queue / (Δcompleted / Δt). A queue with no completions is stalled;
-//   - rejections = Δrejected.
+//   - rejections = Δrejected;
+//   - backlog served = the tasks the WRITE queue shrank by × the interval's thread-seconds per
+//     completed task (write load / completions per second) / Δt: the part of the node's write load
+//     that went to tasks queued before the interval, not to work that arrived in it.
 func Derive(prev *Counters, cur Sample) Snapshot {
 	s := cur.Snapshot
 	if prev != nil && cur.Counters.At.After(prev.At) {
@@ -126,6 +134,7 @@ func Derive(prev *Counters, cur Sample) Snapshot {
 			continue
 		}
 		derivePool(&n.Write, now.WriteCompleted-before.WriteCompleted, now.WriteRejected-before.WriteRejected, dt)
+		n.Write.BacklogServed = backlogServed(&n.Write, before.WriteQueue-now.WriteQueue, dt)
 		derivePool(&n.Search, now.SearchCompleted-before.SearchCompleted, now.SearchRejected-before.SearchRejected, dt)
 		if dq, dms := now.QueryTotal-before.QueryTotal, now.QueryTimeMillis-before.QueryTimeMillis; dq >= 0 && dms >= 0 {
 			n.SearchLatencyKnown = true
@@ -171,6 +180,18 @@ func derivePool(p *Pool, completed, rejected int64, dt float64) {
 	default:
 		p.QueueLatencySeconds = float64(p.Queue) / p.CompletedPerSecond
 	}
+}
+
+// backlogServed is the load a pool spent on the tasks its queue shrank by: those tasks at the
+// interval's thread-seconds per completed task (Load / CompletedPerSecond), over dt, at most Load.
+// 0 when the queue did not shrink or the rate is unknown. A Load that lacks a copy's unknown rate
+// gives a lower figure, never a higher one.
+func backlogServed(p *Pool, shrank int, dt float64) float64 {
+	if shrank <= 0 || !p.RateKnown || p.CompletedPerSecond <= 0 || p.Load <= 0 || dt <= 0 {
+		return 0
+	}
+	perTask := p.Load / p.CompletedPerSecond
+	return min(float64(shrank)*perTask/dt, p.Load)
 }
 
 func ratio(load float64, threads int) float64 {

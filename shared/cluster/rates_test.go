@@ -157,3 +157,76 @@ func TestDeriveSameNodeReading(t *testing.T) {
 		t.Errorf("same reading: got rate known %v, stalled %v; want neither", n1.Write.RateKnown, n1.Write.Stalled)
 	}
 }
+
+// A pool draining a backlog serves more than arrives: the tasks its queue shrank by, at the
+// interval's thread-seconds per completed task, are load served that did not arrive in the interval.
+func TestDeriveBacklogServed(t *testing.T) {
+	cases := []struct {
+		name string
+		// indexMillis and completed are n1's deltas over the 30 s interval; queues its WRITE queue
+		// at the previous and the current sample (-1: not in the previous counters).
+		indexMillis, completed int64
+		queues                 [2]int
+		noRate                 bool // the completed counter went down: a restart
+		wantLoad, wantBacklog  float64
+	}{
+		{
+			// 8 threads served; 4,800 completions are 0.05 thread-seconds each; the queue shrank by
+			// 207 tasks, 10.35 thread-seconds over 30 s: 0.345 threads of the 8 were backlog.
+			name: "queue shrank: its tasks at the interval's cost were served from the backlog", indexMillis: 240_000, completed: 4_800,
+			queues: [2]int{3_852, 3_645}, wantLoad: 8, wantBacklog: 0.345,
+		},
+		{
+			// 450 tasks queued before the interval drained within it: 0.75 of 7.5 threads served.
+			name: "queue drained within the interval", indexMillis: 225_000, completed: 4_500,
+			queues: [2]int{450, 0}, wantLoad: 7.5, wantBacklog: 0.75,
+		},
+		{
+			name: "queue grew: nothing served from a backlog", indexMillis: 240_000, completed: 4_800,
+			queues: [2]int{78, 1_632}, wantLoad: 8,
+		},
+		{
+			name: "queue unchanged", indexMillis: 240_000, completed: 4_800,
+			queues: [2]int{78, 78}, wantLoad: 8,
+		},
+		{
+			// Counters stored before the queue was kept read as an empty queue: it cannot have shrunk.
+			name: "previous counters without a queue", indexMillis: 240_000, completed: 4_800,
+			queues: [2]int{-1, 500}, wantLoad: 8,
+		},
+		{
+			name: "node restarted: no completion rate, nothing known of the backlog", indexMillis: 240_000, completed: 4_800,
+			queues: [2]int{3_852, 0}, noRate: true, wantLoad: 8,
+		},
+		{
+			// A queue reading that does not belong with the counters: never more than was served.
+			name: "a shrink larger than the load served is capped at the load", indexMillis: 30_000, completed: 600,
+			queues: [2]int{10_000, 0}, wantLoad: 1, wantBacklog: 1,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			prev := sample(t0, map[string][2]int64{"n1": {0, 0}}, 10_000, 0)
+			cur := sample(t0.Add(30*time.Second), map[string][2]int64{"n1": {tc.indexMillis, 0}}, 10_000+tc.completed, int64(tc.queues[1]))
+			if tc.noRate {
+				cur = sample(t0.Add(30*time.Second), map[string][2]int64{"n1": {tc.indexMillis, 0}}, tc.completed, int64(tc.queues[1]))
+			}
+			if tc.queues[0] >= 0 {
+				c := prev.Counters.Nodes["n1"]
+				c.WriteQueue = tc.queues[0]
+				prev.Counters.Nodes["n1"] = c
+			}
+			c := cur.Counters.Nodes["n1"]
+			c.WriteQueue = tc.queues[1]
+			cur.Counters.Nodes["n1"] = c
+			d := Derive(&prev.Counters, cur)
+			n1 := d.NodeByID("n1")
+			if math.Abs(n1.Write.Load-tc.wantLoad) > 1e-9 || math.Abs(n1.Write.BacklogServed-tc.wantBacklog) > 1e-9 {
+				t.Errorf("load %v, backlog served %v: want %v and %v", n1.Write.Load, n1.Write.BacklogServed, tc.wantLoad, tc.wantBacklog)
+			}
+			if got, want := n1.Write.Arrived(), tc.wantLoad-tc.wantBacklog; math.Abs(got-want) > 1e-9 {
+				t.Errorf("arrived: got %v want %v", got, want)
+			}
+		})
+	}
+}

@@ -186,7 +186,7 @@ func Build(at time.Time, ns opensearch.NodesStats, ss opensearch.ShardStats, cs 
 			stamp = at
 		}
 		ctrs.Nodes[n.ID] = cluster.NodeCounters{At: stamp, WriteCompleted: n.Write.Completed, WriteRejected: n.Write.Rejected,
-			SearchCompleted: n.Search.Completed, SearchRejected: n.Search.Rejected}
+			SearchCompleted: n.Search.Completed, SearchRejected: n.Search.Rejected, WriteQueue: n.Write.Queue}
 		snap.Nodes = append(snap.Nodes, node)
 	}
 

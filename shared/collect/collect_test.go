@@ -159,10 +159,11 @@ func TestBuildCounters(t *testing.T) {
 	}
 	wantNodes := map[string]cluster.NodeCounters{
 		// n1: query totals summed over its two copies (10+5 queries, 100+50 ms).
-		"n1": {At: at.Add(-2 * time.Second), WriteCompleted: 1000, WriteRejected: 4, SearchCompleted: 500, SearchRejected: 1, QueryTimeMillis: 150, QueryTotal: 15},
-		"n2": {At: at.Add(-time.Second), WriteCompleted: 1000, WriteRejected: 4, SearchCompleted: 500, SearchRejected: 1, QueryTimeMillis: 60, QueryTotal: 4},
+		// The WRITE queue, a gauge, is kept with the counters: its change tells a backlog served.
+		"n1": {At: at.Add(-2 * time.Second), WriteCompleted: 1000, WriteRejected: 4, SearchCompleted: 500, SearchRejected: 1, QueryTimeMillis: 150, QueryTotal: 15, WriteQueue: 12},
+		"n2": {At: at.Add(-time.Second), WriteCompleted: 1000, WriteRejected: 4, SearchCompleted: 500, SearchRejected: 1, QueryTimeMillis: 60, QueryTotal: 4, WriteQueue: 12},
 		// n3 reported no timestamp: its counters are stamped with the sample's time.
-		"n3": {At: at, WriteCompleted: 1000, WriteRejected: 4, SearchCompleted: 500, SearchRejected: 1},
+		"n3": {At: at, WriteCompleted: 1000, WriteRejected: 4, SearchCompleted: 500, SearchRejected: 1, WriteQueue: 12},
 	}
 	if !reflect.DeepEqual(s.Counters.Nodes, wantNodes) {
 		t.Errorf("node counters:\n got %+v\nwant %+v", s.Counters.Nodes, wantNodes)

@@ -38,15 +38,13 @@ const randomReliefLimit = 0.5
 // packing under the goal: its six heaviest copies (4.61, 4.61, 4.28, 4.28, 3.31, 3.31 threads) fit
 // four nodes of 7.2 only with two over 95 %, so the search rightly finds nothing, but the test's room
 // check counts totals, not packings. Seeds 13 and 21 (77–86 %) need room made over several cycles,
-// which a chain planned in one cycle cannot give. Seeds 15 and 24: for one or two samples the load
-// the capacity bound sums from the nodes' counters is over the bound's limit while the simulator's
-// offered load is under it; the cause is not found yet.
+// which a chain planned in one cycle cannot give. Seed 24 (89 % on 9 nodes) is relieved only to
+// 0.62×: the search is exhausted on node-1 for most of the hotspot.
 var randomGaps = map[uint64]gap{
 	10: {ratio: 1.00},
 	13: {ratio: 0.80},
-	15: {ratio: randomReliefLimit, unproven: 2},
 	21: {ratio: 0.88},
-	24: {ratio: 0.62, unproven: 1},
+	24: {ratio: 0.62},
 }
 
 // randomCluster describes what a seed drew, for the failure messages.
