@@ -74,6 +74,8 @@ CASES = {
         "DryRun": "false",
         # Five alarm clusters, each with its domain: the most the template takes.
         "AlarmClusters": "prod:search-prod,logs:search-logs,c3:domain-3,c4:domain-4,c5:domain-5",
+        # A bus named by the parameter; "defaults" gets the stack's own, shardwise-<stack name>.
+        "EventBusName": "shardwise-every-option",
     },
 }
 
@@ -466,7 +468,11 @@ def run_case(case, given, args, failures, summary):
         # A value built from parameters alone may be empty; one naming a resource may not.
         if v is None or str(v).startswith("<moto.") or (v in ("", "None") and ref_targets(o["Value"]) & set(created)):
             failures.add(case, f"{original} did not resolve (moto gave {v!r})")
-        resolved[json.dumps(next(n for n in nodes if fix_bus_refs(n) == o["Value"]), sort_keys=True)] = v
+        # Every node sent as this value: once fixed, a Ref to the bus is the bus's Name (an Fn::Sub
+        # of the stack's name, when EventBusName is empty), and both resolve to the same name.
+        for n in nodes:
+            if fix_bus_refs(n) == o["Value"]:
+                resolved[json.dumps(n, sort_keys=True)] = v
     for name in sent_outputs:
         if got_outputs.get(name) in (None, "", "None"):
             failures.add(case, f"output {name} did not resolve")

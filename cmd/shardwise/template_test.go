@@ -12,6 +12,10 @@ func TestTemplateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	named, err := deploy.YAML(deploy.Options{BusName: "shardwise"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	wantRoles, err := deploy.FGACRoles()
 	if err != nil {
 		t.Fatal(err)
@@ -23,6 +27,7 @@ func TestTemplateCommand(t *testing.T) {
 	}{
 		{"template", []string{"template"}, string(want)},
 		{"fine-grained access control roles", []string{"template", "--fgac-role"}, wantRoles},
+		{"bus name", []string{"template", "--bus-name", "shardwise"}, string(named)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,6 +42,22 @@ func TestTemplateCommand(t *testing.T) {
 	}
 	if out, _, _ := execute(t, "template", "--fgac-role"); !strings.Contains(out, "PUT _plugins/_security/api/roles/shardwise_move") {
 		t.Errorf("--fgac-role: no role for move in\n%s", out)
+	}
+	if string(named) == string(want) || !strings.Contains(string(named), "Default: shardwise\n") {
+		t.Errorf("--bus-name shardwise: the template does not default EventBusName to shardwise")
+	}
+
+	// A name EventBridge would refuse is refused here, before anything is printed, naming the flag.
+	for _, bad := range []string{"shard wise", "shard/wise", "default", strings.Repeat("b", 257)} {
+		t.Run("bus name "+head(bad), func(t *testing.T) {
+			out, _, err := execute(t, "template", "--bus-name", bad)
+			if err == nil || !strings.Contains(err.Error(), "--bus-name") || !strings.Contains(err.Error(), "BusName") {
+				t.Errorf("--bus-name %q: got error %v, want one naming --bus-name", bad, err)
+			}
+			if out != "" {
+				t.Errorf("--bus-name %q: printed %d bytes, want nothing", bad, len(out))
+			}
+		})
 	}
 }
 

@@ -20,15 +20,19 @@ import (
 // The clusters to alarm on are the AlarmClusters parameter, one alarm slot per entry: plain
 // CloudFormation has no loop, and Fn::ForEach needs the AWS::LanguageExtensions transform, which
 // neither SAM's translator nor moto's CloudFormation expand. A slot whose entry is absent creates
-// nothing (its conditions are false).
+// nothing (its conditions are false). The parameter's AllowedPattern admits at most alarmSlots
+// entries, so CloudFormation refuses a longer list before it creates or changes anything, rather
+// than deploy it with the entries past the last slot silently left without alarms.
 const (
 	paramAlarmClusters          = "AlarmClusters"
 	paramWriteQueueThreshold    = "WriteQueueAlarmThreshold"
 	paramWriteRejectedThreshold = "WriteRejectedAlarmThreshold"
 	paramLatencyThreshold       = "QueueLatencyAlarmThreshold"
 
-	// alarmSlots is how many entries of AlarmClusters get alarms: three alarms and two conditions
-	// each. Entries past it get none (docs/deploy.md says so).
+	// alarmSlots is how many entries AlarmClusters takes, each with its slot of three alarms and
+	// two conditions. No CloudFormation quota sets it (a template holds 500 resources, and the
+	// conditions have no quota): it keeps the template's fixed cost, 15 alarm resources that exist
+	// whether used or not, small. Raising it adds slots and widens the AllowedPattern together.
 	alarmSlots = 5
 
 	// Alarm periods: AWS/ES publishes the thread pool metrics every minute, and shardwise's own
@@ -54,12 +58,16 @@ func defaultLatencyThreshold() float64 {
 // ClusterEndpoints: a bare "=" in YAML 1.1, which cfn-lint and SAM read, is the value tag.
 const domainSeparator = ":"
 
-// alarmClusterPattern is what one AlarmClusters entry may be: a cluster name of letters, digits,
+// alarmClusterEntry is what one AlarmClusters entry may be: a cluster name of letters, digits,
 // ".", "_" and "-" (no quote can break the Metrics Insights query), optionally ":" and the
 // Amazon OpenSearch Service domain behind it (3 to 28 characters of a-z, 0-9 and "-", starting
-// with a letter: the service's rule for domain names). CloudFormation applies a
-// CommaDelimitedList's AllowedPattern to each entry.
-const alarmClusterPattern = `^$|^[A-Za-z0-9][A-Za-z0-9_.-]*(:[a-z][a-z0-9-]{2,27})?$`
+// with a letter: the service's rule for domain names).
+const alarmClusterEntry = `[A-Za-z0-9][A-Za-z0-9_.-]*(:[a-z][a-z0-9-]{2,27})?`
+
+// alarmClustersPattern is the AlarmClusters parameter's AllowedPattern: empty, or 1 to alarmSlots
+// entries separated by commas. The parameter is a String, not a CommaDelimitedList, because
+// CloudFormation applies a list's pattern to each entry apart, and then nothing can count them.
+var alarmClustersPattern = fmt.Sprintf(`^$|^%s(,%s){0,%d}$`, alarmClusterEntry, alarmClusterEntry, alarmSlots-1)
 
 // Logical IDs of slot i's conditions and alarms (1-based in the template, as a user counts).
 func condAlarmCluster(i int) string  { return "HasAlarmCluster" + strconv.Itoa(i+1) }
@@ -90,7 +98,7 @@ func alarmSlotName(i int, s string) string {
 // "a,b,,,,,").
 func paddedAlarmClusters() string {
 	return cloudformation.Split(",", cloudformation.Join(",", []string{
-		cloudformation.Join(",", cloudformation.Ref(paramAlarmClusters)),
+		cloudformation.Ref(paramAlarmClusters),
 		strings.Repeat(",", alarmSlots-1),
 	}))
 }
@@ -98,11 +106,15 @@ func paddedAlarmClusters() string {
 func alarmParameters() cloudformation.Parameters {
 	return cloudformation.Parameters{
 		paramAlarmClusters: {
-			Type:           "CommaDelimitedList",
+			Type:           "String",
 			Default:        "",
-			AllowedPattern: cloudformation.String(alarmClusterPattern),
+			AllowedPattern: cloudformation.String(alarmClustersPattern),
+			ConstraintDescription: cloudformation.String(fmt.Sprintf("AlarmClusters takes at most %d entries (the "+
+				"template's alarm slots), comma-separated without spaces, each a cluster name of letters, digits, '.', "+
+				"'_' and '-', or name:domain with the domain's name (3-28 characters of a-z, 0-9 and '-', starting "+
+				"with a letter)", alarmSlots)),
 			Description: cloudformation.String(fmt.Sprintf("Clusters whose alarms start a correction at once, comma-separated "+
-				"without spaces, at most %d: each a cluster name, or name:domain for a cluster that is an Amazon OpenSearch "+
+				"without spaces, at most %d (more are refused): each a cluster name, or name:domain for a cluster that is an Amazon OpenSearch "+
 				"Service domain of this account (prod:search-prod). Every entry gets an alarm on shardwise's %s metric; "+
 				"name:domain also gets the domain's ThreadpoolWriteQueue and ThreadpoolWriteRejected alarms. Empty: no alarms",
 				alarmSlots, telemetry.MetricWriteQueueLatency)),

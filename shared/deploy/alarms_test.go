@@ -19,9 +19,11 @@ const (
 	testAccount   = "123456789012"
 )
 
-// evalCFN evaluates the intrinsic functions the alarms use (Ref, Fn::Join, Fn::Split, Fn::Select,
-// Fn::Equals, Fn::Not, Fn::If) as CloudFormation does, with params the parameters' values (a
-// CommaDelimitedList as []any). Fn::Select out of range is an error, as it fails a deployment.
+// evalCFN evaluates the intrinsic functions the alarms and the bus use (Ref, Fn::Join, Fn::Split,
+// Fn::Select, Fn::Equals, Fn::Not, Fn::Sub of a string) as CloudFormation does, with params the
+// parameters' values (a CommaDelimitedList as []any); params may also give a pseudo parameter
+// (AWS::StackName) another value than the tests' own. Fn::Select out of range is an error, as it
+// fails a deployment.
 func evalCFN(t *testing.T, v any, params map[string]any) any {
 	t.Helper()
 	switch x := v.(type) {
@@ -44,17 +46,24 @@ func evalCFN(t *testing.T, v any, params map[string]any) any {
 			switch fn {
 			case "Ref":
 				name := arg.(string)
+				if p, ok := params[name]; ok {
+					return p
+				}
 				switch name {
 				case "AWS::StackName":
 					return testStackName
 				case "AWS::AccountId":
 					return testAccount
 				}
-				p, ok := params[name]
+				t.Fatalf("Ref %s: no value given", name)
+			case "Fn::Sub":
+				s, ok := arg.(string)
 				if !ok {
-					t.Fatalf("Ref %s: no value given", name)
+					t.Fatalf("Fn::Sub %v: only the string form is evaluated here", arg)
 				}
-				return p
+				return subVariable.ReplaceAllStringFunc(s, func(v string) string {
+					return evalCFN(t, map[string]any{"Ref": v[2 : len(v)-1]}, params).(string)
+				})
 			case "Fn::Join":
 				var parts []string
 				list := evalCFN(t, args[1], params).([]any)
@@ -89,6 +98,9 @@ func evalCFN(t *testing.T, v any, params map[string]any) any {
 	return v
 }
 
+// subVariable is a ${Name} of Fn::Sub.
+var subVariable = regexp.MustCompile(`\$\{[A-Za-z0-9:]+\}`)
+
 // testThresholds are the thresholds' values in the evaluated templates: each distinct, so that an
 // alarm on the wrong parameter shows.
 var testThresholds = map[string]any{paramLatencyThreshold: "3.5", paramWriteQueueThreshold: "101", paramWriteRejectedThreshold: "2"}
@@ -104,11 +116,7 @@ type deployedAlarm struct {
 // whose conditions hold, by logical ID.
 func deployedAlarms(t *testing.T, doc map[string]any, alarmClusters string) map[string]deployedAlarm {
 	t.Helper()
-	var list []any
-	for _, e := range strings.Split(alarmClusters, ",") {
-		list = append(list, e)
-	}
-	params := map[string]any{paramAlarmClusters: list}
+	params := map[string]any{paramAlarmClusters: alarmClusters}
 	maps.Copy(params, testThresholds)
 	conditions := get(t, doc, "Conditions").(map[string]any)
 	out := map[string]deployedAlarm{}
@@ -236,11 +244,11 @@ func TestAlarmParameters(t *testing.T) {
 	}
 
 	pattern := regexp.MustCompile(get(t, doc, "Parameters", paramAlarmClusters, "AllowedPattern").(string))
+	// Each entry alone, and the same entry second in a list: the rule holds in every position.
 	for _, tc := range []struct {
 		entry string
 		ok    bool
 	}{
-		{"", true},
 		{"prod", true},
 		{"prod-eu.2_b", true},
 		{"prod:search-prod", true},
@@ -253,13 +261,88 @@ func TestAlarmParameters(t *testing.T) {
 		{"it's", false},                               // a quote would break the Metrics Insights query
 		{"prod:search-prod:other", false},             // one domain
 		{"-prod", false},                              // names start with a letter or digit
-		{"prod:search-prod,stage", false},             // one entry, not the list
+		{"", false},                                   // no empty entry in a list
 		{"prod:" + strings.Repeat("a", 28), true},     // 28 is allowed
 		{"p:" + "a" + strings.Repeat("-", 27), true},  // dashes after the first letter
 		{"p:" + "1" + strings.Repeat("a", 27), false}, // the domain starts with a letter
 	} {
-		if got := pattern.MatchString(tc.entry); got != tc.ok {
-			t.Errorf("AlarmClusters entry %q: allowed %v, want %v", tc.entry, got, tc.ok)
+		for _, value := range []string{tc.entry, "first:search-first," + tc.entry} {
+			if tc.entry == "" && value == "" {
+				continue // the empty value is no entry: no alarms (below)
+			}
+			if got := pattern.MatchString(value); got != tc.ok {
+				t.Errorf("AlarmClusters %q: allowed %v, want %v", value, got, tc.ok)
+			}
 		}
+	}
+	for _, tc := range []struct {
+		value string
+		ok    bool
+	}{
+		{"", true}, // no alarms
+		{"prod:search-prod,stage", true},
+		{"a,b,c,d,e", true},
+		{"a,b,c,d,e,f", false}, // past the slots
+		{"a,,b", false},        // an empty entry
+		{"a,b,", false},
+		{",a", false},
+		{"a, b", false}, // a space
+	} {
+		if got := pattern.MatchString(tc.value); got != tc.ok {
+			t.Errorf("AlarmClusters %q: allowed %v, want %v", tc.value, got, tc.ok)
+		}
+	}
+}
+
+// TestAlarmClustersLimit: AlarmClusters takes as many entries as the template has alarm slots and
+// no more. Every value its AllowedPattern accepts gets every entry's alarms, none left out past
+// the last slot; a longer one is refused by CloudFormation, before it creates or changes anything,
+// with a ConstraintDescription naming the limit.
+func TestAlarmClustersLimit(t *testing.T) {
+	doc := render(t, Options{})
+	param := get(t, doc, "Parameters", paramAlarmClusters).(map[string]any)
+	if param["Type"] != "String" {
+		// A CommaDelimitedList's pattern applies to each entry apart: nothing could count them.
+		t.Errorf("AlarmClusters type: got %v, want String", param["Type"])
+	}
+	pattern := regexp.MustCompile(param["AllowedPattern"].(string))
+	limit := fmt.Sprintf("at most %d entries", alarmSlots)
+	if got := param["ConstraintDescription"].(string); !strings.Contains(got, limit) {
+		t.Errorf("ConstraintDescription %q does not name the limit (%q)", got, limit)
+	}
+	if got := param["Description"].(string); !strings.Contains(got, fmt.Sprintf("at most %d", alarmSlots)) {
+		t.Errorf("Description %q does not name the limit", got)
+	}
+	for n := 0; n <= alarmSlots+2; n++ {
+		var entries []string
+		for i := range n {
+			entries = append(entries, fmt.Sprintf("c%d:domain-%d", i+1, i+1))
+		}
+		value := strings.Join(entries, ",")
+		t.Run(strconv.Itoa(n)+" entries", func(t *testing.T) {
+			allowed := pattern.MatchString(value)
+			if allowed != (n <= alarmSlots) {
+				t.Fatalf("AlarmClusters %q: allowed %v, want %v (%d slots)", value, allowed, n <= alarmSlots, alarmSlots)
+			}
+			if !allowed {
+				return
+			}
+			got := deployedAlarms(t, doc, value)
+			if len(got) != 3*n {
+				t.Errorf("%d alarms for %d entries, want %d", len(got), n, 3*n)
+			}
+			for _, e := range entries {
+				cluster, domain, _ := strings.Cut(e, domainSeparator)
+				var latency, queue, rejected bool
+				for _, a := range got {
+					latency = latency || a.expression != "" && strings.HasSuffix(a.expression, "'"+cluster+"'")
+					queue = queue || a.metric == "AWS/ES/ThreadpoolWriteQueue Average" && a.dimensions["DomainName"] == domain
+					rejected = rejected || a.metric == "AWS/ES/ThreadpoolWriteRejected Sum" && a.dimensions["DomainName"] == domain
+				}
+				if !latency || !queue || !rejected {
+					t.Errorf("entry %s: latency alarm %v, write queue alarm %v, rejected alarm %v; want all three", e, latency, queue, rejected)
+				}
+			}
+		})
 	}
 }

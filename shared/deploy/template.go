@@ -35,10 +35,27 @@ const (
 	paramService  = "Service"
 	paramLogLevel = "LogLevel"
 	paramConfig   = "ConfigParameterName"
+	paramBus      = "EventBusName"
 
-	condHasDomain = "HasOpenSearchDomain"
-	condHasConfig = "HasConfigParameter"
+	condHasDomain  = "HasOpenSearchDomain"
+	condHasConfig  = "HasConfigParameter"
+	condHasBusName = "HasEventBusName"
 )
+
+// The bus's name when EventBusName is empty: the stack's own, so that a second stack in the same
+// account and region (staging beside prod) gets a bus of its own instead of failing on the first
+// one's. A stack name is 1-128 letters, digits and hyphens starting with a letter (CloudFormation's
+// rule for stack names), so this is always a valid custom bus name (busNameRule) and never
+// "default".
+const (
+	stackBusName    = "shardwise-${AWS::StackName}"
+	stackBusNameDoc = "shardwise-<stack name>"
+)
+
+// busNameParameterPattern is EventBusName's AllowedPattern: empty, or a custom bus name other than
+// "default". CloudFormation's patterns are Java regular expressions, which have lookahead (Go's
+// regexp has none: validBusName checks "default" apart).
+const busNameParameterPattern = `^$|^(?!default$)` + busNameRule + `$`
 
 // Template builds the SAM template. Functions carry SAM properties that goformation v7 does not
 // model, so their entries in Resources are not *serverless.Function: read the rendered JSON or
@@ -52,11 +69,11 @@ func Template(opts Options) (*cloudformation.Template, error) {
 	t := cloudformation.NewTemplate()
 	t.Transform = &cloudformation.Transform{String: cloudformation.String("AWS::Serverless-2016-10-31")}
 	t.Description = opts.Description
-	t.Parameters = parameters()
+	t.Parameters = parameters(opts)
 	t.Conditions = conditions()
 
 	t.Resources[tableID] = stateTable()
-	t.Resources[busID] = &events.EventBus{Name: opts.BusName}
+	t.Resources[busID] = eventBus()
 	t.Resources[dlqID] = &sqs.Queue{
 		MessageRetentionPeriod: cloudformation.Int(deadLetterRetentionSeconds),
 		SqsManagedSseEnabled:   cloudformation.Bool(true),
@@ -155,7 +172,15 @@ func logicalID(name string) string {
 	return strings.ToUpper(name[:1]) + name[1:] + "Function"
 }
 
-func parameters() cloudformation.Parameters {
+// eventBus is the stack's bus: named EventBusName, or after the stack when that is empty. Every
+// other place that names the bus (the functions' rules and SHARDWISE_BUS, their PutEvents grants,
+// the Scale Up Needed rule, the archive, the EventBusName output) refers to this resource, so it
+// follows the name.
+func eventBus() *events.EventBus {
+	return &events.EventBus{Name: cloudformation.If(condHasBusName, cloudformation.Ref(paramBus), cloudformation.Sub(stackBusName))}
+}
+
+func parameters(opts Options) cloudformation.Parameters {
 	out := operationsParameters()
 	for k, v := range alarmParameters() {
 		out[k] = v
@@ -218,6 +243,17 @@ func parameters() cloudformation.Parameters {
 			AllowedValues: anySlice(config.LogLevels()),
 			Description:   cloudformation.String("The functions' log level"),
 		},
+		paramBus: {
+			Type: "String",
+			// Empty unless `shardwise template --bus-name` (Options.BusName) set another default.
+			Default:        opts.BusName,
+			AllowedPattern: cloudformation.String(busNameParameterPattern),
+			ConstraintDescription: cloudformation.String("EventBusName must be empty or 1-256 characters of A-Z, a-z, 0-9, " +
+				"'.', '-' and '_' (EventBridge's rule for custom bus names), and not default (the account's own bus)"),
+			Description: cloudformation.String("Name of the EventBridge bus the stack creates, which the functions publish " +
+				"to and the rules listen on. Empty: " + stackBusNameDoc + ", one bus per stack. A stack deployed when " +
+				"the bus was always named shardwise keeps its bus (and its archive) with EventBusName=shardwise"),
+		},
 		paramConfig: {
 			Type:    "String",
 			Default: "",
@@ -252,6 +288,7 @@ func conditions() map[string]any {
 		condHasDomain:     cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramDomain), "")}),
 		condPublicWebhook: cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramWebhookSecret), "")}),
 		condHasConfig:     cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramConfig), "")}),
+		condHasBusName:    cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramBus), "")}),
 	} {
 		out[k] = v
 	}

@@ -143,7 +143,8 @@ func TestTemplateResources(t *testing.T) {
 		{"table PITR", []any{"StateTable", "Properties", "PointInTimeRecoverySpecification", "PointInTimeRecoveryEnabled"}, true},
 		{"table kept on delete", []any{"StateTable", "DeletionPolicy"}, "Retain"},
 		{"table kept on replace", []any{"StateTable", "UpdateReplacePolicy"}, "Retain"},
-		{"bus name", []any{"EventBus", "Properties", "Name"}, "shardwise"},
+		{"bus name: EventBusName, else the stack's", []any{"EventBus", "Properties", "Name"}, map[string]any{"Fn::If": []any{
+			"HasEventBusName", ref("EventBusName"), map[string]any{"Fn::Sub": "shardwise-${AWS::StackName}"}}}},
 		{"dead letters kept 14 days", []any{"DeadLetterQueue", "Properties", "MessageRetentionPeriod"}, float64(1209600)},
 		{"dead letters encrypted", []any{"DeadLetterQueue", "Properties", "SqsManagedSseEnabled"}, true},
 		{"output table", []any{"Outputs", "StateTableName", "Value"}, ref("StateTable")},
@@ -638,6 +639,7 @@ func TestOptions(t *testing.T) {
 		{name: "zero value", opts: Options{}},
 		{name: "custom bus and source", opts: Options{BusName: "shardwise-staging", SourceDir: "cmd/lambdas"}},
 		{name: "bus with a space", opts: Options{BusName: "shard wise"}, wantField: "BusName"},
+		{name: "bus with a slash", opts: Options{BusName: "shard/wise"}, wantField: "BusName"},
 		{name: "default bus", opts: Options{BusName: "default"}, wantField: "BusName"},
 		{name: "bus name too long", opts: Options{BusName: strings.Repeat("b", 257)}, wantField: "BusName"},
 		{name: "absolute source", opts: Options{SourceDir: "/src/functions"}, wantField: "SourceDir"},
@@ -665,7 +667,7 @@ func TestOptions(t *testing.T) {
 	}
 
 	doc := render(t, Options{BusName: "shardwise-staging", SourceDir: "cmd/lambdas"})
-	if got := get(t, doc, "Resources", "EventBus", "Properties", "Name"); got != "shardwise-staging" {
+	if got := get(t, doc, "Parameters", "EventBusName", "Default"); got != "shardwise-staging" {
 		t.Errorf("bus name: got %v, want shardwise-staging", got)
 	}
 	if got := get(t, doc, "Resources", "MoveFunction", "Properties", "CodeUri"); got != "cmd/lambdas/move/" {
