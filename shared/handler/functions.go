@@ -1,9 +1,12 @@
 package handler
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 
@@ -88,6 +91,16 @@ func (f *Function) Detect(ctx context.Context, raw json.RawMessage) (*engine.Det
 		return &r, err
 	case "CloudWatch Alarm State Change":
 		name, alarm, ok, err := alarmCluster(raw, f.Engine.Config.Clusters)
+		if errors.Is(err, webhook.ErrUnknownCluster) {
+			// The stack's alarm rule takes every shardwise-* alarm of the account and region, so
+			// another stack's alarm arrives here too: not this stack's to act on, and no failure
+			// (a failure would be retried into the dead-letter queue and raise its alarm).
+			cmp.Or(f.Engine.Log, slog.Default()).Warn("detect: alarm about no cluster this stack watches, ignored", "error", err.Error())
+			if f.Metrics != nil {
+				f.Metrics.Add("AlarmsIgnored", telemetry.UnitCount, 1)
+			}
+			return nil, nil
+		}
 		if err != nil || !ok {
 			return nil, err
 		}

@@ -1,8 +1,10 @@
 package handler
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -259,6 +261,28 @@ func TestDetectIgnoresAlarmLeavingAlarmState(t *testing.T) {
 	r, err := f.Detect(t.Context(), b)
 	if err != nil || r != nil {
 		t.Errorf("Detect on an OK alarm: got %+v, %v, want nothing done", r, err)
+	}
+}
+
+// An alarm about a cluster this stack does not watch (another stack's, through the account-wide
+// alarm rule) is logged and ignored, not failed into the dead-letter queue; the alarm's own
+// malformations still fail.
+func TestDetectIgnoresOtherStacksAlarms(t *testing.T) {
+	var logs bytes.Buffer
+	f := &Function{Name: "detect", Engine: &engine.Engine{Config: config.Config{Clusters: []config.Cluster{{Name: "prod"}}},
+		Log: slog.New(slog.NewJSONHandler(&logs, nil))}}
+	event := func(detail json.RawMessage) json.RawMessage {
+		return json.RawMessage(`{"detail-type":"CloudWatch Alarm State Change","source":"aws.cloudwatch","detail":` + string(detail) + `}`)
+	}
+	r, err := f.Detect(t.Context(), event(alarmDetail("shardwise-staging-node-1", "ALARM", nil)))
+	if err != nil || r != nil {
+		t.Fatalf("Detect on another stack's alarm: got %+v, %v, want nothing done and no error", r, err)
+	}
+	if !strings.Contains(logs.String(), "shardwise-staging-node-1") || !strings.Contains(logs.String(), "ignored") {
+		t.Errorf("log: got %q, want a warning naming the alarm", logs.String())
+	}
+	if _, err := f.Detect(t.Context(), event(json.RawMessage(`{"alarmName": 5}`))); err == nil {
+		t.Errorf("Detect on a malformed alarm: got no error")
 	}
 }
 

@@ -91,7 +91,7 @@ func (a Alarm) Cluster(configured []string) (string, error) {
 	case 1:
 		c := a.ClusterDimensions[0]
 		if !slices.Contains(configured, c) {
-			return "", fmt.Errorf("%w %q (alarm %s, dimension %s)", errUnknownCluster, c, a.Name, dimensionCluster)
+			return "", fmt.Errorf("%w %q (alarm %s, dimension %s)", ErrUnknownCluster, c, a.Name, dimensionCluster)
 		}
 		return c, nil
 	default:
@@ -111,7 +111,7 @@ func (a Alarm) Cluster(configured []string) (string, error) {
 	}
 	if best == "" {
 		return "", fmt.Errorf("%w: alarm %s names no configured cluster (want a %s dimension, or a name %s<cluster>-…)",
-			errUnknownCluster, a.Name, dimensionCluster, AlarmPrefix)
+			ErrUnknownCluster, a.Name, dimensionCluster, AlarmPrefix)
 	}
 	return best, nil
 }

@@ -23,8 +23,9 @@ var (
 	errUnauthenticated = errors.New("not authenticated")
 	// errNoRoute: no webhook at this path (404).
 	errNoRoute = errors.New("no such webhook")
-	// errUnknownCluster: the cluster named is not in the configuration (404).
-	errUnknownCluster = errors.New("unknown cluster")
+	// ErrUnknownCluster: the cluster named is not in the configuration (404). Exported because an
+	// alarm that reaches detect through the account's event bus may be another stack's.
+	ErrUnknownCluster = errors.New("unknown cluster")
 	// errMethod: only POST is served (405).
 	errMethod = errors.New("method not allowed")
 	// errTooLarge: the body is over MaxBodyBytes (413).
@@ -48,7 +49,7 @@ var problems = []struct {
 	{errNoCluster, http.StatusBadRequest, "no_cluster"},
 	{errUnauthenticated, http.StatusUnauthorized, "unauthenticated"},
 	{errNoRoute, http.StatusNotFound, "no_such_webhook"},
-	{errUnknownCluster, http.StatusNotFound, "unknown_cluster"},
+	{ErrUnknownCluster, http.StatusNotFound, "unknown_cluster"},
 	{errMethod, http.StatusMethodNotAllowed, "method_not_allowed"},
 	{errTooLarge, http.StatusRequestEntityTooLarge, "body_too_large"},
 	{ErrSecretUnavailable, http.StatusServiceUnavailable, "secret_unavailable"},

@@ -187,15 +187,15 @@ func TestAlarmCluster(t *testing.T) {
 	}{
 		{name: "Cluster dimension", alarm: Alarm{Name: "anything", ClusterDimensions: []string{"staging"}}, want: "staging"},
 		{name: "Cluster dimension wins over the name", alarm: Alarm{Name: "shardwise-prod-x", ClusterDimensions: []string{"staging"}}, want: "staging"},
-		{name: "unconfigured Cluster dimension", alarm: Alarm{Name: "shardwise-prod-x", ClusterDimensions: []string{"dev"}}, wantErr: errUnknownCluster},
+		{name: "unconfigured Cluster dimension", alarm: Alarm{Name: "shardwise-prod-x", ClusterDimensions: []string{"dev"}}, wantErr: ErrUnknownCluster},
 		{name: "two clusters", alarm: Alarm{Name: "a", ClusterDimensions: []string{"prod", "staging"}}, wantErr: errMalformed},
 		{name: "DomainName of a configured cluster", alarm: Alarm{Name: "es-alarm", DomainNames: []string{"other", "prod-eu"}}, want: "prod-eu"},
 		{name: "DomainName of no configured cluster falls back to the name", alarm: Alarm{Name: "shardwise-staging-disk", DomainNames: []string{"search-domain"}}, want: "staging"},
 		{name: "name prefix", alarm: Alarm{Name: "shardwise-prod-node-3-write-queue"}, want: "prod"},
 		{name: "longest name prefix", alarm: Alarm{Name: "shardwise-prod-eu-node-3"}, want: "prod-eu"},
 		{name: "name is the prefix and cluster", alarm: Alarm{Name: "shardwise-staging"}, want: "staging"},
-		{name: "prefix without a dash after the cluster", alarm: Alarm{Name: "shardwise-production"}, wantErr: errUnknownCluster},
-		{name: "nothing names a cluster", alarm: Alarm{Name: "cpu-high"}, wantErr: errUnknownCluster},
+		{name: "prefix without a dash after the cluster", alarm: Alarm{Name: "shardwise-production"}, wantErr: ErrUnknownCluster},
+		{name: "nothing names a cluster", alarm: Alarm{Name: "cpu-high"}, wantErr: ErrUnknownCluster},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -179,7 +179,7 @@ func (r *Receiver) read(req events.LambdaFunctionURLRequest, body []byte, auth A
 	}
 	for _, c := range act.Clusters {
 		if !slices.Contains(r.Clusters, c) {
-			return Action{}, fmt.Errorf("%w %q", errUnknownCluster, c)
+			return Action{}, fmt.Errorf("%w %q", ErrUnknownCluster, c)
 		}
 	}
 	return act, nil
