@@ -98,6 +98,19 @@ type stack struct {
 	fns   map[string]func(context.Context, json.RawMessage) error
 	// engines are the functions' engines, whose configuration a run may change between ticks.
 	engines map[string]*engine.Engine
+	// closers stop the stack's clients, then its recording servers: see close.
+	closers []func()
+}
+
+// close stops every client of the stack and then its recording servers. httptest.Server.Close
+// returns only once every request in flight has been served, so after close nothing of this
+// stack is still recording: a retry or a client library's own poll cannot land while the test
+// reads what was recorded. It is safe to call again, and the test's cleanup does.
+func (s *stack) close() {
+	for _, stop := range s.closers {
+		stop()
+	}
+	s.closers = nil
 }
 
 func newStack(t *testing.T, c *calls, scenario string, strategy config.MoveStrategy, prepare func(*sim.Scenario, *config.Config)) *stack {
@@ -126,11 +139,12 @@ func newStack(t *testing.T, c *calls, scenario string, strategy config.MoveStrat
 	events := &bus.Memory{}
 	st := &stack{t: t, sim: s, calls: c, bus: events, fns: map[string]func(context.Context, json.RawMessage) error{},
 		engines: map[string]*engine.Engine{}}
+	t.Cleanup(st.close)
+	var clients []func()
 	for fn := range functionIDs {
 		osSrv := httptest.NewServer(c.openSearchRecorder(fn, s.Handler()))
-		t.Cleanup(osSrv.Close)
 		ddbSrv := httptest.NewServer(c.dynamoRecorder(t, fn, moto))
-		t.Cleanup(ddbSrv.Close)
+		st.closers = append(st.closers, osSrv.Close, ddbSrv.Close)
 		fcfg := cfg
 		fcfg.Clusters = []config.Cluster{{Name: "prod", URLs: []string{osSrv.URL}, Auth: string(opensearch.AuthNone)}}
 		if err := fcfg.Validate(); err != nil {
@@ -143,7 +157,7 @@ func newStack(t *testing.T, c *calls, scenario string, strategy config.MoveStrat
 			if err != nil {
 				return nil, err
 			}
-			t.Cleanup(func() { _ = client.Close() })
+			clients = append(clients, func() { _ = client.Close() })
 			return collect.New(client, s.Now), nil
 		}}
 		eng := &engine.Engine{
@@ -165,6 +179,12 @@ func newStack(t *testing.T, c *calls, scenario string, strategy config.MoveStrat
 			"sandbox":  func(ctx context.Context, raw json.RawMessage) error { _, err := f.Sandbox(ctx, raw); return err },
 		}[fn]
 	}
+	// Clients first, so that none is left polling a server that is shutting down.
+	st.closers = append([]func(){func() {
+		for _, stop := range clients {
+			stop()
+		}
+	}}, st.closers...)
 	return st
 }
 
@@ -409,7 +429,7 @@ func TestRolesMatchCalls(t *testing.T) {
 		s := newStack(t, c, run.scenario, run.strategy, run.prepare)
 		for !run.until() {
 			if s.sim.Done() {
-				t.Fatalf("%s ended without the call it is run for; calls: %v", run.scenario, c.openSearch)
+				t.Fatalf("%s ended without the call it is run for; calls: %v", run.scenario, c.sent())
 			}
 			s.tick(t.Context())
 		}
@@ -434,13 +454,16 @@ func TestRolesMatchCalls(t *testing.T) {
 				t.Error("replicas on a missing snapshot: got no error")
 			}
 		}
+		s.close()
 	}
+	// Every stack is closed: nothing records any more, and the sets below are copies.
+	openSearch, dynamoDB := c.recorded()
 
 	for _, fn := range slices.Sorted(maps.Keys(functionIDs)) {
 		t.Run(fn, func(t *testing.T) {
 			g := grants[fn]
 			used := map[string]bool{}
-			for _, call := range slices.Sorted(maps.Keys(c.openSearch[fn])) {
+			for _, call := range slices.Sorted(maps.Keys(openSearch[fn])) {
 				method, path, _ := strings.Cut(call, " ")
 				granted := false
 				for _, p := range g.openSearch[method] {
@@ -461,11 +484,11 @@ func TestRolesMatchCalls(t *testing.T) {
 			for method, paths := range g.openSearch {
 				for _, p := range paths {
 					if !used[method+" "+p] {
-						t.Errorf("granted %s %s, which it never sent (sent: %v)", method, p, slices.Sorted(maps.Keys(c.openSearch[fn])))
+						t.Errorf("granted %s %s, which it never sent (sent: %v)", method, p, slices.Sorted(maps.Keys(openSearch[fn])))
 					}
 				}
 			}
-			if got, want := slices.Sorted(maps.Keys(c.dynamoDB[fn])), slices.Sorted(slices.Values(g.dynamoDB)); !slices.Equal(got, want) {
+			if got, want := slices.Sorted(maps.Keys(dynamoDB[fn])), slices.Sorted(slices.Values(g.dynamoDB)); !slices.Equal(got, want) {
 				t.Errorf("DynamoDB: calls %v, granted %v", got, want)
 			}
 		})
@@ -477,6 +500,31 @@ func TestRolesMatchCalls(t *testing.T) {
 // and the roles do not grant them. With one URL per cluster the client has a single-server pool,
 // which a failed poll leaves as it is, so a denied poll costs one 403 and changes nothing.
 var transportPolls = map[string]bool{"GET /_nodes/_local/stats/jvm,breaker,thread_pool": true}
+
+// recorded returns copies of the OpenSearch and DynamoDB sets, taken under the lock: a request
+// may still be in flight on a server's goroutine while a stack runs.
+func (c *calls) recorded() (openSearch, dynamoDB map[string]map[string]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clone := func(set map[string]map[string]bool) map[string]map[string]bool {
+		out := make(map[string]map[string]bool, len(set))
+		for fn, calls := range set {
+			out[fn] = maps.Clone(calls)
+		}
+		return out
+	}
+	return clone(c.openSearch), clone(c.dynamoDB)
+}
+
+// sent lists what each function has sent to OpenSearch so far, for a failure message.
+func (c *calls) sent() map[string][]string {
+	openSearch, _ := c.recorded()
+	out := map[string][]string{}
+	for fn, calls := range openSearch {
+		out[fn] = slices.Sorted(maps.Keys(calls))
+	}
+	return out
+}
 
 // has reports whether fn sent method on a path ending in suffix.
 func (c *calls) has(fn, method, suffix string) bool {
