@@ -1,0 +1,20 @@
+package sim
+
+// Figures of the model that are measured on real OpenSearch rather than taken from a default or
+// an article. `make it` measures each on a three-node OpenSearch 2.19 (it/calibration_test.go),
+// prints the measurement beside the value here, and fails when they differ by more than 25 %.
+const (
+	// DefaultSegmentReplicaShare is the part of a shard's write load that each of its replicas
+	// pays under segment replication (index.replication.type: SEGMENT), where only the primary
+	// indexes and the replicas copy its segments: WRITE-pool use on a replica's node over that
+	// on the primary's node, for the same shard under a steady bulk load. Provisional until
+	// measured.
+	DefaultSegmentReplicaShare = 0.2
+
+	// DefaultTranslogReplaySpeed is how fast a relocation's target replays the operations
+	// indexed on the source while its files were copied, in thread-seconds of indexing replayed
+	// per second: a relocation of a copy written at w threads takes bytes/rate for the files,
+	// then w × (bytes/rate) / DefaultTranslogReplaySpeed for the replay. Provisional until
+	// measured.
+	DefaultTranslogReplaySpeed = 1.0
+)
