@@ -76,6 +76,16 @@ unit: ## go test every package (race detector on; see RACE).
 	@if [[ -z "$(RACE)" ]]; then echo "unit: running without the race detector (no C compiler, or RACE=)"; fi
 	go test $(RACE) -count=1 -timeout $(TEST_TIMEOUT) $(TEST_PKGS)
 
+# The packages whose tests record requests or calls on goroutines of their own (httptest handlers,
+# recording proxies, fakes called from concurrent invocations): see race-stress.
+RACE_STRESS_PKGS ?= ./shared/deploy/ ./functions/ ./shared/runner/ ./shared/opensearch/ ./shared/engine/ ./shared/collect/ ./shared/handler/ ./cmd/shardwise/
+RACE_STRESS_COUNT ?= 5
+
+.PHONY: race-stress
+race-stress: ## Not in the gate: run the packages with recorders on other goroutines under -race, RACE_STRESS_COUNT times each (run it beside `stress-ng --cpu 1` to see what a loaded machine sees).
+	@if [[ -z "$(RACE)" ]]; then echo "race-stress: the race detector needs a C compiler"; exit 1; fi
+	go test -race -count=$(RACE_STRESS_COUNT) -timeout $(TEST_TIMEOUT) $(RACE_STRESS_PKGS)
+
 .PHONY: properties
 properties: ## The whole-scenario property suites (scenarios/, random clusters) without the race detector.
 	go test -count=1 -timeout $(TEST_TIMEOUT) -run '^(TestBalancerScenarios|TestRandomClusters)$$' -v ./shared/runner \

@@ -14,7 +14,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -125,10 +127,32 @@ func TestRetryOnTimeout(t *testing.T) {
 	}
 }
 
+// lastRequest keeps the headers and body of the last request a test server saw. The server's
+// handler runs on a goroutine of its own, and a client may send again (a retry, a poll of its
+// own) while the test reads, so both sides go through the lock.
+type lastRequest struct {
+	mu     sync.Mutex
+	header http.Header
+	body   []byte
+}
+
+func (l *lastRequest) record(r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.header, l.body = r.Header.Clone(), body
+}
+
+func (l *lastRequest) get() (http.Header, []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.header.Clone(), slices.Clone(l.body)
+}
+
 func TestAuthHeaders(t *testing.T) {
-	var got http.Header
+	var last lastRequest
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = r.Header.Clone()
+		last.record(r)
 		_, _ = io.WriteString(w, healthBody)
 	}))
 	t.Cleanup(srv.Close)
@@ -151,6 +175,7 @@ func TestAuthHeaders(t *testing.T) {
 			if _, err := c.Health(context.Background()); err != nil {
 				t.Fatal(err)
 			}
+			got, _ := last.get()
 			if a := got.Get("Authorization"); a != tt.wantAuth {
 				t.Errorf("Authorization: got %q, want %q", a, tt.wantAuth)
 			}
@@ -176,11 +201,9 @@ func TestSigV4(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var header http.Header
-			var body []byte
+			var last lastRequest
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				header = r.Header.Clone()
-				body, _ = io.ReadAll(r.Body)
+				last.record(r)
 				_, _ = io.WriteString(w, `{"acknowledged":true}`)
 			}))
 			t.Cleanup(srv.Close)
@@ -197,6 +220,7 @@ func TestSigV4(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			header, body := last.get()
 			auth := header.Get("Authorization")
 			if !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/") || !strings.Contains(auth, tt.wantScope) {
 				t.Errorf("Authorization %q: want AWS4-HMAC-SHA256 with scope %s", auth, tt.wantScope)
