@@ -339,7 +339,7 @@ func (r *rig) issued(t *testing.T, m allocation.Move) {
 
 // issuedGroup records in the ledger a group of moves issued together by an earlier cycle, with the
 // status its verification left.
-func (r *rig) issuedGroup(t *testing.T, status string, group ...allocation.Move) {
+func (r *rig) issuedGroup(t *testing.T, status ledgerStatus, group ...allocation.Move) {
 	t.Helper()
 	lk := state.Key{PK: pk("prod"), SK: ledgerKey("plan#earlier", group[0])}
 	entry := ledgerEntry{Move: group[0], Group: group, Status: status, PlanKey: "plan#earlier", Strategy: "reroute"}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,6 +49,12 @@ func (e *Engine) addExclusion(ctx context.Context, api SettingsEditor, name stri
 		return fmt.Errorf("allocation filter on %s: %w", m.Index, err)
 	}
 	orig := cur[excludeSetting]
+	if slices.Contains(names(orig), m.FromName) {
+		// The operator excludes the node already: OpenSearch moves the copies off it, and
+		// appending the name again would leave cleanup unable to tell the operator's entry from
+		// shardwise's.
+		return fmt.Errorf("%w: %s already lists %s (the operator's own exclusion)", errOperatorExcludes, excludeSetting, m.FromName)
+	}
 	rec := filterRecord{Index: m.Index, Node: m.From, NodeName: m.FromName, Shard: m.Shard, Original: orig, AddedAt: e.now()}
 	// Record first: if the settings call then fails, cleanup restores the original (a no-op).
 	if _, err := state.PutJSON(ctx, e.Store, state.Key{PK: pk(name), SK: filterKey(m.Index, m.FromName)}, rec, state.Condition{IfAbsent: true}, 0, e.now()); err != nil {
@@ -56,10 +63,7 @@ func (e *Engine) addExclusion(ctx context.Context, api SettingsEditor, name stri
 		}
 		return fmt.Errorf("allocation filter on %s: record: %w", m.Index, err)
 	}
-	value := m.FromName
-	if orig != "" {
-		value = orig + "," + m.FromName
-	}
+	value := appended(orig, m.FromName)
 	if err := api.PutIndexSettings(ctx, m.Index, map[string]any{excludeSetting: value}); err != nil {
 		return fmt.Errorf("allocation filter on %s: %w", m.Index, err)
 	}
@@ -85,8 +89,10 @@ func (e *Engine) cleanupFilters(ctx context.Context, api SettingsEditor, name st
 	if len(items) == 0 {
 		return nil
 	}
-	if !leased {
-		release, err := e.takeLease(ctx, name, "filter cleanup")
+	// Dry-run changes nothing on a cluster, so it needs no lease: it only says what it would remove.
+	dryRun := e.Config.Safety.DryRun
+	if !leased && !dryRun {
+		l, err := e.takeLease(ctx, name, "filter cleanup")
 		if held, ok := errors.AsType[*LeaseHeldError](err); ok {
 			e.log().Info("filter cleanup left to the lease holder", "cluster", name, "reason", held.Error())
 			return nil
@@ -94,7 +100,7 @@ func (e *Engine) cleanupFilters(ctx context.Context, api SettingsEditor, name st
 		if err != nil {
 			return fmt.Errorf("filter cleanup: %w", err)
 		}
-		defer release()
+		defer l.Release()
 	}
 	mem, _, err := state.GetJSON[allocation.Memory](ctx, e.Store, state.Key{PK: pk(name), SK: memoryKey})
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
@@ -109,6 +115,10 @@ func (e *Engine) cleanupFilters(ctx context.Context, api SettingsEditor, name st
 		}
 		why := e.filterDone(rec, snap, mem)
 		if why == "" {
+			continue
+		}
+		if dryRun {
+			e.log().Info("dry-run: would remove allocation filter", "cluster", name, "index", rec.Index, "node", rec.NodeName, "reason", why)
 			continue
 		}
 		if err := e.removeFilter(ctx, api, name, it, rec, why); err != nil {
@@ -155,7 +165,7 @@ func (e *Engine) removeFilter(ctx context.Context, api SettingsEditor, name stri
 	case err != nil:
 		return fmt.Errorf("filter cleanup %s: %w", rec.Index, err)
 	default:
-		if err := api.PutIndexSettings(ctx, rec.Index, map[string]any{excludeSetting: withoutName(cur[excludeSetting], rec.NodeName)}); err != nil {
+		if err := api.PutIndexSettings(ctx, rec.Index, map[string]any{excludeSetting: withoutName(cur[excludeSetting], rec.NodeName, rec.Original)}); err != nil {
 			if !isNotFound(err) {
 				return fmt.Errorf("filter cleanup %s: %w", rec.Index, err)
 			}
@@ -175,14 +185,45 @@ func (e *Engine) removeFilter(ctx context.Context, api SettingsEditor, name stri
 	return nil
 }
 
-// withoutName removes the node shardwise appended from the comma list, keeping every other name:
-// the operator's (shardwise only ever appends) and other exclusions shardwise still holds. nil
-// deletes the setting in OpenSearch when nothing is left.
-func withoutName(list, node string) any {
-	var keep []string
+// errOperatorExcludes: the index's exclusions already name the node, so shardwise adds nothing.
+var errOperatorExcludes = errors.New("the node is excluded from the index already")
+
+// appended is the exclusion list orig with node added, as addExclusion writes it.
+func appended(orig, node string) string {
+	if orig == "" {
+		return node
+	}
+	return orig + "," + node
+}
+
+// names is a comma list's entries, trimmed.
+func names(list string) []string {
+	var out []string
 	for _, v := range strings.Split(list, ",") {
-		if v = strings.TrimSpace(v); v != "" && v != node {
-			keep = append(keep, v)
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// withoutName takes shardwise's entry for node off the exclusion list cur. When cur is still what
+// shardwise wrote (orig with node appended), orig comes back exactly as it was; nil deletes the
+// setting when there was none. When the list changed since (an operator edited it, another of
+// shardwise's exclusions was added), only the last entry naming node goes, so every other entry,
+// an operator's included, stays.
+func withoutName(cur, node, orig string) any {
+	if cur == appended(orig, node) {
+		if orig == "" {
+			return nil
+		}
+		return orig
+	}
+	keep := names(cur)
+	for i := len(keep) - 1; i >= 0; i-- {
+		if keep[i] == node {
+			keep = slices.Delete(keep, i, i+1)
+			break
 		}
 	}
 	if len(keep) == 0 {
@@ -193,3 +234,16 @@ func withoutName(list, node string) any {
 
 // isNotFound reports whether err says the index does not exist.
 func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// undoExclusion takes off an exclusion addExclusion just added, with its record, as cleanup would.
+func (e *Engine) undoExclusion(ctx context.Context, api SettingsEditor, name string, m allocation.Move) error {
+	it, err := e.Store.Get(ctx, state.Key{PK: pk(name), SK: filterKey(m.Index, m.FromName)})
+	if err != nil {
+		return fmt.Errorf("undo allocation filter on %s: %w", m.Index, err)
+	}
+	rec, err := state.DecodeJSON[filterRecord](it.Value)
+	if err != nil {
+		return fmt.Errorf("undo allocation filter on %s: %w", m.Index, err)
+	}
+	return e.removeFilter(ctx, api, name, it, rec, "its group was not applied whole")
+}

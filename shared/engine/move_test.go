@@ -366,7 +366,7 @@ func TestMoveRerouteRefusals(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got[e.Move.Index] = e.Status
+				got[e.Move.Index] = string(e.Status)
 			}
 			if !maps.Equal(got, tc.ledger) {
 				t.Errorf("ledger: got %v want %v", got, tc.ledger)
@@ -516,7 +516,7 @@ func TestDetectVerifiesIssuedMoves(t *testing.T) {
 		name    string
 		after   func(w *world)
 		outcome string
-		status  string
+		status  ledgerStatus
 	}{
 		{"the copy is started on its target", func(w *world) { w.relocate("h1", "a", "c") }, OutcomeArrived, statusArrived},
 		{"the copy never left", func(*world) {}, OutcomeNotArrived, statusLost},

@@ -13,14 +13,6 @@ import (
 	"github.com/shardwise/shardwise/shared/telemetry"
 )
 
-// Ledger statuses after a move was issued.
-const (
-	statusClaimed = "claimed"
-	statusIssued  = "issued"
-	statusArrived = "arrived"
-	statusLost    = "not-arrived"
-)
-
 // Outcomes of the verification a later cycle makes.
 const (
 	OutcomeArrived    = "arrived"

@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/state"
+)
+
+// TestFilterGroupAllOrNothing: a group's exclusions go out together or not at all, whether the
+// budget or the cluster stops one of them, and the ledger records each move's status.
+func TestFilterGroupAllOrNothing(t *testing.T) {
+	g := []allocation.Move{
+		{Index: "h0", Shard: 0, From: "id-a", FromName: "a", To: "id-b", ToName: "b", SizeBytes: 1 << 30, Phase: "relieve"},
+		{Index: "h1", Shard: 0, From: "id-a", FromName: "a", To: "id-c", ToName: "c", SizeBytes: 1 << 30, Phase: "relieve"},
+	}
+	for _, tc := range []struct {
+		name     string
+		perCycle int
+		failH1   bool
+		want     string       // each move's outcome
+		status   ledgerStatus // each move's ledger status
+		setting  bool         // h0's exclusion stands afterwards
+	}{
+		{name: "both fit", perCycle: 2, want: OutcomeExecuted, status: statusIssued, setting: true},
+		{name: "budget fits one", perCycle: 1, want: OutcomeSkipped, status: statusSkipped},
+		{name: "second refused: first undone", perCycle: 2, failH1: true, want: OutcomeRefused, status: statusRefused},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := hotWorld()
+			cfg := liveConfig("allocation-filter")
+			cfg.Safety.MaxMovesPerCycle = tc.perCycle
+			r := newRig(t, cfg, map[string]*world{"prod": w})
+			api := r.apis["prod"]
+			if tc.failH1 {
+				api.deleted = map[string]bool{"h1": true}
+			}
+			snap := w.sample().Snapshot
+			lk := state.Key{PK: pk("prod"), SK: ledgerKey("plan#x", g[0])}
+			entry := ledgerEntry{Move: g[0], Group: g, Status: statusClaimed, PlanKey: "plan#x"}
+			if _, err := state.PutJSON(t.Context(), r.store, lk, entry, state.Condition{IfAbsent: true}, 0, w.Now()); err != nil {
+				t.Fatal(err)
+			}
+			run := &moveRun{e: r.e, api: api, name: "prod", planKey: "plan#x", snap: &snap}
+			c := run.claimOf(g, lk, entry)
+			outs := run.filterGroups(t.Context(), []claim{c}, "strategy allocation-filter")
+			if len(outs) != 2 {
+				t.Fatalf("outcomes: %+v", outs)
+			}
+			for _, o := range outs {
+				if o.Outcome != tc.want {
+					t.Fatalf("outcome of %s: %s (%s), want %s", moveLabel(o.Move), o.Outcome, o.Reason, tc.want)
+				}
+			}
+			_, has := api.settings["h0"][excludeSetting]
+			if has != tc.setting {
+				t.Fatalf("h0's exclusion stands: %v, want %v (settings %+v)", has, tc.setting, api.settings)
+			}
+			got, _, err := state.GetJSON[ledgerEntry](t.Context(), r.store, lk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status != tc.status || len(got.Each) != 2 {
+				t.Fatalf("ledger: status %s, each %+v; want %s for each of 2", got.Status, got.Each, tc.status)
+			}
+			for _, m := range got.Each {
+				if m.Status != tc.status {
+					t.Fatalf("ledger: %+v, want each %s", got.Each, tc.status)
+				}
+			}
+		})
+	}
+}
