@@ -65,7 +65,9 @@ CASES = {
     "defaults": {"ClusterEndpoints": "prod=https://search-prod.example.com"},
     "every option": {
         "ClusterEndpoints": "prod=https://search-prod.example.com,logs=https://search-logs.example.com",
-        "OpenSearchDomainArn": "arn:aws:es:{region}:{account}:domain/prod",
+        # As many domains as the template has slots, so that every slot's condition is true.
+        "OpenSearchDomainArns": ",".join("arn:aws:es:{region}:{account}:domain/" + d
+                                         for d in ("prod", "logs", "search", "audit")),
         "ConfigParameterName": "/shardwise/test/config",
         "WebhookSecretParameter": "/shardwise/test/webhook-secret",
         "AlertEmail": "ops@example.com",
@@ -76,6 +78,13 @@ CASES = {
         "AlarmClusters": "prod:search-prod,logs:search-logs,c3:domain-3,c4:domain-4,c5:domain-5",
         # A bus named by the parameter; "defaults" gets the stack's own, shardwise-<stack name>.
         "EventBusName": "shardwise-every-option",
+    },
+    # One stack for three clusters that are domains: each role grants its requests on the three
+    # and the two empty slots grant nothing.
+    "three domains": {
+        "ClusterEndpoints": "prod=https://search-prod.example.com,logs=https://search-logs.example.com,"
+                            "search=https://search-search.example.com",
+        "OpenSearchDomainArns": ",".join("arn:aws:es:{region}:{account}:domain/" + d for d in ("prod", "logs", "search")),
     },
 }
 
@@ -503,6 +512,7 @@ def run_case(case, given, args, failures, summary):
 
     deployed = {lid: substitute(res, resolved) for lid, res in created.items()}
     checked = check_services(case, client, deployed, physical, stubbed, failures, created, resolved)
+    check_domain_grants(case, client, deployed, physical, given.get("OpenSearchDomainArns", ""), failures)
     summary.append(
         f"{case}: {len(created)} resources ({len(created) - len(stubbed)} created by moto's CloudFormation, "
         f"{len(stubbed)} of types it does not model: {', '.join(sorted({created[s]['Type'] for s in stubbed}))}); "
@@ -526,6 +536,38 @@ def strings(v):
 
 def props(res):
     return res.get("Properties", {})
+
+
+def check_domain_grants(case, client, deployed, physical, domains, failures):
+    """Every role that may call OpenSearch is granted its requests on each domain of
+    OpenSearchDomainArns, the same paths on each, and on nothing else; with no domain, no role has
+    an OpenSearch grant."""
+    iam = client("iam")
+    want = [d for d in domains.split(",") if d]
+    for lid, res in sorted(deployed.items()):
+        if res["Type"] != "AWS::IAM::Role" or lid not in physical:
+            continue
+        paths = {}  # domain ARN -> the (action, path) pairs granted on it
+        for name in iam.list_role_policies(RoleName=physical[lid])["PolicyNames"]:
+            doc = json.loads(norm(iam.get_role_policy(RoleName=physical[lid], PolicyName=name)["PolicyDocument"]))
+            for st in doc.get("Statement", []):
+                actions = st.get("Action", [])
+                actions = [actions] if isinstance(actions, str) else actions
+                if not any(a.startswith("es:") for a in actions):
+                    continue
+                arns = st.get("Resource", [])
+                for arn in [arns] if isinstance(arns, str) else arns:
+                    domain = next((d for d in want if arn.startswith(d + "/")), None)
+                    if domain is None:
+                        failures.add(case, f"{lid}: {actions} granted on {arn}, under none of the domains {want}")
+                        continue
+                    paths.setdefault(domain, set()).update((a, arn[len(domain):]) for a in actions)
+        if not paths:
+            continue
+        if sorted(paths) != sorted(want):
+            failures.add(case, f"{lid}: OpenSearch grants on {sorted(paths)}, want on each of {want}")
+        elif len({frozenset(p) for p in paths.values()}) != 1:
+            failures.add(case, f"{lid}: the domains are granted different requests: {paths}")
 
 
 def check_services(case, client, deployed, physical, stubbed, failures, created, resolved):

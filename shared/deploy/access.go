@@ -86,7 +86,7 @@ func esAction(method string) string {
 }
 
 // openSearchStatements grants exactly the function's requests: one statement per HTTP method,
-// listing the paths sent with it under the domain's ARN.
+// listing the paths sent with it under each domain's ARN.
 func openSearchStatements(reqs []request) []any {
 	paths := map[string][]string{}
 	for _, r := range reqs {
@@ -96,9 +96,9 @@ func openSearchStatements(reqs []request) []any {
 	}
 	var out []any
 	for _, method := range sortedMethods(paths) {
-		resources := make([]string, 0, len(paths[method]))
+		var resources []string
 		for _, p := range paths[method] {
-			resources = append(resources, cloudformation.Sub("${"+paramDomain+"}/"+p))
+			resources = append(resources, domainResources(p)...)
 		}
 		out = append(out, map[string]any{"Effect": "Allow", "Action": []string{esAction(method)}, "Resource": resources})
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/collect"
 	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/deploy"
 	"github.com/shardwise/shardwise/shared/engine"
 	"github.com/shardwise/shardwise/shared/handler"
 	"github.com/shardwise/shardwise/shared/opensearch"
@@ -260,8 +261,8 @@ func templateGrants(t *testing.T) map[string]grant {
 				switch {
 				case strings.HasPrefix(a, "es:ESHttp"):
 					method := strings.ToUpper(strings.TrimPrefix(a, "es:ESHttp"))
-					for _, r := range resources(t, st["Resource"]) {
-						p, ok := strings.CutPrefix(r, "${OpenSearchDomainArn}/")
+					for _, r := range deploy.DomainResources(t, st["Resource"], []string{rolesDomain}) {
+						p, ok := strings.CutPrefix(r, rolesDomain+"/")
 						if !ok {
 							t.Errorf("%s: %s granted on %q, not a path under the domain", id, a, r)
 						}
@@ -324,24 +325,9 @@ func strs(t *testing.T, v any) []string {
 	return nil
 }
 
-// resources returns a statement's resources, each Fn::Sub as its template string.
-func resources(t *testing.T, v any) []string {
-	t.Helper()
-	switch x := v.(type) {
-	case []any:
-		var out []string
-		for _, e := range x {
-			out = append(out, resources(t, e)...)
-		}
-		return out
-	case map[string]any:
-		if s, ok := x["Fn::Sub"].(string); ok {
-			return []string{s}
-		}
-	}
-	t.Fatalf("resource %#v: want Fn::Sub strings", v)
-	return nil
-}
+// rolesDomain is the one domain the roles are read for: TestDomainGrants checks that what is
+// granted on one is granted on each.
+const rolesDomain = "arn:aws:es:eu-west-1:123456789012:domain/prod"
 
 func dig(v any, path ...string) any {
 	for _, p := range path {

@@ -30,7 +30,7 @@ const (
 	paramClusters = "ClusterEndpoints"
 	paramDryRun   = "DryRun"
 	paramAuth     = "AuthMode"
-	paramDomain   = "OpenSearchDomainArn"
+	paramDomain   = "OpenSearchDomainArns"
 	paramStrategy = "MoveStrategy"
 	paramService  = "Service"
 	paramLogLevel = "LogLevel"
@@ -209,16 +209,7 @@ func parameters(opts Options) cloudformation.Parameters {
 			Description:   cloudformation.String("How the functions authenticate to OpenSearch"),
 		},
 		paramWebhookSecret: webhookParameter(),
-		paramDomain: {
-			Type: "String",
-			// Empty for clusters outside Amazon OpenSearch Service (basic or no auth): then no
-			// OpenSearch permission is granted at all. OpenSearch Serverless collections are not
-			// accepted: they serve neither _nodes/stats nor _cluster/reroute.
-			Default:        "",
-			AllowedPattern: cloudformation.String(`^$|^arn:aws[a-z-]*:es:[a-z0-9-]+:[0-9]{12}:domain/[a-z0-9-]+$`),
-			Description: cloudformation.String("ARN of the Amazon OpenSearch Service domain, for the functions' IAM " +
-				"permissions; empty when not on AWS (OpenSearch Serverless is not supported)"),
-		},
+		paramDomain:        domainParameter(),
 		paramStrategy: {
 			Type: "String",
 			// auto works on both kinds of cluster: reroute where it is allowed, allocation
@@ -283,9 +274,11 @@ func conditions() map[string]any {
 	for k, v := range alarmConditions() {
 		out[k] = v
 	}
+	for k, v := range domainConditions() {
+		out[k] = v
+	}
 	out[condWebhookConcurrency] = webhookConcurrencyCondition()
 	for k, v := range map[string]any{
-		condHasDomain:     cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramDomain), "")}),
 		condPublicWebhook: cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramWebhookSecret), "")}),
 		condHasConfig:     cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramConfig), "")}),
 		condHasBusName:    cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramBus), "")}),

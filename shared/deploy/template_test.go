@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -410,10 +409,10 @@ func checkPolicies(t *testing.T, props any, openSearch []string, publicWebhook, 
 				t.Errorf("statement %#v: want one action, one HTTP method", st)
 			}
 			methods = append(methods, action...)
-			for _, r := range get(t, st, "Resource").([]any) {
-				sub, _ := get(t, r, "Fn::Sub").(string)
-				if !strings.HasPrefix(sub, "${OpenSearchDomainArn}/") || sub == "${OpenSearchDomainArn}/*" {
-					t.Errorf("%v granted on %#v, want a path under the domain", action, r)
+			domain := testARN("prod")
+			for _, r := range (domainEval{t: t, arns: []string{domain}}).resources(get(t, st, "Resource")) {
+				if !strings.HasPrefix(r, domain+"/") || r == domain+"/*" {
+					t.Errorf("%v granted on %q, want a path under the domain", action, r)
 				}
 			}
 		}
@@ -562,7 +561,7 @@ func TestParameters(t *testing.T) {
 		{"dry run is a boolean", []any{"DryRun", "AllowedValues"}, []any{"true", "false"}},
 		{"SigV4 by default", []any{"AuthMode", "Default"}, "sigv4"},
 		{"auth modes", []any{"AuthMode", "AllowedValues"}, []any{"sigv4", "basic", "none"}},
-		{"no domain by default", []any{"OpenSearchDomainArn", "Default"}, ""},
+		{"no domain by default", []any{"OpenSearchDomainArns", "Default"}, ""},
 		{"clusters may come from the configuration parameter", []any{"ClusterEndpoints", "Default"}, ""},
 		{"auto moves by default", []any{"MoveStrategy", "Default"}, "auto"},
 		{"move strategies are config's", []any{"MoveStrategy", "AllowedValues"}, []any{"reroute", "allocation-filter", "auto"}},
@@ -581,28 +580,9 @@ func TestParameters(t *testing.T) {
 		})
 	}
 
-	pattern := regexp.MustCompile(get(t, params, "OpenSearchDomainArn", "AllowedPattern").(string))
-	arns := []struct {
-		name  string
-		arn   string
-		valid bool
-	}{
-		{"empty", "", true},
-		{"managed domain", "arn:aws:es:eu-west-1:123456789012:domain/prod-logs", true},
-		// OpenSearch Serverless serves neither _nodes/stats nor _cluster/reroute.
-		{"serverless collection", "arn:aws:aoss:us-east-1:123456789012:collection/abc123", false},
-		{"GovCloud partition", "arn:aws-us-gov:es:us-gov-west-1:123456789012:domain/prod", true},
-		{"domain path", "arn:aws:es:eu-west-1:123456789012:domain/prod/*", false},
-		{"other service", "arn:aws:s3:::bucket", false},
-		{"short account", "arn:aws:es:eu-west-1:1234:domain/prod", false},
-		{"endpoint instead of ARN", "https://search-prod.eu-west-1.es.amazonaws.com", false},
-	}
-	for _, tc := range arns {
-		t.Run("ARN "+tc.name, func(t *testing.T) {
-			if got := pattern.MatchString(tc.arn); got != tc.valid {
-				t.Errorf("%q accepted: got %v, want %v", tc.arn, got, tc.valid)
-			}
-		})
+	// TestDomainsPattern tries the pattern itself.
+	if got := get(t, params, "OpenSearchDomainArns", "AllowedPattern"); got != domainsPattern {
+		t.Errorf("OpenSearchDomainArns pattern: got %v, want %s", got, domainsPattern)
 	}
 }
 
