@@ -211,8 +211,8 @@ func TestAlarmSlots(t *testing.T) {
 					}
 				case strings.HasPrefix(id, "WriteQueueAlarm"):
 					wantDims := map[string]string{"DomainName": domain, "ClientId": testAccount}
-					if a.metric != "AWS/ES/ThreadpoolWriteQueue Average" || !maps.Equal(a.dimensions, wantDims) || a.threshold != testThresholds[paramWriteQueueThreshold] {
-						t.Errorf("%s: got %s %v threshold %v, want AWS/ES/ThreadpoolWriteQueue Average %v on %s", id, a.metric, a.dimensions, a.threshold, wantDims, paramWriteQueueThreshold)
+					if a.metric != "AWS/ES/ThreadpoolWriteQueue Maximum" || !maps.Equal(a.dimensions, wantDims) || a.threshold != testThresholds[paramWriteQueueThreshold] {
+						t.Errorf("%s: got %s %v threshold %v, want AWS/ES/ThreadpoolWriteQueue Maximum %v on %s", id, a.metric, a.dimensions, a.threshold, wantDims, paramWriteQueueThreshold)
 					}
 				case strings.HasPrefix(id, "WriteRejectedAlarm"):
 					wantDims := map[string]string{"DomainName": domain, "ClientId": testAccount}
@@ -336,7 +336,7 @@ func TestAlarmClustersLimit(t *testing.T) {
 				var latency, queue, rejected bool
 				for _, a := range got {
 					latency = latency || a.expression != "" && strings.HasSuffix(a.expression, "'"+cluster+"'")
-					queue = queue || a.metric == "AWS/ES/ThreadpoolWriteQueue Average" && a.dimensions["DomainName"] == domain
+					queue = queue || a.metric == "AWS/ES/ThreadpoolWriteQueue Maximum" && a.dimensions["DomainName"] == domain
 					rejected = rejected || a.metric == "AWS/ES/ThreadpoolWriteRejected Sum" && a.dimensions["DomainName"] == domain
 				}
 				if !latency || !queue || !rejected {

@@ -135,7 +135,7 @@ func TestSampleEventBridgeEvents(t *testing.T) {
 			metric, query string
 			dimensions    map[string]string
 		}{
-			{file: "alarm.json", name: "shardwise-prod-write-queue-shardwise", metric: "AWS/ES ThreadpoolWriteQueue Average",
+			{file: "alarm.json", name: "shardwise-prod-write-queue-shardwise", metric: "AWS/ES ThreadpoolWriteQueue Maximum",
 				dimensions: map[string]string{"DomainName": "search-prod", "ClientId": "123456789012"}},
 			{file: "alarm-write-queue-latency.json", name: "shardwise-prod-write-queue-latency-shardwise",
 				query: `SELECT MAX(WriteQueueLatency) FROM SCHEMA("shardwise", Cluster, Node) WHERE Cluster = 'prod'`},
