@@ -22,6 +22,9 @@ const (
 	// it; the write-load decider objects (the node is hot), the group as a whole lowers the excess and
 	// leaves the node unsaturated, or takes at least half its load over saturation off it.
 	RuleSwapReturn = "swap-return"
+	// RuleCountNeutral: the index-balance decider objects to the copy alone, but the copies of the
+	// index sent back in the same call leave the target with no more of them than before.
+	RuleCountNeutral = "count-neutral"
 	// RuleCannotRemain: a copy that may not stay where it is takes any home that is not a NO.
 	RuleCannotRemain = "cannot-remain"
 	// RuleRefused: the move may not happen.
@@ -41,8 +44,10 @@ type Projection struct {
 	TargetAfter  float64 `json:"target_after"`
 	TargetGoal   float64 `json:"target_goal"`
 	TargetHot    bool    `json:"target_hot,omitempty"`
-	ExcessBefore float64 `json:"excess_before"`
-	ExcessAfter  float64 `json:"excess_after"`
+	// TargetIndexDelta is how many copies of the move's index the whole group adds to its target.
+	TargetIndexDelta int     `json:"target_index_delta,omitempty"`
+	ExcessBefore     float64 `json:"excess_before"`
+	ExcessAfter      float64 `json:"excess_after"`
 }
 
 // Admission is the answer to "may this move happen", with the rule that decided and why.
@@ -66,11 +71,36 @@ func admission(ok bool, rule, format string, args ...any) Admission {
 	return Admission{Allowed: ok, Rule: rule, why: func() string { return fmt.Sprintf(format, args...) }}
 }
 
+// weighable reports whether a NOT_PREFERRED verdict is a cost the admission rules weigh rather
+// than a refusal: the write-load decider's (weighed on the group's projected utilizations) and the
+// index-balance decider's (weighed on the group's counts: a group that leaves the target with no
+// more copies of the index than before, a count-neutral swap, spreads the index no worse). NO is
+// never weighable, nor any other decider's NOT_PREFERRED. This is the one place the rule is written.
+func weighable(vd *Verdict) bool {
+	return vd.Decision == NotPreferred && (vd.Decider == DeciderWriteLoad || vd.Decider == DeciderIndexBalance)
+}
+
+// blocks reports whether a verdict refuses a move, judged with its group's projection: NO always;
+// a NOT_PREFERRED that is not weighable; index balance's when the group adds a copy of the index to
+// the target. The write-load decider's NOT_PREFERRED is left to the admission rules.
+func blocks(vd *Verdict, pr Projection) bool {
+	switch {
+	case vd.Decision == Yes:
+		return false
+	case !weighable(vd):
+		return true
+	case vd.Decider == DeciderIndexBalance:
+		return pr.TargetIndexDelta > 0
+	}
+	return false
+}
+
 // Admit decides whether a move may happen, from its phase, its deciders' verdicts and the projected
 // utilizations of its group. NO is absolute. NOT_PREFERRED from the write-load decider is a
 // preference: a write-hotspot move takes such a target when the group makes it fit, or when the move
 // strictly lowers the cluster's excess and leaves the target unsaturated and cooler than the source.
-// Any other NOT_PREFERRED refuses, except for a copy that may not remain where it is.
+// NOT_PREFERRED from index balance is a preference a count-neutral group meets (see blocks). Any
+// other NOT_PREFERRED refuses, except for a copy that may not remain where it is.
 func Admit(phase Phase, verdicts []Verdict, pr Projection) Admission {
 	var writeLoadNP *Verdict
 	for i := range verdicts {
@@ -95,24 +125,29 @@ func Admit(phase Phase, verdicts []Verdict, pr Projection) Admission {
 		}
 		return admission(true, RuleAllYes, "every decider says YES")
 	}
-	if otherNP != nil {
-		return admission(false, RuleRefused, "%s says NOT_PREFERRED: %s", otherNP.Decider, otherNP.Why())
+	for i := range verdicts {
+		if vd := &verdicts[i]; vd.Decider != DeciderWriteLoad && blocks(vd, pr) {
+			return admission(false, RuleRefused, "%s says NOT_PREFERRED: %s", vd.Decider, vd.Why())
+		}
 	}
 	if writeLoadNP == nil {
+		if otherNP != nil {
+			return admission(true, RuleCountNeutral, "%s said NOT_PREFERRED (%s), but the group sends back as many copies of the index as it brings, so the target's count does not rise",
+				otherNP.Decider, otherNP.Why())
+		}
 		return admission(true, RuleAllYes, "every decider says YES")
 	}
 	drop := pr.ExcessBefore - pr.ExcessAfter
 	switch phase {
 	case PhaseSwapReturn:
-		// A node that stays saturated takes the return only when the group takes at least half of
-		// its load over saturation off it: small swaps that leave it saturated cost relocations and
-		// relieve nothing.
-		substantial := pr.TargetBefore-pr.TargetAfter >= (pr.TargetBefore-1)/2
-		if drop > excessEpsilon && (pr.TargetAfter < 1 || substantial) {
+		// A step that lowers the excess is kept even while the node it returns to stays hot: many
+		// small copies relieve a node only together, over a few cycles. A swap of copies of equal
+		// load relieves nothing and is refused where the group is built (search.admit).
+		if drop > excessEpsilon && pr.TargetAfter < pr.TargetBefore {
 			return admission(true, RuleSwapReturn, "the swap lowers excess over the goal from %.3f to %.3f and takes the node it returns to from %.0f%% to %.0f%%",
 				pr.ExcessBefore, pr.ExcessAfter, pr.TargetBefore*100, pr.TargetAfter*100)
 		}
-		return admission(false, RuleRefused, "the swap would not lower excess (%.3f → %.3f) or would leave the node it returns to saturated at %.0f%% (from %.0f%%, less than half its overload off)",
+		return admission(false, RuleRefused, "the swap would not lower excess (%.3f → %.3f) or would leave the node it returns to no cooler (%.0f%% from %.0f%%)",
 			pr.ExcessBefore, pr.ExcessAfter, pr.TargetAfter*100, pr.TargetBefore*100)
 	case PhaseWriteHotspot:
 		switch {
@@ -181,6 +216,16 @@ func (v *View) Project(group []Move, i int) Projection {
 		pr.ExcessAfter += v.excessOf(n, v.writeLoad[n]+delta[n])
 	}
 	m := group[i]
+	for _, g := range group {
+		if g.Index == m.Index {
+			if g.To == m.To {
+				pr.TargetIndexDelta++
+			}
+			if g.From == m.To {
+				pr.TargetIndexDelta--
+			}
+		}
+	}
 	pr.SourceBefore = v.utilOf(m.From, v.writeLoad[m.From])
 	pr.SourceAfter = v.utilOf(m.From, v.writeLoad[m.From]+delta[m.From])
 	pr.TargetBefore = v.utilOf(m.To, v.writeLoad[m.To])

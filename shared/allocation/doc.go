@@ -16,8 +16,9 @@
 //     "a: estimated WRITE queue latency 6.0s ≥ 3.0s and utilization 100% ≥ 50%, 2 of 2 samples (hot)".
 //  2. Phases (plan.go), in order: unassigned copies are only noted; copies a decider says may not
 //     remain where they are (a drained node, a filter, a heap over HeapLimit) go to the least utilized
-//     node every decider accepts, else to one only NOT_PREFERRED ([PhaseCannotRemain]); then each hot node gets at most one group of moves
-//     ([PhaseWriteHotspot]); only when no node meets the criteria and nothing else moved, one
+//     node every decider accepts, else to one only NOT_PREFERRED ([PhaseCannotRemain]); then each
+//     hot node gets at most one group of moves, possibly a bundle ([PhaseWriteHotspot]); only
+//     when no node meets the criteria and nothing else moved, one
 //     index-colocation fix per ColocationEvery ([PhaseIndexBalance]).
 //  3. The goal ([View.Goal], admit.go): a hot node is relieved to AllocationUtilization, or lower
 //     when its backlog would not drain within DrainWithin, never under HotUtilization.
@@ -34,12 +35,14 @@
 //     utilized, the fewest copies, the name.
 //  7. Verdicts ([Evaluate], decider_*.go): each decider's [Verdict] carries its decision, the
 //     measured value, the limit and a sentence. NO is absolute; NOT_PREFERRED from the write-load
-//     decider alone is a preference the admission rules may overrule.
+//     decider is weighed on the group's projection and from index balance (counted per awareness
+//     zone) on the group's counts (weighable and blocks, admit.go); any other is a refusal.
 //  8. Admission ([Admit], [AdmitGroup], admit.go): a group of moves issued in one call (a move, a
 //     swap with cooler copies sent back, a chain that first makes room on the target) is judged
 //     whole on the projected utilizations ([View.Project]). The rule that admitted it is named:
-//     all-yes, fits-after-group, improves-excess (lowers the cluster's excess over the goal and
-//     leaves the target unsaturated and cooler than the source), swap-return or cannot-remain.
+//     all-yes, fits-after-group, count-neutral, improves-excess (lowers the cluster's excess over
+//     the goal and leaves the target unsaturated and cooler than the source), swap-return or
+//     cannot-remain.
 //  9. Choice (better): a group that reaches the goal, then the gentler rule, then the larger drop in
 //     excess, then the preferred target. A lone move OpenSearch's own balancer would undo
 //     ([BuiltinBalancer]) takes a count-neutral return copy with it, or is not made.
@@ -50,12 +53,18 @@
 //     fits-after-group: …; with warm[0] b→a (0.60 threads)". The moves issued with it carry their
 //     own phase, rule and sentence.
 //
-// When no group is admitted the node gets a [Note] instead: "deferred" (its shards already move this
-// cycle), "throttled" (the nodes with room have no recovery slot free), or "no-plan" with the first
-// candidate's blockers. A [ScaleUp] is raised only on proof, in this precedence: the cluster's write
-// load over AllocationUtilization of its threads ([BoundCapacity]), every node in service hot
-// ([BoundAllHot]), a copy that outweighs any node ([BoundCopy]), or a search that exhausted its
-// bounds ([BoundSearch], with the [SearchBounds] it used). The search is bounded by counts, not a
-// clock, so the same snapshot always gives the same plan. [Explain] gives every decider's answer
-// for one copy on every node.
+// When no group is admitted the node gets a [Note] instead: [NoteDeferred] (its shards already move
+// this cycle), [NoteThrottled] (the nodes with room have no recovery slot free), or
+// [NoteUnrelieved] with the first candidate's blockers and the [SearchBounds] used; such a node is
+// listed in [Plan.Unrelieved]. A search that found nothing is the planner's shortfall, never a
+// proof: a [ScaleUp] is raised only on proof, in this precedence: the cluster's write load over
+// AllocationUtilization of its threads ([BoundCapacity]), every node in service hot
+// ([BoundAllHot]), a copy that outweighs any node ([BoundCopy]). The search is bounded by counts,
+// not a clock, so the same snapshot always gives the same plan. [Explain] gives every decider's
+// answer for one copy on every node.
+//
+// Several groups for one node go out as one bundle when the best group lowers its excess without
+// reaching the goal (search.bundle), within the node's recovery limits. A group must take a quarter
+// of its hot copy's load off the node (a trade of near-equal copies is not relief), and a copy does
+// not go back within the hour to a node it left unless that node's load changed ([Memory.Departed]).
 package allocation

@@ -2,6 +2,7 @@ package allocation
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -75,6 +76,31 @@ func Groups(moves []Move) [][]Move {
 // Key identifies the move for the ledger: the same move is issued at most once.
 func (m Move) Key() string { return fmt.Sprintf("%s/%d/%s/%s", m.Index, m.Shard, m.From, m.To) }
 
+// The kinds of Note: what the planner reports about a node, a copy or the cluster without a move.
+const (
+	// NoteUnassigned: copies without a node; OpenSearch's allocator assigns them.
+	NoteUnassigned = "unassigned"
+	// NoteCannotRemain: a copy a decider says may not stay, with no node to take it.
+	NoteCannotRemain = "cannot-remain"
+	// NoteBuiltinConflict: an index-balance move OpenSearch's balancer would undo, with no return.
+	NoteBuiltinConflict = "builtin-conflict"
+	// NoteReliefInFlight: relocations already leaving the hot node; the next step waits for stats
+	// that show their effect.
+	NoteReliefInFlight = "relief-in-flight"
+	// NoteReliefSettling: a relocation off the hot node ended during the last interval.
+	NoteReliefSettling = "relief-settling"
+	// NoteDeferred: the hot node's candidates' shards already move this cycle.
+	NoteDeferred = "deferred"
+	// NoteThrottled: the nodes with room have no incoming recovery slot free.
+	NoteThrottled = "throttled"
+	// NoteUnfixable: a copy on the hot node outweighs any node it may go to (the copy proof).
+	NoteUnfixable = "unfixable-hotspot"
+	// NoteUnrelieved: the planner found no step that lowers the hot node's excess. It is the
+	// planner's failure, never a proof that the cluster lacks room: it is reported as an
+	// unrelieved hotspot (Plan.Unrelieved), never as a scale-up.
+	NoteUnrelieved = "unrelieved-hotspot"
+)
+
 // Note is something the planner reports without acting on it.
 type Note struct {
 	Kind   string `json:"kind"`
@@ -92,8 +118,6 @@ const (
 	BoundCapacity = "cluster-capacity"
 	// BoundCopy: one copy's load alone exceeds the goal × the threads of the largest node it may go to.
 	BoundCopy = "copy-outweighs-node"
-	// BoundSearch: the bounded search for moves, swaps and chains found no admissible plan.
-	BoundSearch = "search-exhausted"
 )
 
 // ScaleUp is the signal that moves cannot fix the write load, only issued on proof: one of the bounds
@@ -104,8 +128,16 @@ type ScaleUp struct {
 	Bound  string   `json:"bound"`
 	Value  float64  `json:"value"`
 	Limit  float64  `json:"limit"`
-	// Search holds the search's bounds when Bound is search-exhausted.
-	Search *SearchBounds `json:"search,omitempty"`
+}
+
+// Unrelieved is a hot node the planner found no step for this cycle, with nothing relocating off it
+// and no proof that the cluster lacks room: the planner's failure, reported (log, metric, event) so
+// an operator can see it, and never a reason to buy nodes.
+type Unrelieved struct {
+	Node     string       `json:"node"`
+	NodeName string       `json:"node_name"`
+	Reason   string       `json:"reason"`
+	Search   SearchBounds `json:"search"`
 }
 
 // Plan is one cycle's decision.
@@ -116,6 +148,8 @@ type Plan struct {
 	Moves      []Move    `json:"moves"`
 	Notes      []Note    `json:"notes,omitempty"`
 	ScaleUp    *ScaleUp  `json:"scale_up,omitempty"`
+	// Unrelieved lists the hot nodes no step was found for (see Unrelieved).
+	Unrelieved []Unrelieved `json:"unrelieved,omitempty"`
 }
 
 // Memory is what the planner keeps between cycles in the state store.
@@ -125,7 +159,27 @@ type Memory struct {
 	// Relocating is, per node, the last snapshot in which a copy was relocating off it: the sample
 	// right after a relocation ends still carries the copy's load for part of its interval.
 	Relocating map[string]time.Time `json:"relocating,omitempty"`
+	// Departed lists, for returnWithin, the copies planned off a node and that node's WRITE
+	// utilization then: a copy does not go back to a node it left within the hour unless the
+	// node's load changed by returnLoadChange since.
+	Departed []Departure `json:"departed,omitempty"`
 }
+
+// Departure is a copy planned off a node.
+type Departure struct {
+	Index       string    `json:"index"`
+	Shard       int       `json:"shard"`
+	Node        string    `json:"node"`
+	At          time.Time `json:"at"`
+	Utilization float64   `json:"utilization"`
+}
+
+const (
+	// returnWithin is how long a copy is kept off a node it left.
+	returnWithin = time.Hour
+	// returnLoadChange is the change in the node's WRITE utilization that lets it back sooner.
+	returnLoadChange = 0.2
+)
 
 // PlanCycle decides this cycle's moves, in order: (1) report unassigned copies (OpenSearch assigns
 // them), (2) move copies that may not remain where they are, (3) correct write hotspots, one move per
@@ -141,19 +195,8 @@ func PlanCycle(snap *cluster.Snapshot, mem Memory, cfg Config) (Plan, Memory) {
 // the tests compare against. It also returns how many home searches the screen skipped.
 func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, heapScreen bool) (Plan, Memory, int) {
 	hotspots, streaks := DetectHotspots(snap, mem.Streaks, cfg)
-	snap, demandFactor := withDemand(snap, hotspots)
-	hot := map[string]bool{}
-	for _, h := range hotspots {
-		if h.Hot {
-			hot[h.Node] = true
-		}
-	}
-	v := NewView(snap, cfg, hot)
-	for _, h := range hotspots {
-		if h.Hot && h.Demand > 0 {
-			v.SetDemand(h.Node, h.Demand)
-		}
-	}
+	v, demandFactor := plannedView(snap, hotspots, cfg)
+	snap = v.Snap
 	p := &planner{v: v, demandFactor: demandFactor, plan: Plan{Cluster: snap.Cluster, SnapshotAt: snap.At, Hotspots: hotspots, Moves: []Move{}}, settling: map[string]bool{},
 		heapScreen: heapScreen}
 	next := Memory{Streaks: streaks, LastColocation: mem.LastColocation, Relocating: map[string]time.Time{}}
@@ -169,6 +212,11 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, heapScreen bool) 
 		}
 	}
 
+	for _, d := range mem.Departed {
+		if snap.At.Sub(d.At) < returnWithin {
+			p.departed = append(p.departed, d)
+		}
+	}
 	p.unassigned()
 	p.cannotRemain()
 	p.hotspots(hotspots)
@@ -177,7 +225,52 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, heapScreen bool) 
 			next.LastColocation = snap.At
 		}
 	}
+	next.Departed = slices.Clone(p.departed)
+	for _, m := range p.plan.Moves {
+		next.Departed = append(next.Departed, Departure{Index: m.Index, Shard: m.Shard, Node: m.From, At: snap.At,
+			Utilization: v.Snap.NodeByID(m.From).Write.Load / float64(max(v.Snap.NodeByID(m.From).Write.Threads, 1))})
+	}
 	return p.plan, next, p.screened
+}
+
+// returning reports whether c going to node would bring it back to a node it left within
+// returnWithin while the node's WRITE utilization is within returnLoadChange of what it was then:
+// nothing changed that makes it right to go back, so the move would only undo the one before.
+func (p *planner) returning(c *cluster.Copy, node string) bool {
+	for _, d := range p.departed {
+		if d.Node == node && d.Index == c.Index && d.Shard == c.Shard {
+			n := p.v.Snap.NodeByID(node)
+			now := n.Write.Load / float64(max(n.Write.Threads, 1))
+			return math.Abs(now-d.Utilization) < returnLoadChange
+		}
+	}
+	return false
+}
+
+// PlannedView is the view the planner judges a cycle's moves on, and the one the move function
+// re-checks them on: the hot nodes marked, their copies' loads scaled by demand (withDemand) and
+// their projected load raised to the demand their backlog shows (View.SetDemand). Building both from
+// here keeps the re-check judging the loads the planner used. snap itself is not changed.
+func PlannedView(snap *cluster.Snapshot, hotspots []Hotspot, cfg Config) *View {
+	v, _ := plannedView(snap, hotspots, cfg)
+	return v
+}
+
+func plannedView(snap *cluster.Snapshot, hotspots []Hotspot, cfg Config) (*View, map[string]float64) {
+	scaled, factor := withDemand(snap, hotspots)
+	hot := map[string]bool{}
+	for _, h := range hotspots {
+		if h.Hot {
+			hot[h.Node] = true
+		}
+	}
+	v := NewView(scaled, cfg, hot)
+	for _, h := range hotspots {
+		if h.Hot && h.Demand > 0 {
+			v.SetDemand(h.Node, h.Demand)
+		}
+	}
+	return v, factor
 }
 
 // withDemand returns snap with the loads of the copies on each hot node whose demand is over what it
@@ -229,6 +322,8 @@ type planner struct {
 	heapFullAt int
 	heapScreen bool // use heapRefusesAll (off only in tests)
 	screened   int  // home searches heapRefusesAll skipped
+	// departed is the memory's departures within returnWithin (see returning).
+	departed []Departure
 }
 
 // heapRefusesAll reports whether the heap decider says NO to every node but c's own for c. That
@@ -307,7 +402,7 @@ func (p *planner) unassigned() {
 		}
 	}
 	if n > 0 {
-		p.note("unassigned", "", "", nil, "%d unassigned copies: OpenSearch's allocator assigns them; shardwise does not move them", n)
+		p.note(NoteUnassigned, "", "", nil, "%d unassigned copies: OpenSearch's allocator assigns them; shardwise does not move them", n)
 	}
 }
 
@@ -348,7 +443,7 @@ func (p *planner) cannotRemain() {
 		}
 		if !ok {
 			shard := c.Shard
-			p.note("cannot-remain", node.Name, c.Index, &shard, "%s[%d] may not remain on %s (%s) but no node can take it", c.Index, c.Shard, node.Name, no.Why())
+			p.note(NoteCannotRemain, node.Name, c.Index, &shard, "%s[%d] may not remain on %s (%s) but no node can take it", c.Index, c.Shard, node.Name, no.Why())
 			continue
 		}
 		p.add(Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: node.ID, FromName: node.Name,
@@ -374,7 +469,7 @@ func (p *planner) colocation() bool {
 		if ix == nil || ix.System() {
 			continue
 		}
-		if v.IndexCopies(c.Index, c.Node) > v.IndexBalanceLimit(c.Index) {
+		if v.IndexCopies(c.Index, c.Node) > v.IndexBalanceLimit(c.Index, c.Node) {
 			cands = append(cands, c)
 		}
 	}
@@ -391,7 +486,7 @@ func (p *planner) colocation() bool {
 			continue
 		}
 		from := v.Node(c.Node)
-		have, limit := v.IndexCopies(c.Index, c.Node), v.IndexBalanceLimit(c.Index)
+		have, limit := v.IndexCopies(c.Index, c.Node), v.IndexBalanceLimit(c.Index, c.Node)
 		m := Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: from.ID, FromName: from.Name,
 			To: target.ID, ToName: target.Name, SizeBytes: c.SizeBytes, WriteLoad: v.ShardLoad(c.ID()),
 			Phase: PhaseIndexBalance, Verdicts: verdicts,
@@ -450,7 +545,7 @@ func (p *planner) addBalanced(m Move) bool {
 	back, ok := p.swapReturn(m)
 	if !ok {
 		shard := m.Shard
-		p.note("builtin-conflict", m.FromName, m.Index, &shard,
+		p.note(NoteBuiltinConflict, m.FromName, m.Index, &shard,
 			"moving %s[%d] %s→%s would spread %s to %.2f over OpenSearch's balance threshold %.2f, and no cooler copy on %s can go back",
 			m.Index, m.Shard, m.FromName, m.ToName, ix, spread, p.v.Cfg.BuiltinBalancer.Threshold, m.ToName)
 		return false
@@ -481,7 +576,7 @@ func (p *planner) swapReturn(m Move) (Move, bool) {
 		c := &v.Snap.Copies[i]
 		// Under half the moved load: the source ends cooler by at least half of it, so the swap
 		// still relieves it.
-		if c.Node != dst.ID || !p.movable(c) || !c.LoadKnown || c.WriteLoad*2 >= m.WriteLoad {
+		if c.Node != dst.ID || !p.movable(c) || !c.LoadKnown || c.WriteLoad*2 >= m.WriteLoad || p.returning(c, src.ID) {
 			continue
 		}
 		cands = append(cands, c)
@@ -503,16 +598,9 @@ func (p *planner) swapReturn(m Move) (Move, bool) {
 	}
 	for _, c := range cands {
 		vs := Evaluate(v, c, src)
-		ok := true
-		for _, vd := range vs {
-			// The source is hot, so the write-load decider says NOT_PREFERRED; the swap leaves it
-			// cooler (the half-load rule above), so only hard NOs and index balance count here.
-			if vd.Decision == No || (vd.Decision == NotPreferred && vd.Decider != DeciderWriteLoad) {
-				ok = false
-				break
-			}
-		}
-		if !ok {
+		// The source is hot, so the write-load decider says NOT_PREFERRED; the swap leaves it
+		// cooler (the half-load rule above). Index balance is weighed on the pair's counts.
+		if !allWeighable(vs) || blocksIndexBalance(vs, m, c) {
 			continue
 		}
 		back := Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: dst.ID, FromName: dst.Name,
@@ -526,6 +614,17 @@ func (p *planner) swapReturn(m Move) (Move, bool) {
 		}
 	}
 	return Move{}, false
+}
+
+// blocksIndexBalance reports whether the index-balance decider objects to c going back to m's source
+// and the pair adds a copy of c's index there (a return of m's own index leaves the count as it was).
+func blocksIndexBalance(vs []Verdict, m Move, c *cluster.Copy) bool {
+	for i := range vs {
+		if vs[i].Decider == DeciderIndexBalance && vs[i].Decision == NotPreferred && c.Index != m.Index {
+			return true
+		}
+	}
+	return false
 }
 
 // blockers summarizes, per node, the first non-YES verdict keeping a copy from it.

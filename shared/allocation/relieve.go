@@ -61,7 +61,7 @@ func ruleRank(rule string) int {
 	switch rule {
 	case RuleAllYes:
 		return 0
-	case RuleFitsAfterGroup:
+	case RuleFitsAfterGroup, RuleCountNeutral:
 		return 1
 	default:
 		return 2
@@ -100,6 +100,10 @@ type search struct {
 	// full names the nodes passed over as targets because their incoming recovery slots are taken:
 	// a search that found nothing because of them is not exhausted, only throttled for now.
 	full map[string]bool
+	// skipShards and skipNodes are what a bundle's earlier groups already use: a further group
+	// takes other copies to other nodes.
+	skipShards map[cluster.ShardID]bool
+	skipNodes  map[string]bool
 }
 
 func (s *search) spent() bool { return s.bounds.Evaluations >= s.bounds.MaxEvaluations }
@@ -108,6 +112,21 @@ func (s *search) evaluate(c *cluster.Copy, t *cluster.Node) []Verdict {
 	s.bounds.Evaluations++
 	return Evaluate(s.p.v, c, t)
 }
+
+// relief is what one hot node's relief came to this cycle.
+type relief int
+
+const (
+	// reliefPlanned: a group of moves off the node is in the plan.
+	reliefPlanned relief = iota
+	// reliefWaiting: relocations in flight or just ended, or its shards already moving this cycle,
+	// or the nodes with room have no incoming slot free: it is looked at again next cycle.
+	reliefWaiting
+	// reliefOutweighed: a copy on it outweighs any node it may go to (the copy proof).
+	reliefOutweighed
+	// reliefNone: no step found that lowers its excess: an unrelieved hotspot.
+	reliefNone
+)
 
 func (p *planner) hotspots(hs []Hotspot) {
 	v := p.v
@@ -131,96 +150,153 @@ func (p *planner) hotspots(hs []Hotspot) {
 		hotNames = append(hotNames, h.NodeName)
 	}
 	if len(hot) >= live {
-		p.plan.ScaleUp = &ScaleUp{Nodes: hotNames, Bound: BoundAllHot, Value: float64(len(hot)), Limit: float64(live),
-			Reason: fmt.Sprintf("all %d write nodes are hot: moving shards cannot help, the cluster needs more or bigger nodes", live)}
-		if proof := p.overCapacity(); proof != nil {
-			// The stronger proof, with its numbers.
-			proof.Nodes = hotNames
-			p.plan.ScaleUp = proof
-		}
+		p.signal(hotNames, nil, &ScaleUp{Nodes: hotNames, Bound: BoundAllHot, Value: float64(len(hot)), Limit: float64(live),
+			Reason: fmt.Sprintf("all %d write nodes are hot: moving shards cannot help, the cluster needs more or bigger nodes", live)})
 		return
 	}
-	var outweighed, exhausted []string
+	var outweighed []string
 	var copyProof *ScaleUp
-	var searchProof SearchBounds
 	for _, h := range hot {
-		node := v.Node(h.Node)
-		goal := v.Goal(node.ID)
-		if p.relocatingOff(node.ID) && v.Utilization(node.ID) <= goal+1e-9 {
-			// Moves off this node are in flight and bring it to its goal once done: their effect is
-			// not in the stats yet.
-			p.note("relief-in-flight", node.Name, "", nil, "%s: copies relocating off it bring it to %.0f%% (goal %.0f%%); the next move waits for stats that show the effect",
-				node.Name, v.Utilization(node.ID)*100, goal*100)
-			continue
-		}
-		if p.settling[node.ID] {
-			p.note("relief-settling", node.Name, "", nil, "%s: a relocation off it ended during the last interval; the next sample shows its effect", node.Name)
-			continue
-		}
-		var copies, waiting []*cluster.Copy
-		for _, c := range p.copiesOn(node.ID) {
-			switch {
-			case p.movable(c):
-				copies = append(copies, c)
-			case c.State == cluster.StateStarted && p.moved[c.ID()]:
-				// Its shard is already moving this cycle (its other copy left another hot node): it
-				// waits, never two copies of a shard in flight at once.
-				waiting = append(waiting, c)
-			}
-		}
-		if proof := p.outweighs(node, copies, waiting); proof != nil {
-			outweighed = append(outweighed, node.Name)
+		outcome, proof := p.relieve(h)
+		if outcome == reliefOutweighed {
+			outweighed = append(outweighed, h.NodeName)
 			if copyProof == nil {
 				copyProof = proof
 			}
-			continue
 		}
-		aloneHot := v.Cfg.AllocationUtilization * float64(p.largestNode())
-		order := ChooseOrder(copies, aloneHot, v.Cfg.MinShardWriteLoad)
-		best, srch := p.searchRelief(node, order, goal)
-		bounds := srch.bounds
-		if best == nil && p.relocatingOff(node.ID) {
-			// Relief is under way: no proof that the search is exhausted until it lands.
-			p.note("relief-in-flight", node.Name, "", nil, "%s: copies relocating off it leave it at %.0f%% (goal %.0f%%) and no further plan fits now; it is looked at again next cycle",
-				node.Name, v.Utilization(node.ID)*100, goal*100)
-			continue
+	}
+	if copyProof != nil {
+		copyProof.Nodes = outweighed
+	}
+	p.signal(hotNames, copyProof, nil)
+}
+
+// signal chooses the cycle's one scale-up signal, strongest proof first: the cluster's capacity,
+// every node hot, a copy that outweighs any node. A hot node the planner found no step for is not a
+// proof of anything (it is in Plan.Unrelieved), so without one of these there is no signal; under
+// a proof of the cluster's capacity it is no longer the planner's shortfall and leaves the list.
+func (p *planner) signal(hotNames []string, copyProof, allHot *ScaleUp) {
+	switch proof := p.overCapacity(); {
+	case proof != nil:
+		proof.Nodes = hotNames
+		p.plan.ScaleUp = proof
+	case allHot != nil:
+		p.plan.ScaleUp = allHot
+	case copyProof != nil:
+		p.plan.ScaleUp = copyProof
+	}
+	if p.plan.ScaleUp != nil && p.plan.ScaleUp.Bound != BoundCopy {
+		// The cluster lacks room: that, not the planner, is why a node stays hot. The notes
+		// still say what the search found.
+		p.plan.Unrelieved = nil
+	}
+}
+
+// relieve plans one hot node's relief and says what it came to; for reliefOutweighed it returns
+// the copy proof.
+func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
+	v := p.v
+	node := v.Node(h.Node)
+	goal := v.Goal(node.ID)
+	if p.relocatingOff(node.ID) && v.Utilization(node.ID) <= goal+1e-9 {
+		// Moves off this node are in flight and bring it to its goal once done: their effect is
+		// not in the stats yet.
+		p.note(NoteReliefInFlight, node.Name, "", nil, "%s: copies relocating off it bring it to %.0f%% (goal %.0f%%); the next move waits for stats that show the effect",
+			node.Name, v.Utilization(node.ID)*100, goal*100)
+		return reliefWaiting, nil
+	}
+	if p.settling[node.ID] {
+		p.note(NoteReliefSettling, node.Name, "", nil, "%s: a relocation off it ended during the last interval; the next sample shows its effect", node.Name)
+		return reliefWaiting, nil
+	}
+	var copies, waiting []*cluster.Copy
+	for _, c := range p.copiesOn(node.ID) {
+		switch {
+		case p.movable(c):
+			copies = append(copies, c)
+		case c.State == cluster.StateStarted && p.moved[c.ID()]:
+			// Its shard is already moving this cycle (its other copy left another hot node): it
+			// waits, never two copies of a shard in flight at once.
+			waiting = append(waiting, c)
 		}
-		if best == nil {
-			if len(waiting) > 0 {
-				p.note("deferred", node.Name, "", nil, "%s: its best candidates' shards are already moving this cycle; it is looked at again next cycle", node.Name)
-				continue
-			}
-			if len(srch.full) > 0 {
-				// Not a proof that the cluster lacks room: those nodes take copies again once their
-				// recoveries end.
-				p.note("throttled", node.Name, "", nil, "%s: no move, swap or chain fits the nodes with an incoming recovery slot free; %s have none (node_concurrent_incoming_recoveries %d); it is looked at again next cycle",
-					node.Name, strings.Join(slices.Sorted(maps.Keys(srch.full)), ", "), v.Snap.Settings.Recoveries.Effective().NodeIncoming)
-				continue
-			}
-			exhausted = append(exhausted, node.Name)
-			searchProof = bounds
-			why := ""
-			if len(order) > 0 {
-				c := order[0].Copy
-				why = fmt.Sprintf("; its first candidate %s[%d] (%.2f WRITE threads): %s", c.Index, c.Shard, order[0].Load, p.blockers(c))
-			}
-			p.note("no-plan", node.Name, "", nil, "%s is hot and no move, swap or chain within the search bounds (%s) lowers the excess over the goal%s", node.Name, bounds, why)
-			continue
-		}
+	}
+	if proof := p.outweighs(node, copies, waiting); proof != nil {
+		return reliefOutweighed, proof
+	}
+	aloneHot := v.Cfg.AllocationUtilization * float64(p.largestNode())
+	order := ChooseOrder(copies, aloneHot, v.Cfg.MinShardWriteLoad)
+	best, srch := p.searchRelief(node, order, goal)
+	if best != nil {
 		p.addOption(h, node, goal, best)
+		return reliefPlanned, nil
 	}
 	switch {
-	case p.overCapacity() != nil:
-		p.plan.ScaleUp = p.overCapacity()
-		p.plan.ScaleUp.Nodes = hotNames
-	case copyProof != nil:
-		copyProof.Nodes = outweighed
-		p.plan.ScaleUp = copyProof
-	case len(exhausted) > 0:
-		p.plan.ScaleUp = &ScaleUp{Nodes: exhausted, Bound: BoundSearch, Value: float64(searchProof.Evaluations), Limit: float64(searchProof.MaxEvaluations),
-			Search: &searchProof,
-			Reason: fmt.Sprintf("search exhausted on %v: no move, swap or chain lowers the excess over the goal within its bounds (%s)", exhausted, searchProof)}
+	case p.relocatingOff(node.ID):
+		// Relief is under way: the search is judged again once it lands.
+		p.note(NoteReliefInFlight, node.Name, "", nil, "%s: copies relocating off it leave it at %.0f%% (goal %.0f%%) and no further plan fits now; it is looked at again next cycle",
+			node.Name, v.Utilization(node.ID)*100, goal*100)
+		return reliefWaiting, nil
+	case len(waiting) > 0:
+		p.note(NoteDeferred, node.Name, "", nil, "%s: its best candidates' shards are already moving this cycle; it is looked at again next cycle", node.Name)
+		return reliefWaiting, nil
+	case len(srch.full) > 0:
+		// Not a failure to find room: those nodes take copies again once their recoveries end.
+		p.note(NoteThrottled, node.Name, "", nil, "%s: no move, swap or chain fits the nodes with an incoming recovery slot free; %s have none (node_concurrent_incoming_recoveries %d); it is looked at again next cycle",
+			node.Name, strings.Join(slices.Sorted(maps.Keys(srch.full)), ", "), v.Snap.Settings.Recoveries.Effective().NodeIncoming)
+		return reliefWaiting, nil
 	}
+	why := ""
+	if len(order) > 0 {
+		c := order[0].Copy
+		why = fmt.Sprintf("; its first candidate %s[%d] (%.2f WRITE threads): %s", c.Index, c.Shard, order[0].Load, p.blockers(c))
+	}
+	reason := fmt.Sprintf("%s is hot and no move, swap or chain within the search bounds (%s) lowers the excess over the goal%s; this is the planner's shortfall, not a proof that the cluster lacks room",
+		node.Name, srch.bounds, why)
+	p.note(NoteUnrelieved, node.Name, "", nil, "%s", reason)
+	p.plan.Unrelieved = append(p.plan.Unrelieved, Unrelieved{Node: node.ID, NodeName: node.Name, Reason: reason, Search: srch.bounds})
+	return reliefNone, nil
+}
+
+// withinRecoveries reports whether the group, with the recoveries in flight and those planned this
+// cycle, stays within node_concurrent_incoming_recoveries and node_concurrent_outgoing_recoveries on
+// every node it touches: the move function refuses a group that does not, whole.
+func (p *planner) withinRecoveries(group []Move) bool {
+	lim := p.v.Snap.Settings.Recoveries.Effective()
+	in, out := map[string]int{}, map[string]int{}
+	for _, m := range group {
+		in[m.To]++
+		out[m.From]++
+	}
+	p.incomingFree("") // counts the incoming recoveries on first use
+	for n, k := range in {
+		if p.incoming[n]+k > lim.NodeIncoming {
+			return false
+		}
+	}
+	for n, k := range out {
+		busy := 0
+		for i := range p.v.Snap.Copies {
+			if c := &p.v.Snap.Copies[i]; c.Node == n && c.State == cluster.StateRelocating {
+				busy++
+			}
+		}
+		for _, m := range p.plan.Moves {
+			if m.From == n {
+				busy++
+			}
+		}
+		if busy+k > lim.NodeOutgoing {
+			return false
+		}
+	}
+	return true
+}
+
+// minRelief is the least load a group must take off the hot node for a hot copy of load: a quarter
+// of the copy's load and at least MinShardWriteLoad. A swap that sends back nearly as much as it
+// takes (a copy's twin of equal load) is not relief, and the next cycle would swap it back.
+func (p *planner) minRelief(load float64) float64 {
+	return max(p.v.Cfg.MinShardWriteLoad, load/4)
 }
 
 // largestNode is the most WRITE threads any node in service has.
@@ -293,7 +369,7 @@ func (p *planner) outweighs(node *cluster.Node, copies, waiting []*cluster.Copy)
 	if heaviest == nil {
 		return nil
 	}
-	p.note("unfixable-hotspot", node.Name, heaviest.Index, &heaviest.Shard,
+	p.note(NoteUnfixable, node.Name, heaviest.Index, &heaviest.Shard,
 		"%s: %s[%d] carries %.2f WRITE threads, at or over %.0f%% of the largest node it may go to (%.2f); moving every other copy still leaves %.2f of %d threads busy",
 		node.Name, heaviest.Index, heaviest.Shard, heaviestLoad, v.Cfg.AllocationUtilization*100, heaviestLimit, rest, node.Write.Threads)
 	return &ScaleUp{Bound: BoundCopy, Value: heaviestLoad, Limit: heaviestLimit,
@@ -326,17 +402,27 @@ func (p *planner) largestHome(c *cluster.Copy) int {
 // searchRelief finds the group of moves that relieves a hot node best. Candidates are tried in the
 // shard-choice heuristic's order, first those whose load could bring the node to its goal, then all:
 // the first candidate with a plan that reaches the goal wins, else the first with any admissible plan.
+// A plan that lowers the excess without reaching the goal is then bundled (see bundle).
 func (p *planner) searchRelief(node *cluster.Node, order []Candidate, goal float64) (*option, *search) {
 	s := &search{p: p, src: node, bounds: SearchBounds{MaxEvaluations: searchEvaluations, MaxCandidates: searchCandidates,
 		MaxReturns: swapReturns, MaxChainDepth: chainDepth}}
-	need := (p.v.Utilization(node.ID) - goal) * float64(node.Write.Threads)
+	best := s.one(order, goal)
+	if best == nil || best.sufficient(goal) {
+		return best, s
+	}
+	return s.bundle(best, order, goal), s
+}
+
+// one is the best single group for the hot node on the view as it stands.
+func (s *search) one(order []Candidate, goal float64) *option {
+	need := (s.p.v.Utilization(s.src.ID) - goal) * float64(s.src.Write.Threads)
 	tried := map[int]*option{}
 	for pass := 0; pass < 2; pass++ {
 		for i, cand := range order {
 			if s.spent() || s.bounds.Candidates >= searchCandidates && tried[i] == nil {
 				break
 			}
-			if pass == 0 && cand.Load < need {
+			if pass == 0 && cand.Load < need || s.skipShards[cand.Copy.ID()] {
 				continue
 			}
 			o, seen := tried[i]
@@ -352,11 +438,51 @@ func (p *planner) searchRelief(node *cluster.Node, order []Candidate, goal float
 				continue
 			}
 			if pass == 1 || o.sufficient(goal) {
-				return o, s
+				return o
 			}
 		}
 	}
-	return nil, s
+	return nil
+}
+
+// bundle adds further groups to first, each found on the view with the earlier ones applied and over
+// other copies and other nodes, until the hot node reaches its goal or the bundle holds
+// chainDepth+1 moves (one cycle's default budget). Small copies relieve a node only together, and
+// the move function's budget lets each node take part in one group a cycle: the bundle is issued as
+// one group and judged whole again. Each part lowers the excess on its own; a bundle that is no
+// longer admissible whole is cut back to what was.
+func (s *search) bundle(first *option, order []Candidate, goal float64) *option {
+	v := s.p.v
+	out := first
+	for len(out.group) < chainDepth+1 && !s.spent() {
+		s.skipShards, s.skipNodes = map[cluster.ShardID]bool{}, map[string]bool{}
+		for _, m := range out.group {
+			s.skipShards[cluster.ShardID{Index: m.Index, Shard: m.Shard}] = true
+			s.skipNodes[m.From], s.skipNodes[m.To] = true, true
+		}
+		delete(s.skipNodes, s.src.ID)
+		undo := v.try(out.group)
+		next := s.one(order, goal)
+		undo()
+		s.skipShards, s.skipNodes = nil, nil
+		if next == nil || len(out.group)+len(next.group) > chainDepth+1 {
+			break
+		}
+		group := append(slices.Clone(out.group), next.group...)
+		if !s.p.withinRecoveries(group) {
+			break
+		}
+		merged := s.admit(group, "bundle", out.target, out.rank)
+		if merged == nil {
+			break
+		}
+		merged.tier = out.tier
+		out = merged
+		if out.sufficient(goal) {
+			break
+		}
+	}
+	return out
 }
 
 // targets lists the nodes a copy might go to, best first: nodes no move touches yet this cycle, then
@@ -365,7 +491,7 @@ func (s *search) targets(c *cluster.Copy) []*cluster.Node {
 	v := s.p.v
 	out := make([]*cluster.Node, 0, len(v.DataNodes()))
 	for _, n := range v.DataNodes() {
-		if n.ID == c.Node || v.hot[n.ID] || v.excluded[n.ID] || v.Holds(n.ID, c.ID()) {
+		if n.ID == c.Node || v.hot[n.ID] || v.excluded[n.ID] || v.Holds(n.ID, c.ID()) || s.skipNodes[n.ID] || s.p.returning(c, n.ID) {
 			continue
 		}
 		if !s.p.incomingFree(n.ID) {
@@ -408,25 +534,19 @@ func (s *search) bestFor(cand Candidate) *option {
 			break
 		}
 		vs := s.evaluate(c, t)
-		worst, onlyWriteLoad := Yes, true
-		for _, vd := range vs {
-			if vd.Decision > worst {
-				worst = vd.Decision
-			}
-			if vd.Decision != Yes && vd.Decider != DeciderWriteLoad {
-				onlyWriteLoad = false
-			}
-		}
-		if worst == No || !onlyWriteLoad {
+		if !allWeighable(vs) {
 			continue
 		}
 		m := s.move(c, cand.Load, t, vs)
-		if worst == Yes {
+		if Worst(vs) == Yes {
 			if o := s.admit([]Move{m}, "move", t, rank); o != nil {
 				return o
 			}
 			continue
 		}
+		// A NOT_PREFERRED is a cost weighed on the whole group, not a filter: a swap may meet the
+		// index-balance decider (a copy of the same index back) and the write-load one (cooler
+		// copies back) where the move alone meets neither.
 		preferredOnly = append(preferredOnly, t)
 		for _, o := range []*option{s.admit([]Move{m}, "move", t, rank), s.swap(m, t, rank)} {
 			if o != nil && (best == nil || better(o, best, goal)) {
@@ -489,6 +609,10 @@ func (s *search) admit(group []Move, kind string, t *cluster.Node, rank int) *op
 			delta += m.WriteLoad
 		}
 	}
+	if -delta < s.p.minRelief(group[o.hot()].WriteLoad) {
+		// Copies of nearly equal load traded: the relocations cost bytes and relieve nothing.
+		return nil
+	}
 	pr := v.Project(group, o.hot())
 	o.srcAfter = v.utilOf(src, v.writeLoad[src]+delta)
 	o.drop = pr.ExcessBefore - pr.ExcessAfter
@@ -503,7 +627,8 @@ func (s *search) roomOn(node string, hot *cluster.Copy, load float64) []*cluster
 		if len(out) >= roomCandidates {
 			break
 		}
-		if !s.p.movable(c) || !c.LoadKnown || c.WriteLoad >= load || c.WriteLoad <= 0 || c.ID() == hot.ID() {
+		if !s.p.movable(c) || !c.LoadKnown || c.WriteLoad >= load || c.WriteLoad <= 0 || c.ID() == hot.ID() || s.skipShards[c.ID()] ||
+			s.p.returning(c, s.src.ID) {
 			continue
 		}
 		out = append(out, c)
@@ -578,7 +703,7 @@ func (s *search) chain(hot *cluster.Copy, load float64, t *cluster.Node, rank in
 		if len(pairs)+len(back) >= chainDepth || freed >= needRoom || s.spent() {
 			break
 		}
-		if len(back) == 0 && returned+c.WriteLoad <= srcRoom && !v.Holds(src.ID, c.ID()) && onlyWriteLoadObjects(s.evaluate(c, src)) {
+		if len(back) == 0 && returned+c.WriteLoad <= srcRoom && !v.Holds(src.ID, c.ID()) && allWeighable(s.evaluate(c, src)) {
 			// One copy back to the hot node: with the hot copy it is a count-neutral swap.
 			back = append(back, Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: t.ID, FromName: t.Name, To: src.ID, ToName: src.Name,
 				SizeBytes: c.SizeBytes, WriteLoad: c.WriteLoad, Phase: PhaseSwapReturn})
@@ -697,10 +822,11 @@ func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *opti
 	}
 }
 
-// onlyWriteLoadObjects reports whether every decider but the write-load one says YES.
-func onlyWriteLoadObjects(vs []Verdict) bool {
-	for _, vd := range vs {
-		if vd.Decision != Yes && vd.Decider != DeciderWriteLoad {
+// allWeighable reports whether every verdict is a YES or a NOT_PREFERRED the admission rules weigh
+// on the group (see weighable): whether any group could take the copy there.
+func allWeighable(vs []Verdict) bool {
+	for i := range vs {
+		if vs[i].Decision != Yes && !weighable(&vs[i]) {
 			return false
 		}
 	}

@@ -24,6 +24,10 @@ type reliefCase struct {
 	scaleNodes   []string
 	value, limit float64
 	noteWhy      []string // in the notes' reasons
+	// unrelieved names the hot nodes no step was found for (Plan.Unrelieved), and unrelievedEvals
+	// the decider evaluations the first one's search spent, checked when set.
+	unrelieved      []string
+	unrelievedEvals int
 }
 
 func runRelief(t *testing.T, tc reliefCase) Plan {
@@ -59,9 +63,19 @@ func runRelief(t *testing.T, tc reliefCase) Plan {
 		if su.Reason == "" {
 			t.Error("scale up: no reason")
 		}
-		if (su.Bound == BoundSearch) != (su.Search != nil) {
-			t.Errorf("scale up: bound %s with search bounds %+v: a search's bounds go with search-exhausted only", su.Bound, su.Search)
+	}
+	var unrelieved []string
+	for _, u := range plan.Unrelieved {
+		unrelieved = append(unrelieved, u.NodeName)
+		if u.Reason == "" {
+			t.Errorf("unrelieved %s: no reason", u.NodeName)
 		}
+	}
+	if !slices.Equal(unrelieved, tc.unrelieved) {
+		t.Errorf("unrelieved: got %v want %v", unrelieved, tc.unrelieved)
+	}
+	if tc.unrelievedEvals > 0 && (len(plan.Unrelieved) == 0 || plan.Unrelieved[0].Search.Evaluations != tc.unrelievedEvals) {
+		t.Errorf("unrelieved search: got %+v, want %d evaluations", plan.Unrelieved, tc.unrelievedEvals)
 	}
 	var reasons []string
 	for _, n := range plan.Notes {
@@ -188,17 +202,17 @@ func TestReliefTargets(t *testing.T) {
 			moves: []string{"q[0] a->c write-hotspot"},
 		},
 		{
-			name: "no copy alone reaches the goal: the heuristic's first copy with a plan still moves",
+			name: "no copy alone reaches the goal: the heuristic's first copy leads a bundle that does",
 			build: func() (*cluster.Snapshot, []string) {
 				// a carries 12 threads (150 %): 4.8 must leave and no copy carries that much. x[2]
-				// (2.5, closest to ½ of 4) moves; a ends at 119 %, relieved in part.
+				// (2.5, closest to ½ of 4) moves to b and x[3] to c in the same group; a ends at 88 %.
 				f := newFixture("a", "b", "c").
 					index("x", 1<<30, []float64{4, 3, 2.5, 2.5}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
 					queueing("a", 6)
 				return f.snap(), []string{"a"}
 			},
-			moves: []string{"x[2] a->b write-hotspot"},
-			why:   []string{"a ends at 119% (goal 90%)", "tier 1 of the ½-of-hottest heuristic"},
+			moves: []string{"x[2] a->b write-hotspot", "x[3] a->c write-hotspot"},
+			why:   []string{"as a bundle: a ends at 88% (goal 90%)", "tier 1 of the ½-of-hottest heuristic"},
 		},
 	}
 	for _, tc := range cases {
@@ -287,8 +301,8 @@ func TestReliefSwapsAndChains(t *testing.T) {
 				exclude(f, "b,c", "small")
 				return f.snap(), []string{"a"}
 			},
-			notes: []string{"no-plan"},
-			bound: BoundSearch,
+			notes:      []string{NoteUnrelieved},
+			unrelieved: []string{"a"},
 		},
 		{
 			name: "a swap that makes the target fit beats a move the improvement rule alone accepts",
@@ -361,8 +375,8 @@ func TestReliefSwapsAndChains(t *testing.T) {
 				exclude(f, "a", "l1", "l2", "l3", "l4", "l5", "filler")
 				return f.snap(), []string{"a"}
 			},
-			notes: []string{"no-plan"},
-			bound: BoundSearch,
+			notes:      []string{NoteUnrelieved},
+			unrelieved: []string{"a"},
 		},
 		{
 			name: "chain: a cool copy moves off the target alone when its new node has nothing colder to send",
@@ -471,11 +485,11 @@ func TestReliefNotes(t *testing.T) {
 					queueing("a", 6)
 				return f.snap(), []string{"a"}
 			},
-			notes: []string{"no-plan"},
-			bound: BoundSearch,
+			notes:      []string{NoteUnrelieved},
+			unrelieved: []string{"a"},
 			// Three candidates, each judged against b and then admitted (refused) once.
-			scaleNodes: []string{"a"}, value: 6, limit: searchEvaluations,
-			noteWhy: []string{"its first candidate x[0] (3.00 WRITE threads): b NOT_PREFERRED (b WRITE utilization would be 100% with 3.00 threads more, over 90%)"},
+			unrelievedEvals: 6,
+			noteWhy:         []string{"its first candidate x[0] (3.00 WRITE threads): b NOT_PREFERRED (b WRITE utilization would be 100% with 3.00 threads more, over 90%)"},
 		},
 		{
 			name: "every node in service hot: all-nodes-hot, with the nodes and counts",
@@ -501,8 +515,9 @@ func TestReliefNotes(t *testing.T) {
 					queueing("a", 6)
 				return f.snap(), []string{"a"}
 			},
-			cfg:        func(c *Config) { c.ExcludedNodes = []string{"c"} },
-			notes:      []string{"no-plan"},
+			cfg: func(c *Config) { c.ExcludedNodes = []string{"c"} },
+			// The search found nothing for a, but the capacity proof, not the planner, explains it.
+			notes:      []string{NoteUnrelieved},
 			bound:      BoundCapacity,
 			scaleNodes: []string{"a"}, value: 14.8, limit: 14.4,
 		},
@@ -578,7 +593,7 @@ func TestReliefNotes(t *testing.T) {
 			scaleNodes: []string{"a"}, value: 15, limit: 14.4,
 		},
 		{
-			name: "a copy proof outranks an exhausted search",
+			name: "a copy proof is the signal; the node no step was found for is unrelieved",
 			build: func() (*cluster.Snapshot, []string) {
 				// a's big copy proves it; b (6 threads of small copies) finds no room on c or d.
 				f := newFixture("a", "b", "c", "d").
@@ -589,7 +604,8 @@ func TestReliefNotes(t *testing.T) {
 				f.node("b").Write.Threads = 6
 				return f.snap(), []string{"a", "b"}
 			},
-			notes:      []string{"unfixable-hotspot", "no-plan"},
+			notes:      []string{"unfixable-hotspot", NoteUnrelieved},
+			unrelieved: []string{"b"},
 			bound:      BoundCopy,
 			scaleNodes: []string{"a"}, value: 7.5, limit: 7.2,
 		},
@@ -661,7 +677,7 @@ func TestReliefGroupReasons(t *testing.T) {
 }
 
 // The relief search is bounded by counts, so the same snapshot always gives the same plan; the
-// search-exhausted signal carries the bounds and what was used of them.
+// unrelieved hotspot carries the bounds and what was used of them, and no scale-up is signalled.
 func TestReliefSearchBounds(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -692,18 +708,20 @@ func TestReliefSearchBounds(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.BuiltinBalancer.Enabled = false
 			plan, _ := PlanCycle(s, Memory{Streaks: streaks(s, "a")}, cfg)
-			su := plan.ScaleUp
-			if su == nil || su.Bound != BoundSearch || su.Search == nil {
-				t.Fatalf("scale up: got %+v, want search-exhausted with its bounds", su)
+			if plan.ScaleUp != nil {
+				t.Errorf("scale up: got %+v, want none: a search that found nothing proves nothing", plan.ScaleUp)
 			}
-			b := *su.Search
+			if len(plan.Unrelieved) != 1 {
+				t.Fatalf("unrelieved: got %+v, want a with its search bounds", plan.Unrelieved)
+			}
+			u := plan.Unrelieved[0]
 			want := SearchBounds{Evaluations: tc.evals, MaxEvaluations: searchEvaluations, Candidates: tc.candidates, MaxCandidates: searchCandidates,
 				MaxReturns: swapReturns, MaxChainDepth: chainDepth}
-			if b != want {
-				t.Errorf("bounds: got %+v want %+v", b, want)
+			if u.Search != want {
+				t.Errorf("bounds: got %+v want %+v", u.Search, want)
 			}
-			if su.Value != float64(tc.evals) || su.Limit != searchEvaluations || !strings.Contains(su.Reason, b.String()) {
-				t.Errorf("signal: got value %v limit %v reason %q", su.Value, su.Limit, su.Reason)
+			if !strings.Contains(u.Reason, want.String()) {
+				t.Errorf("reason %q lacks the bounds %q", u.Reason, want.String())
 			}
 		})
 	}

@@ -30,7 +30,7 @@ type View struct {
 	copyLoad   map[cluster.ShardID]float64 // shard → write load of one copy (all copies bear it)
 	// limits caches IndexBalanceLimit until a move changes the index's counts: the deciders ask
 	// for it once per copy and candidate node, and it walks the index's nodes.
-	limits map[string]balanceLimit
+	limits map[string]map[string]balanceLimit // index → awareness zone ("" without awareness) → limit
 
 	// clusterEligible is the nodes the cluster's filters allow, which every index without filters
 	// of its own shares (most do), once clusterEligibleKnown.
@@ -56,7 +56,7 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 		eligible:   map[string]int{},
 		shardSize:  make(map[cluster.ShardID]int64, len(snap.Copies)/2),
 		copyLoad:   make(map[cluster.ShardID]float64, len(snap.Copies)/2),
-		limits:     make(map[string]balanceLimit, len(snap.Indices)),
+		limits:     make(map[string]map[string]balanceLimit, len(snap.Indices)),
 	}
 	for id, h := range hot {
 		v.hot[id] = h
@@ -241,17 +241,36 @@ type balanceLimit struct {
 	factor float64
 }
 
-// IndexBalanceLimit is ceil(ceil(copies / eligible nodes) × factor).
-func (v *View) IndexBalanceLimit(index string) int {
-	if l, ok := v.limits[index]; ok && l.factor == v.Cfg.IndexBalanceFactor {
+// IndexBalanceLimit is how many copies of the index the node may hold before the index-balance
+// decider prefers not: ceil(ceil(copies / eligible nodes) × factor). With allocation awareness the
+// copies are spread over the zones first (forced awareness names the zones, present or not), so
+// the count is the zone's share, ceil(copies / zones), over the eligible nodes of the node's zone:
+// a 2-node zone of three must hold a third of the copies on its two nodes, whatever the
+// cluster-wide average says.
+func (v *View) IndexBalanceLimit(index, node string) int {
+	zone := v.zoneOf(node)
+	if l, ok := v.limits[index][zone]; ok && l.factor == v.Cfg.IndexBalanceFactor {
 		return l.limit
 	}
-	limit := v.indexBalanceLimit(index)
-	v.limits[index] = balanceLimit{limit: limit, factor: v.Cfg.IndexBalanceFactor}
+	limit := v.indexBalanceLimit(index, zone)
+	if v.limits[index] == nil {
+		v.limits[index] = map[string]balanceLimit{}
+	}
+	v.limits[index][zone] = balanceLimit{limit: limit, factor: v.Cfg.IndexBalanceFactor}
 	return limit
 }
 
-func (v *View) indexBalanceLimit(index string) int {
+// zoneOf is the node's value of the first awareness attribute, or "" without awareness.
+func (v *View) zoneOf(node string) string {
+	attrs := v.Snap.Settings.AwarenessAttributes
+	n := v.nodes[node]
+	if len(attrs) == 0 || n == nil {
+		return ""
+	}
+	return n.Attributes[attrs[0]]
+}
+
+func (v *View) indexBalanceLimit(index, zone string) int {
 	ix := v.index[index]
 	copies := 0
 	if ix != nil {
@@ -261,8 +280,48 @@ func (v *View) indexBalanceLimit(index string) int {
 		copies = max(copies, c)
 	}
 	eligible := max(v.EligibleNodes(index), 1)
+	if zone != "" {
+		zones, inZone := v.zones(index, zone)
+		copies = (copies + zones - 1) / max(zones, 1)
+		eligible = max(inZone, 1)
+	}
 	perNode := math.Ceil(float64(copies) / float64(eligible))
 	return int(math.Ceil(perNode * v.Cfg.IndexBalanceFactor))
+}
+
+// zones counts the values of the first awareness attribute copies spread over (the forced values
+// and those of the nodes in service) and the nodes in zone the index's and the cluster's filters
+// allow.
+func (v *View) zones(index, zone string) (values, inZone int) {
+	attr := v.Snap.Settings.AwarenessAttributes[0]
+	seen := map[string]bool{}
+	for _, fv := range v.Snap.Settings.ForcedAwareness[attr] {
+		seen[fv] = true
+	}
+	ix := v.index[index]
+	for _, n := range v.DataNodes() {
+		if v.excluded[n.ID] {
+			continue
+		}
+		nv, ok := n.Attributes[attr]
+		if !ok {
+			continue
+		}
+		seen[nv] = true
+		if nv != zone {
+			continue
+		}
+		if ix != nil && !ix.Filters.Empty() {
+			if ok, _ := FiltersAllow(ix.Filters, n); !ok {
+				continue
+			}
+		}
+		if ok, _ := FiltersAllow(v.Snap.Settings.Filters, n); !ok {
+			continue
+		}
+		inZone++
+	}
+	return len(seen), inZone
 }
 
 // ShardLoad is the write load one copy of the shard carries.

@@ -31,12 +31,12 @@ func TestIndexBalanceLimitFollowsMoves(t *testing.T) {
 	for _, st := range steps {
 		st.do()
 		for _, ix := range []string{"orphan", "listed"} {
-			want := v.indexBalanceLimit(ix)
-			if got := v.IndexBalanceLimit(ix); got != want {
+			want := v.indexBalanceLimit(ix, "")
+			if got := v.IndexBalanceLimit(ix, "id-a"); got != want {
 				t.Errorf("%s: IndexBalanceLimit(%s): got %d, want %d as worked out afresh", st.name, ix, got, want)
 			}
 		}
-		if got := v.IndexBalanceLimit("orphan"); got != st.want {
+		if got := v.IndexBalanceLimit("orphan", "id-a"); got != st.want {
 			t.Errorf("%s: IndexBalanceLimit(orphan): got %d, want %d", st.name, got, st.want)
 		}
 	}

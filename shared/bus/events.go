@@ -25,6 +25,8 @@ const (
 	TypeShardMoveExecuted = "Shard Move Executed"
 	TypeReplicasChanged   = "Replicas Changed"
 	TypeScaleUpNeeded     = "Scale Up Needed"
+	// TypeHotspotUnrelieved: hot nodes the planner found no step for, without a capacity proof.
+	TypeHotspotUnrelieved = "Hotspot Unrelieved"
 	TypeSandboxEnforced   = "Sandbox Enforced"
 )
 
@@ -98,6 +100,15 @@ type ScaleUpNeeded struct {
 	Bound   string   `json:"bound,omitempty"`
 	Value   float64  `json:"value,omitempty"`
 	Limit   float64  `json:"limit,omitempty"`
+}
+
+// HotspotUnrelieved reports hot nodes the planner found no step for this cycle while nothing was
+// relocating off them and no bound proved the cluster short of room. It is the planner's shortfall,
+// for the people who watch it; it never asks for nodes.
+type HotspotUnrelieved struct {
+	Cluster    string                  `json:"cluster"`
+	PlanKey    string                  `json:"plan_key"`
+	Unrelieved []allocation.Unrelieved `json:"unrelieved"`
 }
 
 // SandboxEnforced reports what the sandbox function found and did.

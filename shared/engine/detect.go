@@ -25,11 +25,16 @@ type DetectResult struct {
 	Trigger string `json:"trigger,omitempty"`
 }
 
+// MetricUnrelievedHotspots counts, per plan, the hot nodes the planner found no step for without a
+// capacity proof (allocation.Plan.Unrelieved).
+const MetricUnrelievedHotspots = "UnrelievedHotspots"
+
 // NoteTriggered is the kind of the plan note that says what asked for a plan outside the cadence.
 const NoteTriggered = "triggered"
 
 // Detect plans moves for a snapshot (the latest when snapshotKey is empty) and publishes "Moves
-// Planned" and, when moves cannot help, "Scale Up Needed". The same snapshot planned twice (a
+// Planned", "Scale Up Needed" when a bound proves moves cannot help, and "Hotspot Unrelieved" when
+// the planner found no step for a hot node without such a proof. The same snapshot planned twice (a
 // duplicate event) returns the stored plan and publishes nothing again.
 func (e *Engine) Detect(ctx context.Context, name, snapshotKey string) (DetectResult, error) {
 	return e.detect(ctx, name, snapshotKey, "")
@@ -164,6 +169,12 @@ func (e *Engine) detect(ctx context.Context, name, snapshotKey, trigger string) 
 				telemetry.Dimension{Name: "Bound", Value: plan.ScaleUp.Bound})
 		}
 	}
+	for _, u := range plan.Unrelieved {
+		e.log().Warn("hotspot unrelieved", "cluster", name, "node", u.NodeName, "evaluations", u.Search.Evaluations,
+			"candidates", u.Search.Candidates, "reason", u.Reason)
+	}
+	// Every plan sends it, 0 included, so an alarm on it sees the hotspot end.
+	e.metric(name, MetricUnrelievedHotspots, telemetry.UnitCount, float64(len(plan.Unrelieved)))
 	hot := 0
 	for _, h := range plan.Hotspots {
 		if h.Hot {
@@ -178,7 +189,7 @@ func (e *Engine) detect(ctx context.Context, name, snapshotKey, trigger string) 
 	return res, nil
 }
 
-// publishPlan publishes a plan's "Moves Planned" and "Scale Up Needed" and then marks it
+// publishPlan publishes a plan's "Moves Planned", "Scale Up Needed" and "Hotspot Unrelieved" and then marks it
 // published. With again set (the plan was stored already) it publishes only a plan not yet
 // marked: its first invocation stored it and then failed to publish, and was retried. Events are
 // at least once: a failure after publishing and before marking publishes again on the retry.
@@ -194,6 +205,10 @@ func (e *Engine) publishPlan(ctx context.Context, name, snapshotKey string, plan
 		events = append(events, bus.Event{DetailType: bus.TypeScaleUpNeeded, Time: e.now(), Detail: bus.ScaleUpNeeded{
 			Cluster: name, Nodes: plan.ScaleUp.Nodes, Reason: plan.ScaleUp.Reason,
 			Bound: plan.ScaleUp.Bound, Value: plan.ScaleUp.Value, Limit: plan.ScaleUp.Limit}})
+	}
+	if len(plan.Unrelieved) > 0 {
+		events = append(events, bus.Event{DetailType: bus.TypeHotspotUnrelieved, Time: e.now(), Detail: bus.HotspotUnrelieved{
+			Cluster: name, PlanKey: planKey, Unrelieved: plan.Unrelieved}})
 	}
 	if len(events) == 0 {
 		return nil

@@ -140,17 +140,8 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	snap := fresh.Snapshot
 	snap.Cluster = name
 	snap.CarryLoads(planned)
-	hot := map[string]bool{}
-	for _, h := range plan.Hotspots {
-		hot[h.Node] = h.Hot
-	}
-	view := allocation.NewView(&snap, e.Config.Allocation, hot)
-	for _, h := range plan.Hotspots {
-		if h.Hot && h.Demand > 0 {
-			// The same demand the planner weighed: a saturated node's counters show only what it served.
-			view.SetDemand(h.Node, h.Demand)
-		}
-	}
+	// The view the planner judged the moves on (the hot nodes' demand included), built in one place.
+	view := allocation.PlannedView(&snap, plan.Hotspots, e.Config.Allocation)
 
 	kept, refused := safety.Budget(plan.Moves, e.Config.Safety)
 	kept, throttled := safety.Throttle(kept, safety.RecoveriesOf(&snap, own))

@@ -90,6 +90,10 @@ type Result struct {
 	PlanMsP50      float64 `json:"plan_ms_p50"`
 	PlanMsMax      float64 `json:"plan_ms_max"`
 	ScaleUpSignals int     `json:"scale_up_signals"`
+	// UnrelievedHotspotCycles counts the cycles whose plan left a hot node with no move planned
+	// for it, none relocating off it, and no bound proving the cluster short of room: the
+	// planner's shortfall ("Hotspot Unrelieved"), never a scale-up.
+	UnrelievedHotspotCycles int `json:"unrelieved_hotspot_cycles"`
 }
 
 // MarshalJSON keeps the documented field order readable: the simulator's fields with ours.
@@ -204,7 +208,7 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 			opts.OnTick(t)
 		}
 	}
-	res := Result{Result: s.Result(), Balancer: opts.Balancer, ScaleUpSignals: r.scaleUps}
+	res := Result{Result: s.Result(), Balancer: opts.Balancer, ScaleUpSignals: r.scaleUps, UnrelievedHotspotCycles: r.unrelieved}
 	if len(r.planMs) > 0 {
 		slices.Sort(r.planMs)
 		res.PlanMsP50 = r.planMs[len(r.planMs)/2]
@@ -254,6 +258,8 @@ type run struct {
 	mu       sync.Mutex // guards what racing copies record: planMs, scaleUps and the tick
 	planMs   []float64
 	scaleUps int
+	// unrelieved counts the plans that published "Hotspot Unrelieved".
+	unrelieved int
 }
 
 // cycle runs ingest and then every function the published events trigger, until none is left.
@@ -282,7 +288,7 @@ func (r *run) cycle(ctx context.Context, t *Tick) error {
 		}
 		for _, ev := range evs {
 			run := r.race
-			if ev.DetailType == bus.TypeScaleUpNeeded {
+			if ev.DetailType == bus.TypeScaleUpNeeded || ev.DetailType == bus.TypeHotspotUnrelieved {
 				// No function consumes it (it goes to people): the run counts the signal once.
 				run = func(fn func() error) error { return fn() }
 			}
@@ -349,6 +355,12 @@ func (r *run) dispatch(ctx context.Context, ev bus.Recorded, t *Tick) error {
 		r.mu.Lock()
 		r.scaleUps++
 		t.ScaleUp, t.ScaleUpBound = d.Reason, d.Bound
+		r.mu.Unlock()
+		return nil
+	case bus.TypeHotspotUnrelieved:
+		// One per plan: no function consumes it either.
+		r.mu.Lock()
+		r.unrelieved++
 		r.mu.Unlock()
 		return nil
 	}
