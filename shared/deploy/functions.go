@@ -28,8 +28,6 @@ type function struct {
 	triggers []trigger
 	// functionURL exposes the function as an IAM-authenticated HTTPS endpoint (the metrics webhook).
 	functionURL bool
-	// reservedConcurrency caps the function's concurrent executions; 0 leaves it uncapped.
-	reservedConcurrency int
 	// publicWebhook adds the "webhook" alias with a public URL for HMAC-signed requests, when the
 	// stack names the secret's parameter (webhook.go).
 	publicWebhook bool
@@ -120,10 +118,11 @@ func functions() []function {
 			// The ledger and the cycle claim; DeleteItem releases the lease and removes filter records.
 			dynamoDB: []string{ddbGetItem, ddbPutItem, ddbDeleteItem, ddbQuery},
 			triggers: busTriggers(bus.FunctionMove),
-			// One move run at a time: the lease already refuses a second, so a second
-			// concurrent execution would only cost an invocation; capped, Lambda queues the
-			// asynchronous event until the first is done.
-			reservedConcurrency: 1,
+			// No reserved concurrency: moves are serialized per cluster by the cluster's lease,
+			// not per stack. A stack-wide cap of 1 made the clusters of one stack wait for each
+			// other, and their events aged past the 60 s maximum into the dead-letter queue; an
+			// invocation that finds its cluster's lease held skips its plan (the next cycle plans
+			// again) and fails nothing.
 		},
 		{
 			name:        "replicas",

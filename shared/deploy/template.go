@@ -354,9 +354,6 @@ func lambda(fn function, opts Options) withProperties {
 			"BuildProperties": map[string]any{"TrimGoPath": true},
 		},
 	}
-	if fn.reservedConcurrency > 0 {
-		f.ReservedConcurrentExecutions = cloudformation.Int(fn.reservedConcurrency)
-	}
 	if fn.publicWebhook {
 		name, value := webhookEnv()
 		f.Environment.Variables[name] = value
