@@ -45,6 +45,13 @@ type Move struct {
 	Verdicts  []Verdict `json:"verdicts,omitempty"`
 }
 
+// newMove builds the move of copy c from one node to another, carrying load WRITE threads, in phase.
+// Every planned move is built here; the caller adds its verdicts and reason.
+func newMove(c *cluster.Copy, from, to *cluster.Node, load float64, phase Phase) Move {
+	return Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: from.ID, FromName: from.Name,
+		To: to.ID, ToName: to.Name, SizeBytes: c.SizeBytes, WriteLoad: load, Phase: phase}
+}
+
 // Reverse is the move undoing m.
 func (m Move) Reverse() Move {
 	r := m
@@ -446,10 +453,10 @@ func (p *planner) cannotRemain() {
 			p.note(NoteCannotRemain, node.Name, c.Index, &shard, "%s[%d] may not remain on %s (%s) but no node can take it", c.Index, c.Shard, node.Name, no.Why())
 			continue
 		}
-		p.add(Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: node.ID, FromName: node.Name,
-			To: target.ID, ToName: target.Name, SizeBytes: c.SizeBytes, WriteLoad: c.WriteLoad,
-			Phase: PhaseCannotRemain, Verdicts: verdicts,
-			Reason: fmt.Sprintf("may not remain on %s: %s [%s]; %s takes it", node.Name, no.Why(), no.Decider, target.Name)})
+		m := newMove(c, node, target, c.WriteLoad, PhaseCannotRemain)
+		m.Verdicts = verdicts
+		m.Reason = fmt.Sprintf("may not remain on %s: %s [%s]; %s takes it", node.Name, no.Why(), no.Decider, target.Name)
+		p.add(m)
 	}
 }
 
@@ -487,11 +494,10 @@ func (p *planner) colocation() bool {
 		}
 		from := v.Node(c.Node)
 		have, limit := v.IndexCopies(c.Index, c.Node), v.IndexBalanceLimit(c.Index, c.Node)
-		m := Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: from.ID, FromName: from.Name,
-			To: target.ID, ToName: target.Name, SizeBytes: c.SizeBytes, WriteLoad: v.ShardLoad(c.ID()),
-			Phase: PhaseIndexBalance, Verdicts: verdicts,
-			Reason: fmt.Sprintf("%s holds %d copies of %s, over the index-balance limit %d; %s holds %d; the coolest such copy (%.2f WRITE threads) moves",
-				from.Name, have, c.Index, limit, target.Name, v.IndexCopies(c.Index, target.ID), c.WriteLoad)}
+		m := newMove(c, from, target, v.ShardLoad(c.ID()), PhaseIndexBalance)
+		m.Verdicts = verdicts
+		m.Reason = fmt.Sprintf("%s holds %d copies of %s, over the index-balance limit %d; %s holds %d; the coolest such copy (%.2f WRITE threads) moves",
+			from.Name, have, c.Index, limit, target.Name, v.IndexCopies(c.Index, target.ID), c.WriteLoad)
 		if p.addBalanced(m) {
 			return true
 		}
@@ -603,12 +609,11 @@ func (p *planner) swapReturn(m Move) (Move, bool) {
 		if !allWeighable(vs) || blocksIndexBalance(vs, m, c) {
 			continue
 		}
-		back := Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: dst.ID, FromName: dst.Name,
-			To: src.ID, ToName: src.Name, SizeBytes: c.SizeBytes, WriteLoad: c.WriteLoad,
-			Phase: PhaseSwapReturn, Verdicts: vs,
-			Reason: fmt.Sprintf("count-neutral return for %s[%d]: %s[%d] carries %.2f WRITE threads (under half of %.2f), leaving %s at %.0f%%",
-				m.Index, m.Shard, c.Index, c.Shard, c.WriteLoad, m.WriteLoad, src.Name,
-				(v.WriteLoad(src.ID)-m.WriteLoad+c.WriteLoad)/float64(max(src.Write.Threads, 1))*100)}
+		back := newMove(c, dst, src, c.WriteLoad, PhaseSwapReturn)
+		back.Verdicts = vs
+		back.Reason = fmt.Sprintf("count-neutral return for %s[%d]: %s[%d] carries %.2f WRITE threads (under half of %.2f), leaving %s at %.0f%%",
+			m.Index, m.Shard, c.Index, c.Shard, c.WriteLoad, m.WriteLoad, src.Name,
+			(v.WriteLoad(src.ID)-m.WriteLoad+c.WriteLoad)/float64(max(src.Write.Threads, 1))*100)
 		if invites, _, _ := v.invitesBuiltin([]Move{m, back}); !invites {
 			return back, true
 		}

@@ -569,8 +569,9 @@ func (s *search) bestFor(cand Candidate) *option {
 }
 
 func (s *search) move(c *cluster.Copy, load float64, t *cluster.Node, vs []Verdict) Move {
-	return Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: s.src.ID, FromName: s.src.Name,
-		To: t.ID, ToName: t.Name, SizeBytes: c.SizeBytes, WriteLoad: load, Phase: PhaseWriteHotspot, Verdicts: vs}
+	m := newMove(c, s.src, t, load, PhaseWriteHotspot)
+	m.Verdicts = vs
+	return m
 }
 
 // admit judges a group on the view and, when admitted and acceptable to OpenSearch's own balancer
@@ -676,8 +677,7 @@ func (s *search) swap(m Move, t *cluster.Node, rank int) *option {
 		}
 		group := []Move{m}
 		for _, c := range set {
-			group = append(group, Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: t.ID, FromName: t.Name,
-				To: s.src.ID, ToName: s.src.Name, SizeBytes: c.SizeBytes, WriteLoad: c.WriteLoad, Phase: PhaseSwapReturn})
+			group = append(group, newMove(c, t, s.src, c.WriteLoad, PhaseSwapReturn))
 		}
 		if o := s.admit(group, "swap", t, rank); o != nil {
 			return o
@@ -705,8 +705,7 @@ func (s *search) chain(hot *cluster.Copy, load float64, t *cluster.Node, rank in
 		}
 		if len(back) == 0 && returned+c.WriteLoad <= srcRoom && !v.Holds(src.ID, c.ID()) && allWeighable(s.evaluate(c, src)) {
 			// One copy back to the hot node: with the hot copy it is a count-neutral swap.
-			back = append(back, Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: t.ID, FromName: t.Name, To: src.ID, ToName: src.Name,
-				SizeBytes: c.SizeBytes, WriteLoad: c.WriteLoad, Phase: PhaseSwapReturn})
+			back = append(back, newMove(c, t, src, c.WriteLoad, PhaseSwapReturn))
 			returned += c.WriteLoad
 			freed += c.WriteLoad
 			continue
@@ -750,8 +749,8 @@ func (s *search) roomPair(c *cluster.Copy, t *cluster.Node, hot *cluster.Copy) [
 		if Worst(vs) != Yes {
 			continue
 		}
-		out := Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: t.ID, FromName: t.Name, To: u.ID, ToName: u.Name,
-			SizeBytes: c.SizeBytes, WriteLoad: c.WriteLoad, Phase: PhaseMakeRoom, Verdicts: vs}
+		out := newMove(c, t, u, c.WriteLoad, PhaseMakeRoom)
+		out.Verdicts = vs
 		undo := v.try([]Move{out})
 		var in *Move
 		cs := s.p.copiesOn(u.ID)
@@ -763,8 +762,8 @@ func (s *search) roomPair(c *cluster.Copy, t *cluster.Node, hot *cluster.Copy) [
 			if Worst(s.evaluate(cold, t)) != Yes {
 				continue
 			}
-			in = &Move{Index: cold.Index, Shard: cold.Shard, Primary: cold.Primary, From: u.ID, FromName: u.Name, To: t.ID, ToName: t.Name,
-				SizeBytes: cold.SizeBytes, WriteLoad: cold.WriteLoad, Phase: PhaseMakeRoom}
+			back := newMove(cold, u, t, cold.WriteLoad, PhaseMakeRoom)
+			in = &back
 			break
 		}
 		undo()
