@@ -306,6 +306,11 @@ func (a *API) PutIndexSettings(ctx context.Context, index string, settings map[s
 	return clusterErr(a.Client.PutIndexSettings(ctx, index, settings))
 }
 
+// PutClusterSettings updates the cluster's persistent settings.
+func (a *API) PutClusterSettings(ctx context.Context, settings map[string]any) error {
+	return clusterErr(a.Client.PutClusterSettings(ctx, settings))
+}
+
 // searchActions selects the search tasks sandboxes govern: the top-level search and msearch
 // tasks and their shard-level children (indices:data/read/search[phase/...]).
 const searchActions = "*search*"

@@ -36,6 +36,8 @@ type world struct {
 	ctrs        cluster.Counters
 	// limits are the cluster's recovery limits a read reports (OpenSearch's defaults when zero).
 	limits cluster.RecoveryLimits
+	// clusterExclude is cluster.routing.allocation.exclude._name ("" unset).
+	clusterExclude string
 }
 
 func newWorld(nodes ...string) *world {
@@ -182,6 +184,9 @@ func (w *world) sample() cluster.Sample {
 			Nodes: slices.Clone(w.nodes), Indices: slices.Clone(w.indices), Copies: slices.Clone(w.copies)},
 		Counters: cluster.Counters{At: w.ctrs.At, Nodes: map[string]cluster.NodeCounters{}, Copies: map[string]cluster.CopyCounters{}},
 	}
+	if w.clusterExclude != "" {
+		s.Snapshot.Settings.Filters.Exclude = map[string]string{"_name": w.clusterExclude}
+	}
 	for k, v := range w.ctrs.Nodes {
 		s.Counters.Nodes[k] = v
 	}
@@ -221,6 +226,8 @@ type fakeAPI struct {
 	reads    int
 	reroutes []rerouteCall
 	puts     []putCall
+	// clusterPuts are the PUT _cluster/settings calls (drain_test.go).
+	clusterPuts []map[string]any
 }
 
 var _ ClusterAPI = (*fakeAPI)(nil)

@@ -219,15 +219,20 @@ func withoutName(cur, node, orig string) any {
 		}
 		return orig
 	}
-	keep := names(cur)
+	if v := removeLast(cur, node); v != "" {
+		return v
+	}
+	return nil
+}
+
+// removeLast is the comma list without its last entry naming node, every other entry kept.
+func removeLast(list, node string) string {
+	keep := names(list)
 	for i := len(keep) - 1; i >= 0; i-- {
 		if keep[i] == node {
 			keep = slices.Delete(keep, i, i+1)
 			break
 		}
-	}
-	if len(keep) == 0 {
-		return nil
 	}
 	return strings.Join(keep, ",")
 }

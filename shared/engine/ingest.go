@@ -142,6 +142,11 @@ func (e *Engine) ingest(ctx context.Context, name string, read readSample, opts 
 		if err := e.cleanupFilters(ctx, api, name, &snap, false); err != nil {
 			e.log().Error("allocation filter cleanup failed", "cluster", name, "error", err)
 		}
+		// Excluded nodes drain through the cluster's own exclusions, before this sample is
+		// stored and planned: the plan then agrees with what OpenSearch enforces.
+		if err := e.drainExcluded(ctx, api, name, &snap); err != nil {
+			e.log().Error("draining allocation.excluded_nodes failed", "cluster", name, "error", err)
+		}
 	}
 	key, err := snapshots.Save(ctx, e.Store, &snap, sample.Counters, e.ttl(), e.now())
 	if err != nil {

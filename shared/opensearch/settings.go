@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -309,4 +310,23 @@ func decodeAcknowledged(name string, body []byte) error {
 		return fmt.Errorf("%s: %w", name, ErrNotAcknowledged)
 	}
 	return nil
+}
+
+// PutClusterSettings sends PUT _cluster/settings with settings as its persistent part, e.g.
+// {"cluster.routing.allocation.exclude._name": "node-3"}; a nil value resets a setting. It is
+// sent once, as PutIndexSettings is: after an error read the settings again.
+func (c *Client) PutClusterSettings(ctx context.Context, settings map[string]any) error {
+	if len(settings) == 0 {
+		return errors.New("put cluster settings: no settings given")
+	}
+	payload, err := json.Marshal(map[string]any{"persistent": settings})
+	if err != nil {
+		return fmt.Errorf("put cluster settings: encode: %w", err)
+	}
+	req := opensearchapi.ClusterPutSettingsReq{Body: bytes.NewReader(payload)}
+	body, err := c.callOnce(ctx, "put cluster settings", http.MethodPut, req)
+	if err != nil {
+		return err
+	}
+	return decodeAcknowledged("put cluster settings", body)
 }
