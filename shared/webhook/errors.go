@@ -90,9 +90,15 @@ func ErrorResponse(status int, code string, err error, requestID string) events.
 	return r
 }
 
-// PublicMessage is what a caller is told about err, answered with status: err itself for a 4xx,
-// else only the status and the request id to quote.
+// PublicMessage is what a caller is told about err, answered with status: err itself for a 4xx
+// other than 401, else only what to do and the request id to quote.
 func PublicMessage(status int, err error, requestID string) string {
+	if status == http.StatusUnauthorized {
+		// An unauthenticated caller learns how to authenticate, not how this receiver is
+		// configured (which secret variables are unset, whether a replay guard is wired).
+		return fmt.Sprintf("not authenticated: sign the request with SigV4 through the AWS_IAM URL, or with the %s and %s headers; the log of request %s says why",
+			HeaderTimestamp, HeaderSignature, requestID)
+	}
 	if status < http.StatusInternalServerError {
 		return err.Error()
 	}
