@@ -16,7 +16,7 @@ const (
 	// indexed on the source while its files were copied, in thread-seconds of indexing replayed
 	// per second: a relocation of a copy written at w threads takes bytes/rate for the files,
 	// then w × (bytes/rate) / DefaultTranslogReplaySpeed for the replay. Measured 0.05 to 0.48,
-	// mostly 0.10 to 0.15 (docs/calibration.md): the target replays one batch at a time while it
-	// also takes the live writes, so a hot copy's relocation is mostly replay.
+	// mostly 0.10 to 0.15 (docs/calibration.md): the target replays far slower than the source
+	// indexed while it also takes the live writes, so a hot copy's relocation is mostly replay.
 	DefaultTranslogReplaySpeed = 0.12
 )
