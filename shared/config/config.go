@@ -29,16 +29,22 @@ import (
 
 // Cluster is one watched cluster.
 type Cluster struct {
-	Name    string   `json:"name"`
+	// Name identifies the cluster in events, metrics, alarms and the state table.
+	Name string `json:"name"`
+	// URLs are the cluster's HTTP endpoints, e.g. https://search-x.eu-west-1.es.amazonaws.com.
 	URLs    []string `json:"urls"`
 	Auth    string   `json:"auth"`              // sigv4 | basic | none
 	Service string   `json:"service,omitempty"` // es, the SigV4 signing name (Serverless, aoss, is refused)
-	Region  string   `json:"region,omitempty"`
+	// Region is the SigV4 region; empty: from the AWS configuration chain.
+	Region string `json:"region,omitempty"`
 	// Username for basic auth; the password is read from PasswordEnv, never stored in config.
 	Username    string `json:"username,omitempty"`
 	PasswordEnv string `json:"password_env,omitempty"`
-	Insecure    bool   `json:"insecure_skip_verify,omitempty"`
-	CACertFile  string `json:"ca_cert_file,omitempty"`
+	// Insecure skips TLS certificate verification.
+	Insecure bool `json:"insecure_skip_verify,omitempty"`
+	// CACertFile is a PEM file of the CA that signed the cluster's certificate; when set, only
+	// that CA is trusted (not with insecure_skip_verify).
+	CACertFile string `json:"ca_cert_file,omitempty"`
 	// AllowInsecureCredentials accepts basic auth over http:// and credentials with
 	// insecure_skip_verify, which are refused without it; the client logs a warning.
 	AllowInsecureCredentials bool `json:"allow_insecure_credentials,omitempty"`
@@ -75,6 +81,7 @@ func LogLevels() []string { return []string{"debug", "info", "warn", "error"} }
 
 // Config is the whole deployment's configuration.
 type Config struct {
+	// Clusters are the clusters watched; at least one.
 	Clusters []Cluster `json:"clusters"`
 	// Table and Bus name the DynamoDB table and the EventBridge bus.
 	Table string `json:"table"`
@@ -90,17 +97,21 @@ type Config struct {
 	Replicas     ReplicasConfig    `json:"replicas"`
 	Safety       safety.Config     `json:"safety"`
 	Sandbox      SandboxConfig     `json:"sandbox"`
-	LogLevel     string            `json:"log_level"`
+	// LogLevel is the functions' log level: debug, info, warn or error.
+	LogLevel string `json:"log_level"`
 }
 
 // SandboxConfig holds the resource-limit groups (the sandboxes of the OpenSearch query sandboxing RFC) in their JSON form; empty
 // means none are defined and the sandbox function reports nothing.
 type SandboxConfig struct {
+	// Definitions are the sandboxes and the cluster's resource thresholds, as a JSON document in
+	// the form docs/sandboxes.md describes.
 	Definitions json.RawMessage `json:"definitions,omitempty"`
 }
 
 // ReplicasConfig switches replica scaling on and holds its settings.
 type ReplicasConfig struct {
+	// Enabled turns replica scaling on.
 	Enabled bool `json:"enabled"`
 	// MinSearchUtilization: while the cluster's search pools are busier than this share in total,
 	// replica scaling acts; below it the cluster counts as idle and every index holds. The article's
@@ -108,33 +119,55 @@ type ReplicasConfig struct {
 	// nearly idle gains nothing from more copies, and each copy indexes every write.
 	MinSearchUtilization float64 `json:"min_search_utilization"`
 	replicas.Config
+	// deprecated holds a message for each deprecated key read (UnmarshalJSON).
+	deprecated []string
 }
 
 // replicasPlain is ReplicasConfig without its JSON methods, so they can delegate to the default
 // encoding without recursing.
 type replicasPlain ReplicasConfig
 
-// MarshalJSON writes replicas.Config's ScaleDownAfter and NodeLeftDelay readable ("30m0s") like
+// MarshalJSON writes replicas.Config's scale_down_after and node_left_delay readable ("30m0s") like
 // every other duration; replicas.Config holds plain time.Durations, which JSON would write in
 // nanoseconds.
 func (r ReplicasConfig) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		replicasPlain
 		// The shallower fields win over the embedded ones of the same name.
-		ScaleDownAfter duration.Duration `json:"ScaleDownAfter"`
-		NodeLeftDelay  duration.Duration `json:"NodeLeftDelay"`
+		ScaleDownAfter duration.Duration `json:"scale_down_after"`
+		NodeLeftDelay  duration.Duration `json:"node_left_delay"`
 	}{replicasPlain(r), duration.Duration(r.ScaleDownAfter), duration.Duration(r.NodeLeftDelay)})
 }
 
-// UnmarshalJSON overlays a document on r, reading ScaleDownAfter and NodeLeftDelay as "30m" or
+// DeprecatedReplicasKeys maps the replicas section's former keys, replicas.Config's Go field
+// names, to the snake_case keys that replace them. The former keys are still read, each with a
+// deprecation warning (Config.Deprecations).
+var DeprecatedReplicasKeys = map[string]string{
+	"X":                  "x",
+	"ScaleDownAfter":     "scale_down_after",
+	"DefaultMin":         "default_min",
+	"MaxIndicesPerCycle": "max_indices_per_cycle",
+	"UseSearchReplicas":  "use_search_replicas",
+	"Overrides":          "overrides",
+	"MinTotalSearchLoad": "min_total_search_load",
+	"NeedUtilization":    "need_utilization",
+	"NodeLeftDelay":      "node_left_delay",
+}
+
+// UnmarshalJSON overlays a document on r, reading scale_down_after and node_left_delay as "30m" or
 // seconds (a bare number would otherwise be nanoseconds: 90 meaning 90 ns, scaling down at once).
-// A type with its own UnmarshalJSON gets raw bytes, so unknown fields are rejected here again.
+// A former key (DeprecatedReplicasKeys) is read as its replacement and noted as deprecated. A type
+// with its own UnmarshalJSON gets raw bytes, so unknown fields are rejected here again.
 func (r *ReplicasConfig) UnmarshalJSON(b []byte) error {
+	b, deprecated, err := renameReplicasKeys(b)
+	if err != nil {
+		return fmt.Errorf("replicas: %w", err)
+	}
 	after, left := duration.Duration(r.ScaleDownAfter), duration.Duration(r.NodeLeftDelay)
 	aux := struct {
 		*replicasPlain
-		ScaleDownAfter *duration.Duration `json:"ScaleDownAfter"`
-		NodeLeftDelay  *duration.Duration `json:"NodeLeftDelay"`
+		ScaleDownAfter *duration.Duration `json:"scale_down_after"`
+		NodeLeftDelay  *duration.Duration `json:"node_left_delay"`
 	}{(*replicasPlain)(r), &after, &left}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -142,8 +175,72 @@ func (r *ReplicasConfig) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("replicas: %w", err)
 	}
 	r.ScaleDownAfter, r.NodeLeftDelay = after.Std(), left.Std()
+	r.deprecated = append(slices.Clip(r.deprecated), deprecated...)
 	return nil
 }
+
+// renameReplicasKeys rewrites the top-level keys of a replicas object that DeprecatedReplicasKeys
+// names to their replacements, keeping every other key, value and their order as they are, and
+// returns a deprecation message for each. A key given under both names is an error: which one
+// should win is not for shardwise to guess. Anything but an object is returned unchanged, for the
+// decoder to refuse.
+func renameReplicasKeys(b []byte) ([]byte, []string, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return b, nil, nil
+	}
+	type member struct {
+		key   string
+		value json.RawMessage
+	}
+	var members []member
+	var deprecated []string
+	given := map[string]string{} // new key -> the name it was given under
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		key, _ := tok.(string)
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, nil, err
+		}
+		name := key
+		if repl, ok := DeprecatedReplicasKeys[key]; ok {
+			deprecated = append(deprecated, fmt.Sprintf("replicas.%s is deprecated: use replicas.%s", key, repl))
+			name = repl
+		}
+		if prev, ok := given[name]; ok && prev != key {
+			return nil, nil, fmt.Errorf("%s and %s set the same field: keep %s", prev, key, name)
+		}
+		given[name] = key
+		members = append(members, member{name, value})
+	}
+	if len(deprecated) == 0 {
+		return b, nil, nil
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	for i, m := range members {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		k, err := json.Marshal(m.key)
+		if err != nil {
+			return nil, nil, err
+		}
+		out.Write(k)
+		out.WriteByte(':')
+		out.Write(m.value)
+	}
+	out.WriteByte('}')
+	return out.Bytes(), deprecated, nil
+}
+
+// Deprecations lists the deprecated keys the configuration was read with, each with its
+// replacement, in the order they were read.
+func (c Config) Deprecations() []string { return slices.Clone(c.Replicas.deprecated) }
 
 // Default returns every default. Dry-run is on.
 func Default() Config {
@@ -242,7 +339,8 @@ func (cl Cluster) OpenSearch() (opensearch.Config, error) {
 	return oc, nil
 }
 
-// Parse overlays a JSON document on the defaults. Unknown fields are an error: a typo must not
+// Parse overlays a JSON document on the defaults. A deprecated key is read as its replacement and
+// listed by Deprecations, for the caller to warn of in its log. Unknown fields are an error: a typo must not
 // silently leave a default in place. So is anything after the document: a second document
 // pasted after the first would otherwise be ignored. Cluster entries without auth get
 // DefaultAuth.
@@ -251,6 +349,7 @@ func Parse(base Config, data []byte) (Config, error) {
 	if err := jsonstrict.Decode(data, &c); err != nil {
 		return base, fmt.Errorf("config: %w", err)
 	}
+
 	// A copy: the entries may still be base's.
 	c.Clusters = withDefaultAuth(slices.Clone(c.Clusters), "")
 	return c, nil

@@ -202,8 +202,9 @@ func TestFromEnv(t *testing.T) {
 		{name: "SHARDWISE_CONFIG not JSON", vars: map[string]string{"SHARDWISE_CONFIG": `{"table":`}, wantErr: "SHARDWISE_CONFIG"},
 		{name: "SHARDWISE_CONFIG with an unknown field", vars: map[string]string{"SHARDWISE_CONFIG": `{"tabel":"x"}`}, wantErr: `unknown field "tabel"`},
 		{name: "SHARDWISE_CONFIG with an unknown nested field", vars: map[string]string{"SHARDWISE_CONFIG": `{"safety":{"dryrun":false}}`}, wantErr: `unknown field "dryrun"`},
-		{name: "SHARDWISE_CONFIG with an unknown replicas field", vars: map[string]string{"SHARDWISE_CONFIG": `{"replicas":{"ScaleDownAfterr":"1m"}}`}, wantErr: `unknown field "ScaleDownAfterr"`},
-		{name: "SHARDWISE_CONFIG with a bad replicas duration", vars: map[string]string{"SHARDWISE_CONFIG": `{"replicas":{"ScaleDownAfter":"later"}}`}, wantErr: `duration "later"`},
+		{name: "SHARDWISE_CONFIG with an unknown replicas field", vars: map[string]string{"SHARDWISE_CONFIG": `{"replicas":{"scale_down_afterr":"1m"}}`}, wantErr: `unknown field "scale_down_afterr"`},
+		{name: "SHARDWISE_CONFIG with a bad replicas duration", vars: map[string]string{"SHARDWISE_CONFIG": `{"replicas":{"scale_down_after":"later"}}`}, wantErr: `duration "later"`},
+		{name: "SHARDWISE_CONFIG with a bad deprecated replicas duration", vars: map[string]string{"SHARDWISE_CONFIG": `{"replicas":{"ScaleDownAfter":"later"}}`}, wantErr: `duration "later"`},
 		{name: "SHARDWISE_CONFIG with a bad duration", vars: map[string]string{"SHARDWISE_CONFIG": `{"refresh_period":"soon"}`}, wantErr: `duration "soon"`},
 		{name: "bad value in the document names the field", vars: map[string]string{"SHARDWISE_CLUSTERS": "p=https://p", "SHARDWISE_CONFIG": `{"allocation":{"heap_limit":1.5}}`}, wantErr: "allocation.heap_limit"},
 		{name: "bad log level variable names the field", vars: map[string]string{"SHARDWISE_CLUSTERS": "p=https://p", "SHARDWISE_LOG_LEVEL": "chatty"}, wantErr: "log_level"},
@@ -313,7 +314,7 @@ func TestDurationsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"queue_latency_threshold":"3s"`, `"refresh_period":"30s"`, `"snapshot_ttl":"2h0m0s"`,
-		`"max_search_latency":"200ms"`, `"max_stats_age":"1m0s"`, `"colocation_every":"10m0s"`, `"NodeLeftDelay":"1m0s"`} {
+		`"max_search_latency":"200ms"`, `"max_stats_age":"1m0s"`, `"colocation_every":"10m0s"`, `"node_left_delay":"1m0s"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("marshalled config lacks %s:\n%s", want, b)
 		}
@@ -327,22 +328,23 @@ func TestDurationsRoundTrip(t *testing.T) {
 	}
 }
 
-// The README documents replicas.ScaleDownAfter as "30m", like every other duration.
+// replicas.scale_down_after is written "30m" like every other duration, and a bare number is
+// seconds.
 func TestReplicasScaleDownAfterReadable(t *testing.T) {
 	cases := []struct {
 		name string
 		doc  string
 		want time.Duration
 	}{
-		{"duration string", `{"replicas":{"ScaleDownAfter":"45m"}}`, 45 * time.Minute},
-		{"seconds", `{"replicas":{"ScaleDownAfter":90}}`, 90 * time.Second},
+		{"duration string", `{"replicas":{"scale_down_after":"45m"}}`, 45 * time.Minute},
+		{"seconds", `{"replicas":{"scale_down_after":90}}`, 90 * time.Second},
 	}
-	left, err := Parse(Default(), []byte(`{"replicas":{"NodeLeftDelay":"5m","NeedUtilization":0.6}}`))
+	left, err := Parse(Default(), []byte(`{"replicas":{"node_left_delay":"5m","need_utilization":0.6}}`))
 	if err != nil {
-		t.Fatalf("Parse NodeLeftDelay: %v", err)
+		t.Fatalf("Parse node_left_delay: %v", err)
 	}
 	if left.Replicas.NodeLeftDelay != 5*time.Minute || left.Replicas.NeedUtilization != 0.6 || left.Replicas.ScaleDownAfter != 30*time.Minute {
-		t.Errorf("NodeLeftDelay, NeedUtilization, ScaleDownAfter: got %v %v %v, want 5m 0.6 30m", left.Replicas.NodeLeftDelay,
+		t.Errorf("node_left_delay, need_utilization, scale_down_after: got %v %v %v, want 5m 0.6 30m", left.Replicas.NodeLeftDelay,
 			left.Replicas.NeedUtilization, left.Replicas.ScaleDownAfter)
 	}
 	for _, tc := range cases {
@@ -358,14 +360,86 @@ func TestReplicasScaleDownAfterReadable(t *testing.T) {
 				c.Replicas.NodeLeftDelay != time.Minute || c.Replicas.NeedUtilization != 0.5 {
 				t.Errorf("replicas fields the document does not name lost their defaults: %+v", c.Replicas)
 			}
+			if d := c.Deprecations(); len(d) != 0 {
+				t.Errorf("snake_case keys gave deprecations %q", d)
+			}
 		})
 	}
 	b, err := json.Marshal(Default())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `"ScaleDownAfter":"30m0s"`) {
-		t.Errorf("marshalled default: want ScaleDownAfter written as 30m0s, got %s", b)
+	for _, want := range []string{`"scale_down_after":"30m0s"`, `"node_left_delay":"1m0s"`, `"x":0.5`, `"default_min":1`,
+		`"max_indices_per_cycle":5`, `"use_search_replicas":false`, `"min_total_search_load":0.05`, `"need_utilization":0.5`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("marshalled default: want %s, got %s", want, b)
+		}
+	}
+	if strings.Contains(string(b), "ScaleDownAfter") || strings.Contains(string(b), "NodeLeftDelay") {
+		t.Errorf("marshalled default still writes a deprecated key: %s", b)
+	}
+}
+
+// The replicas section's former keys, replicas.Config's Go field names, are still read, as their
+// snake_case replacements, each with a deprecation naming the replacement; one field given under
+// both names is an error.
+func TestReplicasDeprecatedKeys(t *testing.T) {
+	cases := []struct {
+		name     string
+		doc      string
+		check    func(ReplicasConfig) bool
+		wantDeps []string
+		wantErr  string
+	}{
+		{name: "ScaleDownAfter", doc: `{"replicas":{"ScaleDownAfter":"45m"}}`,
+			check:    func(r ReplicasConfig) bool { return r.ScaleDownAfter == 45*time.Minute },
+			wantDeps: []string{"replicas.ScaleDownAfter is deprecated: use replicas.scale_down_after"}},
+		{name: "NodeLeftDelay in seconds", doc: `{"replicas":{"NodeLeftDelay":90}}`,
+			check:    func(r ReplicasConfig) bool { return r.NodeLeftDelay == 90*time.Second },
+			wantDeps: []string{"replicas.NodeLeftDelay is deprecated: use replicas.node_left_delay"}},
+		{name: "several, beside new keys, in order", doc: `{"replicas":{"X":0.4,"enabled":false,"DefaultMin":2,"Overrides":[{"pattern":"logs-*","exclude":true}]}}`,
+			check: func(r ReplicasConfig) bool {
+				return r.X == 0.4 && !r.Enabled && r.DefaultMin == 2 && len(r.Overrides) == 1 && r.Overrides[0].Exclude &&
+					r.ScaleDownAfter == 30*time.Minute
+			},
+			wantDeps: []string{"replicas.X is deprecated: use replicas.x", "replicas.DefaultMin is deprecated: use replicas.default_min",
+				"replicas.Overrides is deprecated: use replicas.overrides"}},
+		{name: "both names", doc: `{"replicas":{"scale_down_after":"1h","ScaleDownAfter":"45m"}}`,
+			wantErr: "scale_down_after and ScaleDownAfter set the same field"},
+		{name: "deprecated key misspelt is unknown", doc: `{"replicas":{"ScaleDownAftr":"45m"}}`, wantErr: `unknown field "ScaleDownAftr"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse(Default(), []byte(tc.doc))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want an error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if !tc.check(c.Replicas) {
+				t.Errorf("read wrong: %+v", c.Replicas)
+			}
+			if got := c.Deprecations(); !reflect.DeepEqual(got, tc.wantDeps) {
+				t.Errorf("deprecations: got %q, want %q", got, tc.wantDeps)
+			}
+		})
+	}
+	// Each layer's deprecations add to the one below: the SSM parameter's and then
+	// SHARDWISE_CONFIG's are all reported at start.
+	base, err := Parse(Default(), []byte(`{"replicas":{"ScaleDownAfter":"45m"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := Parse(base, []byte(`{"replicas":{"NodeLeftDelay":"2m"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := top.Deprecations(); len(got) != 2 || len(base.Deprecations()) != 1 {
+		t.Errorf("layered deprecations: got %q over %q, want 2 over 1", got, base.Deprecations())
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	"github.com/shardwise/shardwise/shared/buildinfo"
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/collect"
 	"github.com/shardwise/shardwise/shared/config"
@@ -52,6 +53,11 @@ func Env(ctx context.Context, function string) (*Function, error) {
 	}
 	metrics := telemetry.NewMetrics(time.Now)
 	log := telemetry.NewLogger(os.Stdout, level, telemetry.AttrFunction, function)
+	bi := buildinfo.Get()
+	log.Info("start", "version", bi.Version, "commit", bi.Commit, "go_version", bi.GoVersion)
+	for _, d := range cfg.Deprecations() {
+		log.Warn("configuration: " + d)
+	}
 	conns := &collect.Connections{Dial: dialer(cfg, &awsCfg, log)}
 	e := &engine.Engine{
 		Store:   state.NewDynamo(dynamoClient(awsCfg), cfg.Table, time.Now),

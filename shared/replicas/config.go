@@ -13,29 +13,29 @@ import (
 type Config struct {
 	// X is the share of one copy's search capacity the formula plans to use; below 1 it adds copies
 	// before the existing ones saturate.
-	X float64
+	X float64 `json:"x"`
 	// ScaleDownAfter is how long a lower target must hold, on every cycle, before replicas go down.
-	ScaleDownAfter time.Duration
+	ScaleDownAfter time.Duration `json:"scale_down_after"`
 	// DefaultMin is the floor on number_of_replicas for an index without an override; the index's
 	// replicas when first seen raise it further.
-	DefaultMin int
+	DefaultMin int `json:"default_min"`
 	// MaxIndicesPerCycle bounds the settings changes applied in one cycle.
-	MaxIndicesPerCycle int
+	MaxIndicesPerCycle int `json:"max_indices_per_cycle"`
 	// UseSearchReplicas targets index.number_of_search_replicas instead of index.number_of_replicas.
-	UseSearchReplicas bool
+	UseSearchReplicas bool `json:"use_search_replicas"`
 	// Overrides adjust min and max, or exclude indices, by name pattern. The first match wins.
-	Overrides []Override
+	Overrides []Override `json:"overrides"`
 	// MinTotalSearchLoad is the cluster-wide search load, in busy search threads, below which the
 	// cluster counts as idle: shares of near-zero load are noise, so every index holds.
-	MinTotalSearchLoad float64
+	MinTotalSearchLoad float64 `json:"min_total_search_load"`
 	// NeedUtilization is the search utilization (busy over all threads) of the pools holding an
 	// index's copies at which more copies start to lower latency: below it the formula's target is
 	// not reached, and an index whose own load would keep its floor's pools below it returns to
 	// its floor.
-	NeedUtilization float64
+	NeedUtilization float64 `json:"need_utilization"`
 	// NodeLeftDelay stands in for index.unassigned.node_left.delayed_timeout when the index's own
 	// value is not known: how long a count above the nodes' maximum waits before it is capped.
-	NodeLeftDelay time.Duration
+	NodeLeftDelay time.Duration `json:"node_left_delay"`
 }
 
 // Override changes the bounds of the indices whose names match Pattern.

@@ -30,9 +30,12 @@ type Config struct {
 	MaxSearchLatency duration.Duration `json:"max_search_latency"`
 	// MaxStatsAge: stats older than this (2 refresh periods) are too stale to act on.
 	MaxStatsAge duration.Duration `json:"max_stats_age"`
-	// Budgets.
-	MaxMovesPerNode  int   `json:"max_moves_per_node"`
-	MaxMovesPerCycle int   `json:"max_moves_per_cycle"`
+	// MaxMovesPerNode: moves from or to one node in a cycle (a swap counts once); a budget, like
+	// the two below.
+	MaxMovesPerNode int `json:"max_moves_per_node"`
+	// MaxMovesPerCycle: moves issued in one cycle, across the cluster.
+	MaxMovesPerCycle int `json:"max_moves_per_cycle"`
+	// MaxBytesPerCycle: the bytes the moves of one cycle may copy.
 	MaxBytesPerCycle int64 `json:"max_bytes_per_cycle"`
 }
 
