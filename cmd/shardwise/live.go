@@ -105,6 +105,11 @@ func (f *liveFlags) engine(ctx context.Context, progress io.Writer) (*engine.Eng
 	if f.samples < 2 {
 		return nil, last, fmt.Errorf("--samples %d: at least 2 are needed to measure rates", f.samples)
 	}
+	if f.interval < engine.MinSampleInterval {
+		// Closer samples are one trigger delivered twice to the engine: it keeps the first and
+		// the plan would rest on fewer samples than asked for.
+		return nil, last, fmt.Errorf("--interval %s: want at least %s between samples", f.interval, engine.MinSampleInterval)
+	}
 	cfg.Safety.DryRun = true
 	cfg.Clusters = []config.Cluster{f.cluster()}
 	// Samples further apart than the freshness limit would be refused by the breaker.

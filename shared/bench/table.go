@@ -30,6 +30,7 @@ var tableColumns = []struct {
 	{"hot node-s", true},
 	{"÷ none", true},
 	{"÷ best baseline", true},
+	{"hotspots (p50/max s)", true},
 	{"moves", true},
 	{"built-in relocations", true},
 	{"bytes moved", true},
@@ -38,7 +39,8 @@ var tableColumns = []struct {
 	{"p99 queue s", true},
 	{"rejected writes", true},
 	{"replica node-h", true},
-	{"p99 search ms", true},
+	{"search hot node-s", true},
+	{"search ms p50/p99", true},
 	{"scale-up signals", true},
 	{"safety violations", true},
 }
@@ -74,6 +76,7 @@ func NewTable(res Results) Table {
 			strconv.FormatFloat(x.HotNodeSeconds, 'f', 0, 64),
 			vsNone,
 			vsBest,
+			fmt.Sprintf("%d (%s/%s)", x.Hotspots, strconv.FormatFloat(x.HotspotSecondsP50, 'f', 0, 64), strconv.FormatFloat(x.HotspotSecondsMax, 'f', 0, 64)),
 			strconv.Itoa(x.Moves),
 			strconv.Itoa(x.BuiltinRelocations),
 			formatBytes(x.BytesMoved),
@@ -82,7 +85,8 @@ func NewTable(res Results) Table {
 			strconv.FormatFloat(x.P99QueueLatencySeconds, 'f', 1, 64),
 			strconv.FormatInt(x.RejectedWrites, 10),
 			strconv.FormatFloat(x.ReplicaNodeHours, 'f', 1, 64),
-			strconv.FormatFloat(x.P99SearchLatencyMs, 'f', 0, 64),
+			strconv.FormatFloat(x.SearchHotNodeSeconds, 'f', 0, 64),
+			strconv.FormatFloat(x.P50SearchLatencyMs, 'f', 0, 64) + "/" + strconv.FormatFloat(x.P99SearchLatencyMs, 'f', 0, 64),
 			strconv.Itoa(x.ScaleUpSignals),
 			strconv.Itoa(x.SafetyViolations),
 		})
@@ -166,9 +170,12 @@ func Markdown(res Results) string {
 const legend = `hot node-s: Σ over nodes and ticks of the tick's seconds when the node's WRITE queue latency ` +
 	`was at or over 3 s. ÷ none and ÷ best baseline divide it by that of none, and of the best of ` +
 	`none, es-weights and sway (named) in the same scenario; — when no such baseline was run, ` +
-	`1.00 when both are 0, ∞ when only the baseline is 0. moves: reroute moves issued by the balancer; ` +
+	`1.00 when both are 0, ∞ when only the baseline is 0. hotspots: episodes of consecutive ticks with ` +
+	`any hot node, with the median and longest episode's seconds. moves: reroute moves issued by the balancer; ` +
 	`built-in relocations: those OpenSearch's own balancer started; undone: moves the built-in balancer ` +
-	`moved again. Latencies are true queue waits; replica node-h is Σ replica copies × hours.`
+	`moved again. Latencies are true queue waits; replica node-h is Σ replica copies × hours; ` +
+	`search hot node-s is hot node-s for the search pool at a 1 s queue wait; search ms is the search ` +
+	`pools' wait plus service time, median and p99.`
 
 func writeRow(b *strings.Builder, cells []string) {
 	b.WriteString("|")

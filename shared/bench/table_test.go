@@ -91,11 +91,11 @@ func TestMarkdown(t *testing.T) {
 	md := Markdown(res)
 	for _, want := range []string{
 		"2 scenarios × 2 balancers (shardwise, none). Skipped by --quick: scale-out-production.\n",
-		"| scenario | balancer | hot node-s | ÷ none | ÷ best baseline | moves | built-in relocations | bytes moved | undone | max queue s | p99 queue s | rejected writes | replica node-h | p99 search ms | scale-up signals | safety violations |\n",
-		"| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n",
-		"| a | shardwise | 100 | 0.25 | 0.25 (none) | 3 | 2 | 1.5 GiB | 1 | 7.5 | 4.1 | 12 | 31.5 | 38 | 1 | 0 |\n",
-		"| a | none | 400 | 1.00 | 1.00 (none) | 3 | 2 | 1.5 GiB | 1 | 7.5 | 4.1 | 12 | 31.5 | 38 | 1 | 0 |\n",
-		"| b | shardwise | 90 | — | — | 3 | 2 | 1.5 GiB | 1 | 7.5 | 4.1 | 12 | 31.5 | 38 | 1 | 0 |\n",
+		"| scenario | balancer | hot node-s | ÷ none | ÷ best baseline | hotspots (p50/max s) | moves | built-in relocations | bytes moved | undone | max queue s | p99 queue s | rejected writes | replica node-h | search hot node-s | search ms p50/p99 | scale-up signals | safety violations |\n",
+		"| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n",
+		"| a | shardwise | 100 | 0.25 | 0.25 (none) | 2 (60/90) | 3 | 2 | 1.5 GiB | 1 | 7.5 | 4.1 | 12 | 31.5 | 30 | 21/38 | 1 | 0 |\n",
+		"| a | none | 400 | 1.00 | 1.00 (none) | 2 (60/90) | 3 | 2 | 1.5 GiB | 1 | 7.5 | 4.1 | 12 | 31.5 | 30 | 21/38 | 1 | 0 |\n",
+		"| b | shardwise | 90 | — | — | 2 (60/90) | 3 | 2 | 1.5 GiB | 1 | 7.5 | 4.1 | 12 | 31.5 | 30 | 21/38 | 1 | 0 |\n",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("results.md lacks %q; got:\n%s", want, md)

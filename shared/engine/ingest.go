@@ -46,6 +46,10 @@ type ingestOptions struct {
 // every 30 s; two scheduled ones within 5 s are one trigger delivered twice.
 const minSampleInterval = 5 * time.Second
 
+// MinSampleInterval is minSampleInterval for callers that choose a sampling interval (the CLI's
+// --interval): closer samples are merged.
+const MinSampleInterval = minSampleInterval
+
 // Ingest reads each cluster, derives rates from the previous counters, stores the snapshot and
 // publishes "Stats Ingested". One cluster failing does not stop the others: its failure is in its
 // result, and the error is nil while any cluster succeeded, so that the caller (the state

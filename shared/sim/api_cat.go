@@ -222,6 +222,7 @@ func (s *Sim) handleCatShards(rq *request) (reply, *apiError) {
 	if err != nil {
 		return reply{}, err
 	}
+	lag := s.lag()
 	t := &catTable{cols: []catColumn{
 		{name: "index", aliases: []string{"i", "idx"}, def: true},
 		{name: "shard", aliases: []string{"s", "sh"}, def: true, right: true},
@@ -261,13 +262,14 @@ func (s *Sim) handleCatShards(rq *request) (reply, *apiError) {
 				if c.target != nil {
 					nodeText = fmt.Sprintf("%s -> %s %s %s", c.node.name, c.target.ip(), c.target.id, c.target.name)
 				}
+				st := copyStats(c, lag)
 				row = append(row,
 					cell(strconv.FormatInt(whole(c.docs), 10)), cell(f.size(float64(ix.shardBytes))), cell(c.node.ip()), cell(c.node.id[:4]),
 					cell(nodeText), nil, nil,
-					cell(strconv.FormatInt(whole(c.indexTotal), 10)), cell(formatMillis(c.indexTimeMS)),
+					cell(strconv.FormatInt(whole(st.indexTotal), 10)), cell(formatMillis(st.indexTime)),
 					cell(strconv.FormatInt(int64(math.Round(c.indexCurrent)), 10)),
-					cell(strconv.FormatInt(whole(c.queryTotal), 10)), cell(formatMillis(c.queryTimeMS)),
-					cell(strconv.FormatInt(whole(c.fetchTotal), 10)), cell(formatMillis(c.fetchTimeMS)),
+					cell(strconv.FormatInt(whole(st.queryTotal), 10)), cell(formatMillis(st.queryTime)),
+					cell(strconv.FormatInt(whole(st.fetchTotal), 10)), cell(formatMillis(st.ft)),
 					cell(strconv.FormatInt(whole(sh.seqNo)-1, 10)),
 				)
 				t.rows = append(t.rows, row)
@@ -306,13 +308,14 @@ func (s *Sim) handleCatNodes(rq *request) (reply, *apiError) {
 		{name: "search.query_total", aliases: []string{"sqto", "searchQueryTotal"}, right: true},
 	}}
 	m := s.clusterManager()
+	lag := s.lag()
 	indexed, queried := make([]float64, len(s.nodes)), make([]float64, len(s.nodes))
 	for _, ix := range s.indices {
 		for _, sh := range ix.shards {
 			for _, c := range sh.copies {
 				if c.node != nil {
-					indexed[c.node.ord] += c.indexTotal
-					queried[c.node.ord] += c.queryTotal
+					indexed[c.node.ord] += shown(c.indexTotal, c.tick.indexTotal, lag)
+					queried[c.node.ord] += shown(c.queryTotal, c.tick.queryTotal, lag)
 				}
 			}
 		}
@@ -350,6 +353,7 @@ func (s *Sim) handleCatIndices(rq *request) (reply, *apiError) {
 	if err != nil {
 		return reply{}, err
 	}
+	lag := s.lag()
 	t := &catTable{cols: []catColumn{
 		{name: "health", aliases: []string{"h"}, def: true},
 		{name: "status", aliases: []string{"s"}, def: true},
@@ -378,9 +382,9 @@ func (s *Sim) handleCatIndices(rq *request) (reply, *apiError) {
 				if c.node == nil {
 					continue
 				}
-				all.add(c)
+				all.add(c, lag)
 				if c.primary {
-					p.add(c)
+					p.add(c, lag)
 				}
 			}
 		}

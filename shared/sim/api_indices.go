@@ -23,18 +23,21 @@ type statsAgg struct {
 	queryTotal, queryTime, queryCur, fetchTotal, ft float64
 }
 
-// copyStats is copy c's counters as a stats object of their own.
-func copyStats(c *shardCopy) statsAgg {
+// copyStats is copy c's counters as a stats object of their own, lag of the last tick's work not
+// yet shown (live.go).
+func copyStats(c *shardCopy, lag float64) statsAgg {
+	t := &c.tick
 	return statsAgg{
 		docs: c.docs, store: float64(c.sh.idx.shardBytes),
-		indexTotal: c.indexTotal, indexTime: c.indexTimeMS, indexCur: c.indexCurrent,
-		queryTotal: c.queryTotal, queryTime: c.queryTimeMS, queryCur: c.queryCurrent, fetchTotal: c.fetchTotal, ft: c.fetchTimeMS,
+		indexTotal: shown(c.indexTotal, t.indexTotal, lag), indexTime: shown(c.indexTimeMS, t.indexTimeMS, lag), indexCur: c.indexCurrent,
+		queryTotal: shown(c.queryTotal, t.queryTotal, lag), queryTime: shown(c.queryTimeMS, t.queryTimeMS, lag), queryCur: c.queryCurrent,
+		fetchTotal: shown(c.fetchTotal, t.fetchTotal, lag), ft: shown(c.fetchTimeMS, t.fetchTimeMS, lag),
 	}
 }
 
 // add sums copy c's counters in.
-func (a *statsAgg) add(c *shardCopy) {
-	one := copyStats(c)
+func (a *statsAgg) add(c *shardCopy, lag float64) {
+	one := copyStats(c, lag)
 	a.merge(&one)
 }
 
@@ -97,6 +100,7 @@ func parseStatMetrics(rq *request, list string) (map[string]bool, *apiError) {
 
 // handleStats is GET _stats[/{metric}] and GET {index}/_stats[/{metric}], level cluster|indices|shards.
 func (s *Sim) handleStats(rq *request) (reply, *apiError) {
+	lag := s.lag()
 	expr, metricSeg := "", ""
 	if rq.segs[0] == "_stats" {
 		if len(rq.segs) == 2 {
@@ -139,12 +143,12 @@ func (s *Sim) handleStats(rq *request) (reply, *apiError) {
 					continue
 				}
 				ok++
-				t.add(c)
+				t.add(c, lag)
 				if c.primary {
-					p.add(c)
+					p.add(c, lag)
 				}
 				if level == "shards" {
-					entries = append(entries, shardStatsEntry(c, metrics))
+					entries = append(entries, shardStatsEntry(c, metrics, lag))
 				}
 			}
 			if level == "shards" {
@@ -174,9 +178,9 @@ func (s *Sim) handleStats(rq *request) (reply, *apiError) {
 
 // shardStatsEntry is one copy in _stats?level=shards, built when written. It reads the copy when the
 // answer is written, which happens under the same read lock as the handler.
-func shardStatsEntry(c *shardCopy, metrics map[string]bool) lazyObject {
+func shardStatsEntry(c *shardCopy, metrics map[string]bool, lag float64) lazyObject {
 	return func() object {
-		one := copyStats(c)
+		one := copyStats(c, lag)
 		var relocating any
 		if c.target != nil {
 			relocating = c.target.id

@@ -177,6 +177,7 @@ func (n *node) heapUsed() int64 {
 func (s *Sim) nodesStats(nodes []*node, metrics, indexMetrics map[string]bool, level string) object {
 	want := func(m string) bool { return metrics == nil || metrics[m] }
 	ts := s.now().UnixMilli()
+	lag := s.lag()
 	var perNode map[*node][]*shardCopy
 	if want("indices") {
 		perNode = map[*node][]*shardCopy{}
@@ -194,7 +195,7 @@ func (s *Sim) nodesStats(nodes []*node, metrics, indexMetrics map[string]bool, l
 	for _, n := range nodes {
 		o := append(nodeBase(n), field{"timestamp", ts}, field{"roles", []string{"data", "ingest"}}, field{"attributes", stringMap(n.attrs())})
 		if want("indices") {
-			o = append(o, field{"indices", nodeIndicesStats(perNode[n], indexMetrics, level)})
+			o = append(o, field{"indices", nodeIndicesStats(perNode[n], indexMetrics, level, lag)})
 		}
 		busy := n.write.lastActive + n.search.lastActive
 		cpu := int(math.Min(100, math.Round(100*busy/float64(n.write.threads))))
@@ -241,8 +242,8 @@ func (s *Sim) nodesStats(nodes []*node, metrics, indexMetrics map[string]bool, l
 		}
 		if want("thread_pool") {
 			o = append(o, field{"thread_pool", object{
-				{"search", threadPoolStats(&n.search, true)},
-				{"write", threadPoolStats(&n.write, false)},
+				{"search", threadPoolStats(&n.search, true, lag)},
+				{"write", threadPoolStats(&n.write, false, lag)},
 			}})
 		}
 		if want("fs") {
@@ -290,22 +291,23 @@ func breaker(limit, estimated int64, overhead float64) object {
 
 // threadPoolStats is one pool as _nodes/stats/thread_pool reports it. Only search pools have
 // total_wait_time in OpenSearch, which is why shardwise estimates WRITE queue wait by Little's law.
-func threadPoolStats(p *pool, withWait bool) object {
+// lag is the part of the last tick's work not yet shown (live.go).
+func threadPoolStats(p *pool, withWait bool, lag float64) object {
 	o := object{
-		{"threads", p.threads}, {"queue", int64(math.Round(p.lastQueue))}, {"active", int64(math.Round(math.Min(p.lastActive, float64(p.threads))))},
-		{"rejected", whole(p.rejected)}, {"largest", p.largest}, {"completed", whole(p.completed)},
+		{"threads", p.threads}, {"queue", int64(math.Round(shownQueue(p, lag)))}, {"active", int64(math.Round(math.Min(p.lastActive, float64(p.threads))))},
+		{"rejected", whole(shown(p.rejected, p.lastRejected, lag))}, {"largest", p.largest}, {"completed", whole(shown(p.completed, p.lastServed, lag))},
 	}
 	if withWait {
-		o = append(o, field{"total_wait_time_in_nanos", int64(p.waitSeconds * 1e9)})
+		o = append(o, field{"total_wait_time_in_nanos", int64(shown(p.waitSeconds, p.lastWaitSum, lag) * 1e9)})
 	}
 	return o
 }
 
 // nodeIndicesStats sums a node's copies; level=indices adds per-index and level=shards per-shard stats.
-func nodeIndicesStats(copies []*shardCopy, metrics map[string]bool, level string) object {
+func nodeIndicesStats(copies []*shardCopy, metrics map[string]bool, level string, lag float64) object {
 	var all statsAgg
 	for _, c := range copies {
-		all.add(c)
+		all.add(c, lag)
 	}
 	o := all.render(metrics)
 	switch level {
@@ -319,7 +321,7 @@ func nodeIndicesStats(copies []*shardCopy, metrics map[string]bool, level string
 				per[c.sh.idx] = a
 				order = append(order, c.sh.idx)
 			}
-			a.add(c)
+			a.add(c, lag)
 		}
 		io := make(object, 0, len(order))
 		for _, ix := range order {
@@ -333,7 +335,7 @@ func nodeIndicesStats(copies []*shardCopy, metrics map[string]bool, level string
 			if _, ok := per[c.sh.idx]; !ok {
 				order = append(order, c.sh.idx)
 			}
-			one := copyStats(c)
+			one := copyStats(c, lag)
 			per[c.sh.idx] = append(per[c.sh.idx], object{{strconv.Itoa(c.sh.num), one.render(metrics)}})
 		}
 		so := make(object, 0, len(order))

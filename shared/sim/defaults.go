@@ -20,6 +20,9 @@ const (
 	// hotQueueSeconds is the true queue latency at or over which a node counts as hot
 	// (docs/scenarios.md, "The run result": hot_node_seconds uses 3 s, the default hotspot threshold).
 	hotQueueSeconds = 3.0
+	// searchHotQueueSeconds is the search queue wait at or over which a node counts as hot for
+	// search_hot_node_seconds (docs/scenarios.md, "The run result": a 1 s queue wait).
+	searchHotQueueSeconds = 1.0
 
 	// defaultWriteThreads and defaultSearchThreads match docs/scenarios.md's node_defaults example
 	// (OpenSearch sizes WRITE at allocated processors and search at ((processors*3)/2)+1: 8 → 13).

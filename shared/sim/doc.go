@@ -12,9 +12,16 @@
 // # Load
 //
 // An index's write_load is the WRITE threads it keeps busy (thread-seconds per second). It is split
-// over its primaries by shard_weights, and every active copy of a shard — primary, replica, or the
-// source of a relocation — bears its shard's whole write load, as replication makes every copy index
-// every document. search_load is spread evenly over the index's active copies. An index_groups entry's
+// over its primaries by shard_weights (set_shard_weights changes them during a run), and every
+// active copy of a shard — primary, replica, or the source of a relocation — bears its shard's
+// whole write load, as document replication makes every copy index every document. Under segment
+// replication (replication_type segment) only the primary indexes and each replica bears
+// DefaultSegmentReplicaShare of it, the cost of copying segments (calibration.go). search_load is
+// spread evenly over the index's active copies, or with shard_search_weights split over the shards
+// first and then evenly over each shard's active copies. A copy's load is in threads of the
+// reference instance type; a node of speed k takes k times as long per task, so it offers k times
+// the load to its pools and its tasks last 50·k and 20·k ms (loadmodel.go). Shards grow by
+// shard_bytes_growth_per_hour at each tick's end. An index_groups entry's
 // loads are totals split over its indices evenly or by a zipf law. Profiles are functions of scenario
 // time; set_write_load and set_search_load events replace them.
 //
@@ -61,8 +68,10 @@
 // # Relocation, recovery and allocation
 //
 // A relocation or a new replica's recovery transfers shard_bytes at recovery_bytes_per_second
-// (indices.recovery.max_bytes_per_sec when set). Until it ends the copy counts on both nodes' disk and
-// its load stays on the source. node_concurrent_recoveries caps the recoveries each node runs in and
+// (indices.recovery.max_bytes_per_sec when set). A relocation of a copy being written then replays
+// from the translog what the copy indexed while its files were copied: w × copy seconds /
+// DefaultTranslogReplaySpeed seconds for a copy written at w threads (recovery.go). Until it ends
+// the copy counts on both nodes' disk and its load stays on the source. node_concurrent_recoveries caps the recoveries each node runs in and
 // out at once; the rest wait their turn, oldest first. Reroute moves are accepted even when throttled,
 // as OpenSearch does, and queue; the allocator does not start a throttled recovery.
 //
@@ -119,13 +128,19 @@
 //
 // # Measures
 //
+// sim serve (RunRealtime) computes each tick's loads and work at the tick's start and ends the
+// tick (recoveries, allocator) at its end; a request in between sees the clock and the cumulative
+// counters that part of the way through the tick, so counters move continuously (live.go).
+//
 // Result holds what the simulator can measure: moves and bytes moved by accepted non-dry-run reroute
 // move commands, or by the es-weights baseline's rebalancing; built-in relocations of a copy an
 // external move placed (moves undone); hot node seconds; the maximum and the nearest-rank p99 of
-// true queue wait over node-ticks of nodes with write load; rejected writes; the longest hotspot
-// episode (consecutive ticks with any hot node), counted as its ticks × tick_seconds; replica
+// true queue wait over node-ticks of nodes with write load; rejected writes; hotspot episodes
+// (consecutive ticks with any hot node), their count, median and longest, each counted as its
+// ticks × tick_seconds; search hot node seconds (search queue wait at least 1 s); replica
 // changes (indices whose number_of_replicas a PUT changed) and replica node hours (assigned replica
-// copies × hours); the p99 of 20 ms + search queue wait over node-ticks weighted by search tasks;
+// copies × hours); the p99 and p50 of 20 ms + search queue wait over node-ticks weighted by search
+// tasks;
 // tasks cancelled, in all and per tenant, and each tenant's p99 search latency;
 // and safety violations, checked on every tick and every reroute
 // in the simulator's own truth: two copies of a shard on one node, a shard left with no active copy by
@@ -160,7 +175,8 @@
 //   - the cluster's state and clock: state.go (nodes, indices, shards, copies), sim.go (New, Step,
 //     recoveries, node joins and leaves, the result), defaults.go (OpenSearch's defaults);
 //   - the load and queue model: queue.go (M/M/c waits, backlogs, rejections), the load split in
-//     sim.go;
+//     sim.go, loadmodel.go (segment replication, search weights, shard growth, node speed),
+//     recovery.go (hot-copy recovery), live.go (sim serve's counters within a tick);
 //   - tenants: tenants.go (their queries as tasks, their load, cancellation and latency);
 //   - OpenSearch's allocator and count balancer: alloc.go (deciders, allocation of unassigned
 //     copies, moves of copies that may not remain, balanceByWeights), filters.go (allocation

@@ -53,6 +53,9 @@ type pool struct {
 	lastQueue   float64
 	lastWait    float64
 	lastServed  float64
+	// What the last tick added to rejected and waitSeconds, and the queue at its start: sim serve
+	// shows a tick's progress in proportion to the time gone in it (live.go).
+	lastRejected, lastWaitSum, prevQueue float64
 }
 
 // poolTick is what one tick did to a pool.
@@ -108,8 +111,9 @@ func (p *pool) step(load, dt float64) poolTick {
 	p.rejected += t.rejected
 	p.waitSeconds += t.served * t.wait
 	p.largest = max(p.largest, int(math.Ceil(t.active)))
+	p.prevQueue = p.lastQueue
 	p.lastActive, p.lastQueue, p.lastWait = t.active, t.queue, t.wait
-	p.lastServed = t.served
+	p.lastServed, p.lastRejected, p.lastWaitSum = t.served, t.rejected, t.served*t.wait
 	return t
 }
 

@@ -70,6 +70,9 @@ type NodeSpec struct {
 	HeapBytes     int64  `json:"heap_bytes,omitempty"`
 	DiskBytes     int64  `json:"disk_bytes,omitempty"`
 	Zone          string `json:"zone,omitempty"`
+	// Speed multiplies the time the node's tasks take: 2 is an instance type half as fast, whose
+	// threads serve half the work. Absent means 1.
+	Speed float64 `json:"speed,omitempty"`
 }
 
 // IndexSpec describes one index and, optionally, where its copies start.
@@ -83,6 +86,13 @@ type IndexSpec struct {
 	ShardWeights []float64    `json:"shard_weights,omitempty"`
 	// Placement lists, per shard, its copies' nodes, primary first.
 	Placement [][]string `json:"placement,omitempty"`
+	// ReplicationType is index.replication.type: "document" (the default, every copy indexes) or
+	// "segment" (only the primary indexes; each replica pays DefaultSegmentReplicaShare of it).
+	ReplicationType string `json:"replication_type,omitempty"`
+	// ShardSearchWeights split search_load over the shards as ShardWeights split write_load.
+	ShardSearchWeights []float64 `json:"shard_search_weights,omitempty"`
+	// ShardBytesGrowthPerHour is how many bytes each shard grows by per hour of scenario time.
+	ShardBytesGrowthPerHour float64 `json:"shard_bytes_growth_per_hour,omitempty"`
 }
 
 // IndexGroupSpec is count indices named NamePrefix+0..count-1 sharing group-total loads.
@@ -112,6 +122,8 @@ const (
 	EventAPIErrors      = "api_errors"
 	EventAPILatency     = "api_latency"
 	EventRerouteRejects = "reroute_rejects"
+	// EventSetShardWeights gives an index new shard_weights: its write load moves between shards.
+	EventSetShardWeights = "set_shard_weights"
 )
 
 // Event is something that happens at AtSeconds of virtual time.
@@ -126,6 +138,8 @@ type Event struct {
 	Rate         float64    `json:"rate,omitempty"`
 	UntilSeconds float64    `json:"until_seconds,omitempty"`
 	MS           float64    `json:"ms,omitempty"`
+	// Weights are set_shard_weights' new shard weights, one per primary.
+	Weights []float64 `json:"weights,omitempty"`
 }
 
 // EventNode is either a bare node name (`"node": "node-1"`) or a node description (`"node": {...}`).
@@ -596,6 +610,8 @@ func validateNodeSpec(n NodeSpec, path string, needName bool) error {
 		return fieldError(path+".heap_bytes", "must be positive, got %d", n.HeapBytes)
 	case n.DiskBytes < 0:
 		return fieldError(path+".disk_bytes", "must be positive, got %d", n.DiskBytes)
+	case n.Speed < 0 || n.Speed > 100 || math.IsNaN(n.Speed):
+		return fieldError(path+".speed", "must be a task-time multiplier in (0, 100], got %v", n.Speed)
 	}
 	return nil
 }
@@ -655,19 +671,12 @@ func (ix *IndexSpec) validate(path string, nodes, indices map[string]bool) error
 		return err
 	}
 	if ix.ShardWeights != nil {
-		if len(ix.ShardWeights) != ix.Primaries {
-			return fieldError(path+".shard_weights", "has %d entries for %d primaries", len(ix.ShardWeights), ix.Primaries)
+		if err := validateWeights(path+".shard_weights", ix.ShardWeights, ix.Primaries); err != nil {
+			return err
 		}
-		sum := 0.0
-		for i, w := range ix.ShardWeights {
-			if !(w >= 0) || math.IsInf(w, 0) {
-				return fieldError(fmt.Sprintf("%s.shard_weights[%d]", path, i), "must be a non-negative number, got %v", w)
-			}
-			sum += w
-		}
-		if sum <= 0 {
-			return fieldError(path+".shard_weights", "must not all be zero")
-		}
+	}
+	if err := ix.validateLoadModel(path); err != nil {
+		return err
 	}
 	if ix.Placement != nil {
 		if len(ix.Placement) != ix.Primaries {
@@ -823,13 +832,14 @@ func validateProfile(p *LoadProfile, path string, required bool) error {
 
 // eventFields lists, per kind, the optional fields besides at_seconds and kind that it may use.
 var eventFields = map[string][]string{
-	EventSetWriteLoad:   {"index", "group", "load"},
-	EventSetSearchLoad:  {"index", "group", "load"},
-	EventNodeLeave:      {"node"},
-	EventNodeJoin:       {"node"},
-	EventAPIErrors:      {"rate", "until_seconds"},
-	EventAPILatency:     {"ms", "until_seconds"},
-	EventRerouteRejects: {"until_seconds"},
+	EventSetWriteLoad:    {"index", "group", "load"},
+	EventSetShardWeights: {"index", "weights"},
+	EventSetSearchLoad:   {"index", "group", "load"},
+	EventNodeLeave:       {"node"},
+	EventNodeJoin:        {"node"},
+	EventAPIErrors:       {"rate", "until_seconds"},
+	EventAPILatency:      {"ms", "until_seconds"},
+	EventRerouteRejects:  {"until_seconds"},
 }
 
 // setFields names the fields of e that carry a non-zero value.
@@ -847,6 +857,7 @@ func (e *Event) setFields() []string {
 	add("rate", e.Rate != 0)
 	add("until_seconds", e.UntilSeconds != 0)
 	add("ms", e.MS != 0)
+	add("weights", e.Weights != nil)
 	return out
 }
 
@@ -943,6 +954,10 @@ func (sc *Scenario) validateEvents(nodes, indices, groups map[string]bool) error
 			}
 		case EventRerouteRejects:
 			if err := until(); err != nil {
+				return err
+			}
+		case EventSetShardWeights:
+			if err := sc.validateSetShardWeights(e, p, indices); err != nil {
 				return err
 			}
 		}

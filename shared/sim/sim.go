@@ -109,7 +109,11 @@ type Sim struct {
 	queueSamples []float64
 	searchLat    []weighted
 	episodeTicks int
+	episodes     []int           // the lengths in ticks of the hotspot episodes that ended
 	seen         map[string]bool // ongoing tick-invariant violations, reported once each
+
+	// live is sim serve's clock within a tick (live.go); off for simulate runs.
+	live live
 }
 
 type weighted struct{ v, w float64 }
@@ -163,21 +167,31 @@ type Violation struct {
 // Result is what the simulator itself measures over a run (docs/scenarios.md, "The run result"). Fields the
 // simulator cannot know (balancer, plan times, scale-up signals) are the runner's.
 type Result struct {
-	Scenario               string      `json:"scenario"`
-	Ticks                  int         `json:"ticks"`
-	Moves                  int         `json:"moves"`
-	BytesMoved             int64       `json:"bytes_moved"`
-	MovesUndoneByBuiltin   int         `json:"moves_undone_by_builtin"`
-	HotNodeSeconds         float64     `json:"hot_node_seconds"`
-	MaxQueueLatencySeconds float64     `json:"max_queue_latency_seconds"`
-	P99QueueLatencySeconds float64     `json:"p99_queue_latency_seconds"`
-	RejectedWrites         int64       `json:"rejected_writes"`
-	TimeToCorrectSeconds   float64     `json:"time_to_correct_seconds"`
-	ReplicaChanges         int         `json:"replica_changes"`
-	ReplicaNodeHours       float64     `json:"replica_node_hours"`
-	P99SearchLatencyMs     float64     `json:"p99_search_latency_ms"`
-	SafetyViolations       int         `json:"safety_violations"`
-	Violations             []Violation `json:"violations,omitempty"`
+	Scenario               string  `json:"scenario"`
+	Ticks                  int     `json:"ticks"`
+	Moves                  int     `json:"moves"`
+	BytesMoved             int64   `json:"bytes_moved"`
+	MovesUndoneByBuiltin   int     `json:"moves_undone_by_builtin"`
+	HotNodeSeconds         float64 `json:"hot_node_seconds"`
+	MaxQueueLatencySeconds float64 `json:"max_queue_latency_seconds"`
+	P99QueueLatencySeconds float64 `json:"p99_queue_latency_seconds"`
+	RejectedWrites         int64   `json:"rejected_writes"`
+	TimeToCorrectSeconds   float64 `json:"time_to_correct_seconds"`
+	// Hotspots counts hotspot episodes (runs of consecutive ticks with any hot node);
+	// HotspotSecondsP50 and HotspotSecondsMax are the nearest-rank median and the longest of their
+	// durations, ticks × tick_seconds, an episode still going at the end counted as it stands.
+	Hotspots           int     `json:"hotspots"`
+	HotspotSecondsP50  float64 `json:"hotspot_seconds_p50"`
+	HotspotSecondsMax  float64 `json:"hotspot_seconds_max"`
+	ReplicaChanges     int     `json:"replica_changes"`
+	ReplicaNodeHours   float64 `json:"replica_node_hours"`
+	P99SearchLatencyMs float64 `json:"p99_search_latency_ms"`
+	// P50SearchLatencyMs is the median of the same samples as P99SearchLatencyMs;
+	// SearchHotNodeSeconds is HotNodeSeconds for the search pool, hot at a 1 s queue wait.
+	P50SearchLatencyMs   float64     `json:"p50_search_latency_ms"`
+	SearchHotNodeSeconds float64     `json:"search_hot_node_seconds"`
+	SafetyViolations     int         `json:"safety_violations"`
+	Violations           []Violation `json:"violations,omitempty"`
 	// BuiltinRelocations and AllocatorRelocations count relocations OpenSearch itself started:
 	// rebalancing, and moving copies off nodes they may not remain on (filters, watermark).
 	BuiltinRelocations   int `json:"builtin_relocations"`
@@ -255,6 +269,7 @@ func New(sc *Scenario, opts Options) (*Sim, error) {
 		ixs := &sc.Indices[i]
 		ix := s.addIndex(ixs.Name, ixs.Primaries, ixs.Replicas, ixs.ShardBytes, ixs.ShardWeights)
 		ix.writeLoad, ix.searchLoad = profileOr(ixs.WriteLoad), profileOr(ixs.SearchLoad)
+		ix.applyLoadModel(ixs)
 		for sn, names := range ixs.Placement {
 			for ci, name := range names {
 				c := ix.shards[sn].copies[ci]
@@ -344,8 +359,10 @@ func (s *Sim) addNode(ns NodeSpec) *node {
 		present:     true,
 		joined:      s.now(),
 	}
-	n.write = pool{threads: cmp.Or(ns.WriteThreads, d.WriteThreads, defaultWriteThreads), taskSeconds: writeTaskSeconds}
-	n.search = pool{threads: cmp.Or(ns.SearchThreads, d.SearchThreads, defaultSearchThreads), taskSeconds: searchTaskSeconds}
+	// A slower node's tasks take speed× as long: the same work keeps speed× the threads busy.
+	n.speed = cmp.Or(ns.Speed, d.Speed, 1)
+	n.write = pool{threads: cmp.Or(ns.WriteThreads, d.WriteThreads, defaultWriteThreads), taskSeconds: writeTaskSeconds * n.speed}
+	n.search = pool{threads: cmp.Or(ns.SearchThreads, d.SearchThreads, defaultSearchThreads), taskSeconds: searchTaskSeconds * n.speed}
 	s.nodes = append(s.nodes, n)
 	s.byName[n.name] = n
 	return n
@@ -410,7 +427,9 @@ func (s *Sim) placeInitial() {
 // now is the virtual time; callers hold the lock.
 func (s *Sim) now() time.Time { return s.start.Add(s.elapsedDuration()) }
 
-func (s *Sim) elapsedSeconds() float64 { return float64(s.ticks) * s.tickSecs }
+// elapsedSeconds is the virtual time: whole ticks, and under sim serve the part of the tick in
+// progress (live.go).
+func (s *Sim) elapsedSeconds() float64 { return (float64(s.ticks) + s.live.frac()) * s.tickSecs }
 
 func (s *Sim) elapsedDuration() time.Duration {
 	return time.Duration(math.Round(s.elapsedSeconds() * float64(time.Second)))
@@ -448,6 +467,15 @@ func (s *Sim) changed() { s.stateVersion++ }
 func (s *Sim) Step() TickReport {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	rep := s.beginTick()
+	s.endTick(&rep)
+	return rep
+}
+
+// beginTick is the first half of a tick, what happens over it: the events due at its start, the
+// loads, the queues and the work they serve, and the run's load measures. Under sim serve it runs
+// at the tick's start and reads within the tick see its work in proportion (live.go).
+func (s *Sim) beginTick() TickReport {
 	t := s.elapsedSeconds()
 	dt := s.tickSecs
 	applied := s.applyEvents(t)
@@ -469,11 +497,14 @@ func (s *Sim) Step() TickReport {
 			anyHot = true
 			s.res.HotNodeSeconds += dt
 		}
+		if st.wait >= searchHotQueueSeconds {
+			s.res.SearchHotNodeSeconds += dt
+		}
 		if n.writeLoad > 0 {
 			s.queueSamples = append(s.queueSamples, wt.wait)
 			s.res.MaxQueueLatencySeconds = max(s.res.MaxQueueLatencySeconds, wt.wait)
 		}
-		searchMs := (searchTaskSeconds + st.wait) * 1000
+		searchMs := (n.search.taskSeconds + st.wait) * 1000
 		if st.served > 0 {
 			s.searchLat = append(s.searchLat, weighted{searchMs, st.served})
 		}
@@ -488,15 +519,21 @@ func (s *Sim) Step() TickReport {
 	s.res.rejectedRaw += rejected
 	s.res.RejectedWrites = int64(math.Round(s.res.rejectedRaw))
 	rep.RejectedWrites = int64(math.Round(rejected))
-	if anyHot {
-		s.episodeTicks++
-		s.res.longestEp = max(s.res.longestEp, s.episodeTicks)
-	} else {
-		s.episodeTicks = 0
-	}
+	s.countEpisode(anyHot)
 	rep.Replicas = s.assignedReplicas()
 	s.res.ReplicaNodeHours += float64(rep.Replicas) * dt / 3600
+	return rep
+}
+
+// endTick is the second half of a tick, what has happened by its end: recoveries advanced, shards
+// grown, the clock moved on, the allocator and built-in balancer run, and the safety invariants
+// checked.
+func (s *Sim) endTick(rep *TickReport) {
+	dt := s.tickSecs
 	s.advanceRecoveries(dt)
+	for _, ix := range s.indices {
+		ix.grow(dt)
+	}
 	s.ticks++
 	rep.At = s.now()
 	rep.BuiltinRelocations = s.allocate()
@@ -512,7 +549,21 @@ func (s *Sim) Step() TickReport {
 	}
 	rep.Health, rep.Relocating, rep.Initializing, rep.Unassigned = s.healthCounts()
 	s.res.Ticks = s.ticks
-	return rep
+}
+
+// countEpisode follows hotspot episodes: runs of consecutive ticks with any hot node.
+func (s *Sim) countEpisode(anyHot bool) {
+	switch {
+	case anyHot:
+		if s.episodeTicks == 0 {
+			s.res.Hotspots++
+		}
+		s.episodeTicks++
+		s.res.longestEp = max(s.res.longestEp, s.episodeTicks)
+	case s.episodeTicks > 0:
+		s.episodes = append(s.episodes, s.episodeTicks)
+		s.episodeTicks = 0
+	}
 }
 
 // applyEvents applies the events due at t and names them.
@@ -552,6 +603,9 @@ func (s *Sim) applyEvent(e Event) string {
 			ix.searchLoad = *e.Load
 		}
 		return e.Kind + " " + e.Index
+	case EventSetShardWeights:
+		s.byIndex[e.Index].setShardWeights(e.Weights)
+		return e.Kind + " " + e.Index
 	case EventNodeLeave:
 		s.nodeLeave(s.byName[e.Node.Name])
 		return "node_leave " + e.Node.Name
@@ -583,40 +637,60 @@ func scaled(p LoadProfile, f float64) LoadProfile {
 }
 
 // computeLoads sets each active copy's demand and each node's offered load at time t, and returns
-// the heaviest copy's WRITE load.
+// the heaviest copy's WRITE load on its node. A copy's demand is in reference threads; its node
+// offers it at speed× that, as its tasks take speed× as long.
 func (s *Sim) computeLoads(t float64) (heaviest float64) {
 	for _, n := range s.nodes {
 		n.writeLoad, n.searchLoad = 0, 0
 	}
 	for _, ix := range s.indices {
 		w, sr := ix.loads(t)
-		active := 0
-		for _, sh := range ix.shards {
-			for _, c := range sh.copies {
-				if c.active() && c.node.present {
-					active++
-				}
-			}
-		}
 		perCopySearch := 0.0
-		if active > 0 {
-			perCopySearch = sr / float64(active)
+		if ix.searchWeights == nil {
+			if active := activeCopies(ix.shards...); active > 0 {
+				perCopySearch = sr / float64(active)
+			}
 		}
 		for _, sh := range ix.shards {
 			shardWrite := w * ix.weights[sh.num]
+			copySearch := perCopySearch
+			if ix.searchWeights != nil {
+				// shard_search_weights: the shard's part of the index's searches, over its own copies.
+				if active := activeCopies(sh); active > 0 {
+					copySearch = sr * ix.searchWeights[sh.num] / float64(active)
+				}
+			}
 			for _, c := range sh.copies {
 				c.writeDemand, c.searchDemand = 0, 0
 				if !c.active() || !c.node.present {
 					continue
 				}
-				c.writeDemand, c.searchDemand = shardWrite, perCopySearch
-				c.node.writeLoad += shardWrite
-				c.node.searchLoad += perCopySearch
-				heaviest = max(heaviest, shardWrite)
+				c.writeDemand, c.searchDemand = shardWrite*c.copyWriteShare(), copySearch
+				c.node.writeLoad += c.writeDemand * c.node.speed
+				c.node.searchLoad += c.searchDemand * c.node.speed
+				heaviest = max(heaviest, c.writeDemand*c.node.speed)
 			}
 		}
 	}
 	return heaviest
+}
+
+// activeCopies counts the shards' active copies on present nodes.
+func activeCopies(shards ...*shard) int {
+	active := 0
+	for _, sh := range shards {
+		for _, c := range sh.copies {
+			if c.active() && c.node.present {
+				active++
+			}
+		}
+	}
+	return active
+}
+
+// copyTick is what one tick added to a copy's counters.
+type copyTick struct {
+	indexTotal, indexTimeMS, queryTotal, queryTimeMS, fetchTotal, fetchTimeMS float64
 }
 
 // serveCopies splits what each node's pools served over its copies in proportion to their demand and
@@ -626,28 +700,35 @@ func (s *Sim) serveCopies() {
 		for _, sh := range ix.shards {
 			for _, c := range sh.copies {
 				c.indexCurrent, c.queryCurrent = 0, 0
+				c.tick = copyTick{}
 				if !c.active() || !c.node.present {
 					continue
 				}
 				n := c.node
 				if n.writeLoad > 0 && c.writeDemand > 0 {
-					share := c.writeDemand / n.writeLoad
+					share := c.writeDemand * n.speed / n.writeLoad
 					tasks := n.write.lastServed * share
-					c.indexTotal += tasks
-					c.indexTimeMS += tasks * writeTaskSeconds * 1000
+					c.tick.indexTotal = tasks
+					c.tick.indexTimeMS = tasks * n.write.taskSeconds * 1000
+					c.indexTotal += c.tick.indexTotal
+					c.indexTimeMS += c.tick.indexTimeMS
 					c.docs += tasks
 					c.indexCurrent = n.write.lastActive * share
 					if c.primary {
 						sh.seqNo += tasks
 					}
 				}
-				if demand := c.searchDemand + c.tenantDemand; n.searchLoad > 0 && demand > 0 {
+				if demand := c.searchDemand*n.speed + c.tenantDemand; n.searchLoad > 0 && demand > 0 {
 					share := demand / n.searchLoad
 					tasks := n.search.lastServed * share
-					c.queryTotal += tasks
-					c.queryTimeMS += tasks * searchTaskSeconds * 1000 * queryShare
-					c.fetchTotal += tasks
-					c.fetchTimeMS += tasks * searchTaskSeconds * 1000 * (1 - queryShare)
+					c.tick.queryTotal = tasks
+					c.tick.queryTimeMS = tasks * n.search.taskSeconds * 1000 * queryShare
+					c.tick.fetchTotal = tasks
+					c.tick.fetchTimeMS = tasks * n.search.taskSeconds * 1000 * (1 - queryShare)
+					c.queryTotal += c.tick.queryTotal
+					c.queryTimeMS += c.tick.queryTimeMS
+					c.fetchTotal += c.tick.fetchTotal
+					c.fetchTimeMS += c.tick.fetchTimeMS
 					c.queryCurrent = n.search.lastActive * share
 				}
 			}
@@ -670,8 +751,7 @@ func (s *Sim) advanceRecoveries(dt float64) {
 		if r.source != nil {
 			out[r.source.ord]++
 		}
-		r.done += cfg.recoveryRate * dt
-		if r.done >= r.bytes {
+		if r.progress(cfg.recoveryRate, dt) {
 			done = append(done, r)
 		}
 	}
@@ -872,6 +952,17 @@ func (s *Sim) Result() Result {
 	r.TimeToCorrectSeconds = float64(r.longestEp) * s.tickSecs
 	r.P99QueueLatencySeconds = percentile(s.queueSamples, 0.99)
 	r.P99SearchLatencyMs = weightedPercentile(s.searchLat, 0.99)
+	r.P50SearchLatencyMs = weightedPercentile(s.searchLat, 0.5)
+	// Episode durations are ticks × tick_seconds, as time_to_correct_seconds is.
+	episodes := make([]float64, 0, len(s.episodes)+1)
+	for _, e := range s.episodes {
+		episodes = append(episodes, float64(e)*s.tickSecs)
+	}
+	if s.episodeTicks > 0 {
+		episodes = append(episodes, float64(s.episodeTicks)*s.tickSecs)
+	}
+	r.HotspotSecondsP50 = percentile(episodes, 0.5)
+	r.HotspotSecondsMax = float64(r.longestEp) * s.tickSecs
 	s.tenantResults(&r)
 	return r
 }
@@ -908,7 +999,8 @@ func weightedPercentile(xs []weighted, p float64) float64 {
 	return sorted[len(sorted)-1].v
 }
 
-// RunRealtime steps every tick_seconds/speed real seconds until the run is done or ctx ends.
+// RunRealtime steps every tick_seconds/speed real seconds until the run is done or ctx ends. Reads
+// in between see the virtual clock and the counters move continuously through the tick (live.go).
 func (s *Sim) RunRealtime(ctx context.Context, speed float64) error {
 	if !(speed > 0) || math.IsInf(speed, 0) {
 		return fmt.Errorf("run realtime: speed must be positive, got %v", speed)
@@ -917,6 +1009,8 @@ func (s *Sim) RunRealtime(ctx context.Context, speed float64) error {
 	if interval <= 0 {
 		return fmt.Errorf("run realtime: speed %v makes a tick shorter than 1ns", speed)
 	}
+	// Each tick's loads and work are computed at its start and shown as its time goes by (live.go).
+	s.startLive(interval)
 	tk := time.NewTicker(interval)
 	defer tk.Stop()
 	for !s.Done() {
@@ -924,7 +1018,7 @@ func (s *Sim) RunRealtime(ctx context.Context, speed float64) error {
 		case <-ctx.Done():
 			return fmt.Errorf("run realtime: %w", ctx.Err())
 		case <-tk.C:
-			s.Step()
+			s.liveStep()
 		}
 	}
 	return nil

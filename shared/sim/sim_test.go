@@ -14,7 +14,9 @@ import (
 
 func TestRelocationTiming(t *testing.T) {
 	// Three single-copy shards move to d. Each recovery runs at recovery_bytes_per_second;
-	// node_concurrent_recoveries lets only some run into d at once, the rest queue.
+	// node_concurrent_recoveries lets only some run into d at once, the rest queue. The copies are
+	// searched, not written, so their files are the whole recovery (a written copy's translog
+	// replay is TestHotCopyRecovery's).
 	tests := []struct {
 		name        string
 		shardBytes  int64
@@ -35,7 +37,7 @@ func TestRelocationTiming(t *testing.T) {
 			  "cluster": {"builtin_balancer": false, "recovery_bytes_per_second": %v, "node_concurrent_recoveries": %d},
 			  "nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}],
 			  "indices": [{"name": "big", "primaries": 3, "replicas": 0, "shard_bytes": %d,
-			    "write_load": {"kind": "constant", "value": 3}, "placement": [["a"], ["b"], ["c"]]}]}`,
+			    "search_load": {"kind": "constant", "value": 3}, "placement": [["a"], ["b"], ["c"]]}]}`,
 				tc.rate, tc.concurrent, tc.shardBytes)
 			s := mustSim(t, doc)
 			code, body := call(t, s, "POST", "/_cluster/reroute",
@@ -53,8 +55,8 @@ func TestRelocationTiming(t *testing.T) {
 				}
 				// Until a relocation ends its load stays on the source.
 				for _, n := range rep.Nodes {
-					if n.Name == "d" && got[0] == 0 && got[1] == 0 && got[2] == 0 && n.WriteUtil != 0 {
-						t.Fatalf("tick %d: d carries write load %v before any relocation finished", tick, n.WriteUtil)
+					if n.Name == "d" && got[0] == 0 && got[1] == 0 && got[2] == 0 && n.SearchUtil != 0 {
+						t.Fatalf("tick %d: d carries search load %v before any relocation finished", tick, n.SearchUtil)
 					}
 				}
 			}
