@@ -434,8 +434,8 @@ func (c *calibrator) segmentReplicationShare(t *testing.T) {
 		seg.WriteCPU, ratio(seg.WriteCPU, doc.WriteCPU), sim.DefaultSegmentReplicaShare, within(sim.DefaultSegmentReplicaShare, seg.WriteCPU))
 	checkWithin(t, "sim.DefaultSegmentReplicaShare", sim.DefaultSegmentReplicaShare, seg.WriteCPU)
 	// The control proves the method tells a replica that indexes every document from one that
-	// only appends to its translog. It is not near 1: a document replica's WRITE thread costs
-	// about half its primary's here (docs/calibration.md).
+	// only appends to its translog. It is near 1 only once the JVMs are warm: measured, 0.38 to
+	// 0.92 (docs/calibration.md).
 	if !(doc.WriteCPU > controlFactor*seg.WriteCPU) {
 		t.Errorf("document replication control: replica/primary WRITE-thread CPU %.3f, want over %.0f× the segment replica's %.3f",
 			doc.WriteCPU, controlFactor, seg.WriteCPU)
