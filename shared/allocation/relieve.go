@@ -402,20 +402,38 @@ func (p *planner) largestHome(c *cluster.Copy) int {
 // searchRelief finds the group of moves that relieves a hot node best. Candidates are tried in the
 // shard-choice heuristic's order, first those whose load could bring the node to its goal, then all:
 // the first candidate with a plan that reaches the goal wins, else the first with any admissible plan.
-// A plan that lowers the excess without reaching the goal is then bundled (see bundle).
+// A plan that lowers the excess without reaching the goal is then bundled (see bundle) when no
+// candidate alone carries what the node must shed.
 func (p *planner) searchRelief(node *cluster.Node, order []Candidate, goal float64) (*option, *search) {
 	s := &search{p: p, src: node, bounds: SearchBounds{MaxEvaluations: searchEvaluations, MaxCandidates: searchCandidates,
 		MaxReturns: swapReturns, MaxChainDepth: chainDepth}}
 	best := s.one(order, goal)
-	if best == nil || best.sufficient(goal) {
+	if best == nil || best.sufficient(goal) || !smallOnly(order, s.need(goal)) {
 		return best, s
 	}
 	return s.bundle(best, order, goal), s
 }
 
+// need is the load, in threads, the hot node must shed to reach goal.
+func (s *search) need(goal float64) float64 {
+	return (s.p.v.Utilization(s.src.ID) - goal) * float64(s.src.Write.Threads)
+}
+
+// smallOnly reports whether no candidate alone carries the load the node must shed: only then do
+// copies go together. Where one copy could do it but its target has no room yet, a bundle of
+// lesser steps only adds relocations, and the next cycle finds the room.
+func smallOnly(order []Candidate, need float64) bool {
+	for _, c := range order {
+		if c.Load >= need {
+			return false
+		}
+	}
+	return true
+}
+
 // one is the best single group for the hot node on the view as it stands.
 func (s *search) one(order []Candidate, goal float64) *option {
-	need := (s.p.v.Utilization(s.src.ID) - goal) * float64(s.src.Write.Threads)
+	need := s.need(goal)
 	tried := map[int]*option{}
 	for pass := 0; pass < 2; pass++ {
 		for i, cand := range order {
