@@ -64,7 +64,8 @@
 // answer for one copy on every node.
 //
 // Several groups for one node go out as one bundle when the best group lowers its excess without
-// reaching the goal (search.bundle), within the node's recovery limits. A group must take a quarter
+// reaching the goal and no candidate alone carries what the node must shed (search.bundle), within
+// the node's recovery limits. A group must take a quarter
 // of its hot copy's load off the node (a trade of near-equal copies is not relief), and a copy does
 // not go back within the hour to a node it left unless that node's load changed ([Memory.Departed]).
 package allocation
