@@ -46,6 +46,9 @@ type node struct {
 	writeLoad  float64 // offered WRITE load this tick
 	searchLoad float64 // offered search load this tick
 	tenantLoad float64 // the tenants' part of searchLoad
+
+	// speed multiplies the time its tasks take (1 for the reference instance type).
+	speed float64
 }
 
 func (n *node) ip() string      { return "127.0.0.1" }
@@ -53,9 +56,6 @@ func (n *node) host() string    { return "127.0.0.1" }
 func (n *node) address() string { return fmt.Sprintf("127.0.0.1:%d", n.port) }
 
 // attrs are the node's custom attributes (zone when set).
-
-	// speed multiplies the time its tasks take (1 for the reference instance type).
-	speed float64
 func (n *node) attrs() map[string]string {
 	if n.zone == "" {
 		return map[string]string{}
@@ -93,6 +93,15 @@ type index struct {
 	totalShardsCap  int // index.routing.allocation.total_shards_per_node, 0 = unlimited
 
 	counts []int // copies per node ord, recomputed by refresh()
+
+	// searchWeights split search_load over the shards (summing to 1); nil spreads it evenly over
+	// the index's active copies.
+	searchWeights []float64
+	// segment is index.replication.type SEGMENT: only the primary indexes.
+	segment bool
+	// growthPerSecond is shard_bytes_growth_per_hour / 3600; grown the bytes added so far, whole
+	// bytes of which are in shardBytes.
+	growthPerSecond, grown float64
 }
 
 func (ix *index) loads(t float64) (write, search float64) {
@@ -106,15 +115,6 @@ func (ix *index) loads(t float64) (write, search float64) {
 type group struct {
 	prefix     string
 	writeLoad  LoadProfile
-
-	// searchWeights split search_load over the shards (summing to 1); nil spreads it evenly over
-	// the index's active copies.
-	searchWeights []float64
-	// segment is index.replication.type SEGMENT: only the primary indexes.
-	segment bool
-	// growthPerSecond is shard_bytes_growth_per_hour / 3600; grown the bytes added so far, whole
-	// bytes of which are in shardBytes.
-	growthPerSecond, grown float64
 	searchLoad LoadProfile
 	members    []*index
 }
@@ -193,6 +193,9 @@ type shardCopy struct {
 	writeDemand  float64
 	searchDemand float64
 	tenantDemand float64 // the tenants' search work on this copy
+
+	// tick is what the last tick added to the counters, for sim serve's reads within a tick.
+	tick copyTick
 }
 
 func (c *shardCopy) active() bool { return c.state == stateStarted || c.state == stateRelocating }
@@ -208,9 +211,6 @@ func (c *shardCopy) routingString() string {
 		nodeID = c.node.id
 	}
 	s := fmt.Sprintf("%s, node[%s], [%s], s[%s]", c.sh, nodeID, role, c.state)
-
-	// tick is what the last tick added to the counters, for sim serve's reads within a tick.
-	tick copyTick
 	if c.target != nil {
 		s = fmt.Sprintf("%s, node[%s], relocating [%s], [%s], s[%s]", c.sh, nodeID, c.target.id, role, c.state)
 	}
@@ -238,6 +238,11 @@ type recovery struct {
 	bytes      float64
 	done       float64
 	external   bool // started by an external reroute command
+	// The translog replay after the file copy (hot-copy recovery, recovery.go): copySeconds the
+	// file copy has taken, replayWork the source's indexing over it in thread-seconds, and
+	// replayLeft the seconds of replay still to run once the files are copied.
+	copySeconds, replayWork, replayLeft float64
+	copied                              bool
 }
 
 // makeID derives a stable 22-character base64url identifier, like OpenSearch's UUIDs, from the seed
@@ -253,11 +258,6 @@ func randomID(r *rand.Rand) string {
 	binary.LittleEndian.PutUint64(b[:8], r.Uint64())
 	binary.LittleEndian.PutUint64(b[8:], r.Uint64())
 	return base64.RawURLEncoding.EncodeToString(b[:])
-	// The translog replay after the file copy (hot-copy recovery, recovery.go): copySeconds the
-	// file copy has taken, replayWork the source's indexing over it in thread-seconds, and
-	// replayLeft the seconds of replay still to run once the files are copied.
-	copySeconds, replayWork, replayLeft float64
-	copied                              bool
 }
 
 // zipfShares splits 1 over n members with weights 1/(i+1)^s.
