@@ -20,6 +20,11 @@ RIE_PACKAGE := github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lamb
 RIE := $(CURDIR)/.cache/bin/aws-lambda-rie
 
 FUNCTIONS := ingest detect move replicas sandbox
+# What `shardwise version` and each function's start-up log report, set with the linker: the
+# tag (or "dev" before the first one) and the commit.
+VERSION ?= $(shell git describe --tags --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+VERSION_LDFLAGS := -X github.com/shardwise/shardwise/shared/buildinfo.Version=$(VERSION) -X github.com/shardwise/shardwise/shared/buildinfo.Commit=$(COMMIT)
 # Every Go file of ours, NUL-separated: not the caches and outputs, not testdata, whose files
 # may be malformed on purpose.
 GO_FILES := find . \( -path ./.git -o -path ./.cache -o -path ./bin -o -path ./build -o -path ./.aws-sam \
@@ -129,16 +134,20 @@ bench-go: ## Run every Go benchmark once, with allocations.
 	go test -run='^$$' -bench=. -benchmem ./...
 
 .PHONY: build
-build: ## Build each Lambda as build/<fn>/bootstrap for provided.al2023 on arm64.
+build: ## Build each Lambda as build/<fn>/bootstrap for provided.al2023 on arm64, and the CLI as build/shardwise, version and commit set.
 	@for fn in $(FUNCTIONS); do \
 		echo "build/$$fn/bootstrap"; \
-		GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags='-s -w' \
+		GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags='-s -w $(VERSION_LDFLAGS)' \
 			-o "$(BUILD)/$$fn/bootstrap" "./functions/$$fn"; \
 	done
+	@echo "build/shardwise"; CGO_ENABLED=0 go build -trimpath -ldflags='$(VERSION_LDFLAGS)' -o "$(BUILD)/shardwise" ./cmd/shardwise
 
 .PHONY: sam-build
-sam-build: ## Build the functions as `sam build` does from template.yaml (Go builder, arm64), into .aws-sam/.
-	GOFLAGS="$$(go env GOFLAGS) -tags=lambda.norpc" SAM_CLI_TELEMETRY=0 \
+# sam build's Go builder runs `go build` with the environment it is given and takes no flags of
+# its own, so the build tags and the version's linker flags travel in GOFLAGS (its quoting keeps
+# the one -ldflags value whole).
+sam-build: ## Build the functions as `sam build` does from template.yaml (Go builder, arm64), into .aws-sam/, version and commit set.
+	GOFLAGS="$$(go env GOFLAGS) -tags=lambda.norpc '-ldflags=$(VERSION_LDFLAGS)'" SAM_CLI_TELEMETRY=0 \
 		"$$(scripts/venv.sh)/sam" build --template-file template.yaml
 
 .PHONY: template
@@ -152,6 +161,18 @@ template-check: ## Fail if template.yaml differs from what shared/deploy generat
 	@tmp="$$(mktemp)"; trap 'rm -f "$$tmp"' EXIT; \
 	go run ./cmd/shardwise template > "$$tmp"; \
 	if ! diff -u template.yaml "$$tmp"; then echo "template.yaml is stale: run 'make template'"; exit 1; fi
+
+.PHONY: config-reference
+config-reference: ## Regenerate docs/configuration.md from the configuration types, their defaults and doc comments.
+	@tmp="$$(mktemp)"; trap 'rm -f "$$tmp"' EXIT; \
+	go run ./cmd/shardwise config-reference > "$$tmp"; \
+	cat "$$tmp" > docs/configuration.md; echo "wrote docs/configuration.md"
+
+.PHONY: config-reference-check
+config-reference-check: ## Fail if docs/configuration.md differs from what the code generates (go test ./shared/configref does the same).
+	@tmp="$$(mktemp)"; trap 'rm -f "$$tmp"' EXIT; \
+	go run ./cmd/shardwise config-reference > "$$tmp"; \
+	if ! diff -u docs/configuration.md "$$tmp"; then echo "docs/configuration.md is stale: run 'make config-reference'"; exit 1; fi
 
 .PHONY: template-lint
 template-lint: ## Lint template.yaml with cfn-lint and `sam validate --lint` (installs them into .cache/venv).

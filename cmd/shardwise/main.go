@@ -34,5 +34,6 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newSimulate(), newSim(), newPlan(), newExplain(), newTemplate(), newBench(), newSandbox())
+	root.AddCommand(newVersion(), newConfigReference())
 	return root
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -39,12 +40,18 @@ unless --dry-run=false; it only ever touches the simulator.`,
 				if cfg, err = config.LoadFile(configFile); err != nil {
 					return err
 				}
+				for _, d := range cfg.Deprecations() {
+					fmt.Fprintln(cmd.ErrOrStderr(), "warning: configuration:", d)
+				}
 			}
 			if cmd.Flags().Changed("dry-run") || configFile == "" {
 				cfg.Safety.DryRun = dryRun
 			}
 			if concurrency < 1 {
 				return fmt.Errorf("--concurrency %d: want 1 or more", concurrency)
+			}
+			if w := sandboxWarning(sc, cfg, scenario, fileExists); w != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
 			opts := runner.Options{Balancer: balancer, Config: cfg, Concurrency: concurrency}
 			if logFile != "" {
@@ -84,7 +91,7 @@ unless --dry-run=false; it only ever touches the simulator.`,
 		},
 	}
 	cmd.Flags().StringVar(&scenario, "scenario", "", "scenario file (format: docs/scenarios.md)")
-	cmd.Flags().StringVar(&balancer, "balancer", runner.BalancerShardwise, "shardwise | none (only OpenSearch's own balancer) | es-weights (Elasticsearch's weight function instead of it) | sway (the Sway rebalancer instead of it) | es-weights-live (es-weights fed true write loads: an oracle)")
+	cmd.Flags().StringVar(&balancer, "balancer", runner.BalancerShardwise, "shardwise | none (only OpenSearch's own balancer) | es-weights (Elasticsearch's weight function instead of it) | sway (the Sway rebalancer instead of it) | es-writeload (es-weights with Elasticsearch's write-load decider and hotspot mover) | es-weights-live (es-weights fed true write loads: an oracle)")
 	cmd.Flags().StringVar(&configFile, "config", "", "shardwise configuration JSON (defaults otherwise)")
 	cmd.Flags().StringVar(&logFile, "log", "", "write the functions' JSON logs to this file")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run result as JSON")
@@ -93,6 +100,30 @@ unless --dry-run=false; it only ever touches the simulator.`,
 	cmd.Flags().IntVar(&concurrency, "concurrency", 1, "racing copies of every function per trigger, as duplicate deliveries and overlapping schedules would run them")
 	_ = cmd.MarkFlagRequired("scenario")
 	return cmd
+}
+
+// sandboxWarning says why a scenario with tenants would measure and enforce nothing: without
+// sandbox definitions the sandbox function has no limits to hold the tenants to, so a noisy tenant
+// runs unchecked and the run looks as if sandboxes did not help. It names the configuration laid
+// beside the scenario (configs/<scenario file>), as shardwise bench uses it, when there is one.
+// Empty when the scenario has no tenants or the configuration defines sandboxes.
+func sandboxWarning(sc *sim.Scenario, cfg config.Config, scenarioFile string, exists func(string) bool) string {
+	if len(sc.Tenants) == 0 || len(cfg.Sandbox.Definitions) > 0 {
+		return ""
+	}
+	w := fmt.Sprintf("scenario %s has %d tenants but the configuration defines no sandboxes "+
+		"(sandbox.definitions), so no tenant is held to a limit", sc.Name, len(sc.Tenants))
+	if beside := filepath.Join(filepath.Dir(scenarioFile), "configs", filepath.Base(scenarioFile)); exists(beside) {
+		w += "; its sandboxes are in " + beside + ": --config " + beside
+	} else {
+		w += "; pass --config with sandbox.definitions (docs/sandboxes.md)"
+	}
+	return w
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // printTick writes one line per tick: time, hot nodes, moves, replica changes, breaker state.
