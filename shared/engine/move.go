@@ -120,6 +120,7 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 		}
 		in.OwnInFlight, in.OwnKnown = len(own), true
 		in.Recoveries = safety.RecoveriesOf(&fresh.Snapshot, own)
+		in.PrimariesLost = safety.LostPrimaries(&fresh.Snapshot)
 	}
 	res.Breaker = safety.Evaluate(in, e.Config.Safety)
 	for _, c := range res.Breaker.Checks {
@@ -127,6 +128,12 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	}
 	if !res.Breaker.Closed {
 		reason := res.Breaker.Reason()
+		if res.Breaker.OperatorActionNeeded() {
+			// Not a wait-and-retry refusal: a shard has no copy left, and only an operator can
+			// bring it back. The reason, in each outcome event, leads with it.
+			e.log().Error("operator action needed", "cluster", name, "plan", planKey, "primaries_lost", in.PrimariesLost, "reason", reason)
+			e.metric(name, "OperatorActionNeeded", telemetry.UnitCount, 1)
+		}
 		for _, m := range plan.Moves {
 			res.Outcomes = append(res.Outcomes, MoveOutcome{Move: m, Outcome: OutcomeSkipped, Reason: reason})
 		}

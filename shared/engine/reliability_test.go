@@ -92,3 +92,21 @@ func TestFilterKeepsOperatorEntries(t *testing.T) {
 		})
 	}
 }
+
+// TestMoveRedPrimaryLost: a red cluster whose shard has no copy left skips the plan with
+// "operator action needed" in every outcome, not a generic health refusal.
+func TestMoveRedPrimaryLost(t *testing.T) {
+	w := hotWorld()
+	r := newRig(t, liveConfig("reroute"), map[string]*world{"prod": w})
+	planKey := r.planned(t, w)
+	w.index("lost", 0, []float64{0}, nil, []string{""})
+	r.apis["prod"].health = Health{Status: "red"}
+	res, err := r.e.Move(t.Context(), "prod", planKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Outcomes) != 1 || res.Outcomes[0].Outcome != OutcomeSkipped ||
+		!strings.Contains(res.Outcomes[0].Reason, "operator action needed: 1 shards have no copy left (lost[0])") {
+		t.Fatalf("outcomes: %+v, want skipped with operator action needed", res.Outcomes)
+	}
+}

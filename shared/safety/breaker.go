@@ -5,8 +5,10 @@ package safety
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/duration"
 )
 
@@ -116,6 +118,31 @@ type Inputs struct {
 	// adding to them: a replica change.
 	LatencyExempt bool
 	StatsAge      time.Duration
+	// PrimariesLost are the shards with no active copy left (LostPrimaries): a red cluster no
+	// move or replica can repair.
+	PrimariesLost []string
+}
+
+// CheckPrimaryLost names the check that fails when a shard has no copy left.
+const CheckPrimaryLost = "primary_lost"
+
+// LostPrimaries lists, as index[shard], the shards of snap of which no copy is active (STARTED or
+// RELOCATING): their data is on no node in the cluster.
+func LostPrimaries(snap *cluster.Snapshot) []string {
+	active := map[cluster.ShardID]bool{}
+	for i := range snap.Copies {
+		if snap.Copies[i].Active() {
+			active[snap.Copies[i].ID()] = true
+		}
+	}
+	var lost []string
+	for i := range snap.Copies {
+		c := &snap.Copies[i]
+		if c.Primary && !active[c.ID()] && c.State == cluster.StateUnassigned {
+			lost = append(lost, fmt.Sprintf("%s[%d]", c.Index, c.Shard))
+		}
+	}
+	return lost
 }
 
 // Check is one breaker check with its measured value and its limit.
@@ -160,6 +187,16 @@ func (v Verdict) Reason() string {
 	return s
 }
 
+// OperatorActionNeeded reports whether the breaker is open because a shard has no copy left.
+func (v Verdict) OperatorActionNeeded() bool {
+	for _, c := range v.Failed() {
+		if c.Name == CheckPrimaryLost {
+			return true
+		}
+	}
+	return false
+}
+
 // Evaluate runs every check. It never short-circuits, so the log shows every value and limit.
 func Evaluate(in Inputs, cfg Config) Verdict {
 	var checks []Check
@@ -170,6 +207,13 @@ func Evaluate(in Inputs, cfg Config) Verdict {
 		add("reachable", false, "unreachable", "reachable", fmt.Sprintf("OpenSearch unreachable: %v", in.Reachable))
 	} else {
 		add("reachable", true, "reachable", "reachable", "OpenSearch answered")
+	}
+	if n := len(in.PrimariesLost); n > 0 {
+		// First, so that the breaker's reason leads with it: waiting does not cure this.
+		shown := in.PrimariesLost[:min(n, 5)]
+		add(CheckPrimaryLost, false, fmt.Sprint(n), "0", fmt.Sprintf(
+			"operator action needed: %d shards have no copy left (%s): no move or replica restores them; bring their node back, restore them from a snapshot, or allocate a stale or empty primary",
+			n, strings.Join(shown, ", ")))
 	}
 	hr, lr := healthRank(in.Health), healthRank(cfg.RequiredHealth)
 	add("health", in.Reachable == nil && hr >= 0 && hr <= lr, in.Health, cfg.RequiredHealth,
