@@ -121,9 +121,9 @@ func (f *Function) Move(ctx context.Context, raw json.RawMessage) (*engine.MoveR
 	if ev.DetailType != bus.TypeMovesPlanned {
 		return nil, fmt.Errorf("move: %w %q", errUnsupported, ev.DetailType)
 	}
-	var d bus.MovesPlanned
-	if err := json.Unmarshal(ev.Detail, &d); err != nil {
-		return nil, fmt.Errorf("move: %q detail: %w", ev.DetailType, err)
+	d, err := decodeDetail[bus.MovesPlanned](ev)
+	if err != nil {
+		return nil, fmt.Errorf("move: %w", err)
 	}
 	r, err := f.Engine.Move(ctx, d.Cluster, d.PlanKey)
 	return &r, err

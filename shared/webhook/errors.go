@@ -38,6 +38,10 @@ var (
 	errReplayCheck = errors.New("replay check unavailable")
 )
 
+// errReceiverConfig marks a refusal caused by the receiver's configuration rather than by the
+// request: its detail stays in the log.
+var errReceiverConfig = errors.New("receiver configuration")
+
 // problems gives each error its status and the code in the JSON error body, in one place.
 var problems = []struct {
 	err    error
@@ -91,11 +95,13 @@ func ErrorResponse(status int, code string, err error, requestID string) events.
 }
 
 // PublicMessage is what a caller is told about err, answered with status: err itself for a 4xx
-// other than 401, else only what to do and the request id to quote.
+// (a 401 caused by the receiver's configuration says only how to authenticate), else only the
+// status and the request id to quote.
 func PublicMessage(status int, err error, requestID string) string {
-	if status == http.StatusUnauthorized {
-		// An unauthenticated caller learns how to authenticate, not how this receiver is
-		// configured (which secret variables are unset, whether a replay guard is wired).
+	if status == http.StatusUnauthorized && errors.Is(err, errReceiverConfig) {
+		// An unauthenticated caller learns what was wrong with its request and how to
+		// authenticate, never how this receiver is configured (which secret variables are
+		// unset, whether a replay guard is wired).
 		return fmt.Sprintf("not authenticated: sign the request with SigV4 through the AWS_IAM URL, or with the %s and %s headers; the log of request %s says why",
 			HeaderTimestamp, HeaderSignature, requestID)
 	}

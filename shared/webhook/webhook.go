@@ -225,10 +225,10 @@ func (r *Receiver) authenticate(ctx context.Context, req events.LambdaFunctionUR
 		return "", signature{}, fmt.Errorf("%w: request is not signed: SigV4 through the AWS_IAM URL, or %s and %s headers", errUnauthenticated, HeaderTimestamp, HeaderSignature)
 	}
 	if r.Secret == nil {
-		return "", signature{}, fmt.Errorf("%w: HMAC signatures are not accepted: no secret is configured (%s or %s)", errUnauthenticated, envSecret, EnvSecretParam)
+		return "", signature{}, fmt.Errorf("%w: %w: HMAC signatures are not accepted: no secret is configured (%s or %s)", errUnauthenticated, errReceiverConfig, envSecret, EnvSecretParam)
 	}
 	if r.Replays == nil {
-		return "", signature{}, fmt.Errorf("%w: HMAC signatures are not accepted: no replay guard is configured", errUnauthenticated)
+		return "", signature{}, fmt.Errorf("%w: %w: HMAC signatures are not accepted: no replay guard is configured", errUnauthenticated, errReceiverConfig)
 	}
 	secret, err := r.Secret.Secret(ctx)
 	if err != nil {
