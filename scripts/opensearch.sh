@@ -20,7 +20,7 @@
 #   SHARDWISE_OPENSEARCH_DIR        install, data and logs (default /tmp/shardwise-opensearch, which
 #                                   the node user can reach whatever the checkout's permissions)
 #   SHARDWISE_OPENSEARCH_HEAP       heap per node (default 512m)
-#   SHARDWISE_OPENSEARCH_START_TIMEOUT  seconds to wait for green (default 240)
+#   SHARDWISE_OPENSEARCH_START_TIMEOUT  seconds to wait for green (default 600)
 #   OPENSEARCH_JAVA_HOME            the JDK to run on (default: the first JDK 17 to 21 found)
 set -euo pipefail
 
@@ -35,9 +35,9 @@ run="${SHARDWISE_OPENSEARCH_DIR:-/tmp/shardwise-opensearch}"
 heap="${SHARDWISE_OPENSEARCH_HEAP:-512m}"
 nodes=3
 node_user=opensearch
-# Three JVMs starting together on two cores take 30-60 s to elect a cluster manager; 240 s is
-# that with room for a slow CI machine; a machine shared with other builds may need more.
-start_timeout_seconds="${SHARDWISE_OPENSEARCH_START_TIMEOUT:-240}"
+# Three JVMs starting together on two cores take 30-60 s to elect a cluster manager on a quiet
+# machine, and took 338-417 s on one loaded by other builds; 600 s leaves room for both.
+start_timeout_seconds="${SHARDWISE_OPENSEARCH_START_TIMEOUT:-600}"
 stop_timeout_seconds=30
 
 log() { echo "opensearch: $*" >&2; }
