@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/shardwise/shardwise/shared/cluster"
 )
 
 // decisionType orders decisions from best to worst, as OpenSearch's Decision.Type.
@@ -72,8 +74,10 @@ type allocConfig struct {
 	watermarkText          string
 	totalShardsPerNode     int
 	awareness              []string
-	recoveryRate           float64
-	filters                filterSet
+	// forced holds, per awareness attribute, its forced values (awareness.force.<attr>.values).
+	forced       map[string][]string
+	recoveryRate float64
+	filters      filterSet
 }
 
 // config returns the allocation settings, recomputed after every settings change.
@@ -106,6 +110,12 @@ func (s *Sim) config() *allocConfig {
 	for _, a := range strings.Split(s.settingOr("cluster.routing.allocation.awareness.attributes", ""), ",") {
 		if a = strings.TrimSpace(a); a != "" {
 			c.awareness = append(c.awareness, a)
+		}
+	}
+	c.forced = map[string][]string{}
+	for _, a := range c.awareness {
+		if v, ok := s.setting(awarenessForcePrefix + a + awarenessForceSuffix); ok {
+			c.forced[a] = cluster.FilterPatterns(v)
 		}
 	}
 	c.recoveryRate = s.recoveryDefault
@@ -242,7 +252,12 @@ func (s *Sim) canAllocate(sh *shard, c *shardCopy, n *node, explain, explicit bo
 		out = s.outgoing[src.ord]
 	}
 	in := s.incoming[n.ord]
+	initial := primary && c.state == stateUnassigned
 	switch {
+	case initial:
+		// A primary's first recovery, from an empty or its own store, counts against
+		// node_initial_primaries_recoveries, not the peer-recovery limits.
+		s.initialPrimariesThrottle(&v, n)
 	case in >= cfg.incoming:
 		v.add(decThrottle, "throttling", func() string {
 			return fmt.Sprintf("reached the limit of incoming shard recoveries [%d], cluster setting "+
@@ -550,6 +565,11 @@ func (s *Sim) allocate() (rebalanced int) {
 	if len(s.presentNodes()) == 0 {
 		return 0
 	}
+	// Copies whose data is on a node back from a restart go there first (restart.go), as
+	// OpenSearch's gateway allocator runs before the balancer.
+	if s.allocateExistingData() > 0 {
+		s.refresh()
+	}
 	if s.rebalancer == RebalancerESWeights || s.rebalancer == RebalancerESWeightsLive {
 		return s.allocateESWeights()
 	}
@@ -562,18 +582,11 @@ func (s *Sim) allocate() (rebalanced int) {
 	return rebalanced
 }
 
-// allocateUnassigned assigns unassigned copies, primaries first, each to its lowest-weight node.
+// allocateUnassigned assigns unassigned copies, in OpenSearch's order (sortUnassigned), each to its
+// lowest-weight node.
 func (s *Sim) allocateUnassigned(b *balance) {
 	pending := s.allocatable()
-	slices.SortStableFunc(pending, func(x, y *shardCopy) int {
-		if x.primary != y.primary {
-			if x.primary {
-				return -1
-			}
-			return 1
-		}
-		return 0
-	})
+	sortUnassigned(pending)
 	for _, c := range pending {
 		n, t := s.bestNode(b, c.sh, c, nil)
 		if n == nil || t != decYes {
@@ -833,7 +846,7 @@ func (s *Sim) initialize(c *shardCopy, n *node, external bool) {
 		r.bytes = float64(ix.shardBytes)
 	}
 	c.state, c.node, c.allocID, c.rec = stateInitializing, n, randomID(s.rng), r
-	c.unassignedReason, c.delayedUntil = "", s.now()
+	c.unassignedReason, c.delayedUntil, c.dataOn = "", s.now(), nil
 	c.resetCounters()
 	s.recoveries = append(s.recoveries, r)
 	s.incoming[n.ord]++
@@ -904,17 +917,17 @@ func (s *Sim) floatSetting(key string, def float64) float64 {
 	return def
 }
 
-// nodeAttr is a node's value of an awareness attribute; the simulator's nodes carry only zone.
+// nodeAttr is a node's value of an awareness attribute.
 func nodeAttr(n *node, attr string) (string, bool) {
-	if attr == "zone" && n.zone != "" {
-		return n.zone, true
-	}
-	return "", false
+	v, ok := n.attrs()[attr]
+	return v, ok
 }
 
 // awarenessCheck is OpenSearch's AwarenessAllocationDecider: over each awareness attribute, the
 // shard's copies (relocation targets in place of their sources) may hold at most
-// ceil(copies / values) in one value, values being those of the present nodes. moveTo counts c on
+// ceil(copies / values) in one value, values being those of the present nodes and, with forced
+// awareness, the attribute's forced values too: a forced value no node has still counts, so the
+// copies it would hold stay unassigned rather than doubling up elsewhere. moveTo counts c on
 // n, as allocating it there would. It returns why not, or "" when the node meets every attribute.
 func (s *Sim) awarenessCheck(sh *shard, c *shardCopy, n *node, moveTo bool) string {
 	cfg := s.config()
@@ -925,6 +938,9 @@ func (s *Sim) awarenessCheck(sh *shard, c *shardCopy, n *node, moveTo bool) stri
 				"[cluster.routing.allocation.awareness.attributes=%s]", attr, strings.Join(cfg.awareness, ","))
 		}
 		values := map[string]bool{}
+		for _, v := range cfg.forced[attr] {
+			values[v] = true
+		}
 		for _, pn := range s.nodes {
 			if v, ok := nodeAttr(pn, attr); ok && pn.present {
 				values[v] = true

@@ -306,69 +306,17 @@ func (s *Sim) handlePutIndexSettings(rq *request) (reply, *apiError) {
 	if err != nil {
 		return reply{}, err
 	}
-	if inner, ok := body["settings"].(map[string]any); ok && len(body) == 1 {
-		body = inner
-	}
-	raw := map[string]*string{}
-	if e := flattenSettings("", body, raw); e != nil {
+	updates, e := indexSettingUpdates(body)
+	if e != nil {
 		return reply{}, illegalArgument(e.Error())
 	}
-	if len(raw) == 0 {
+	if len(updates) == 0 {
 		return reply{}, newError(400, "action_request_validation_exception", "Validation Failed: 1: no settings to update;", nil)
 	}
-	updates := map[string]*string{}
-	for k, v := range raw {
-		if !strings.HasPrefix(k, "index.") {
-			k = "index." + k
-		}
-		updates[k] = v
+	if e := checkIndexSettingUpdates(updates); e != nil {
+		return reply{}, illegalArgument(e.msg)
 	}
-	for _, k := range slices.Sorted(maps.Keys(updates)) {
-		v := updates[k]
-		if slices.Contains(finalIndexSettings, k) {
-			return reply{}, illegalArgument(fmt.Sprintf("final index setting [%s], not updateable", k))
-		}
-		check, known := indexSettingChecks[k]
-		if !known && !isIndexFilterKey(k) {
-			return reply{}, illegalArgument(fmt.Sprintf("unknown setting [%s] please check that any required plugins are installed, "+
-				"or check the breaking changes documentation for removed settings", k))
-		}
-		if v != nil && check != nil {
-			if e := check(*v); e != nil {
-				return reply{}, illegalArgument(fmt.Sprintf("%s for setting [%s]", e.Error(), k))
-			}
-		}
-	}
-	for _, ix := range indices {
-		for k, v := range updates {
-			if k == "index.number_of_replicas" {
-				want := 1 // OpenSearch's default when the setting is reset
-				if v != nil {
-					want, _ = strconv.Atoi(*v)
-				}
-				s.setReplicas(ix, want)
-				continue
-			}
-			if v == nil {
-				delete(ix.settings, k)
-			} else {
-				ix.settings[k] = *v
-			}
-		}
-		ix.filters = compileFilters(ix.settings, "index.routing.allocation.")
-		ix.totalShardsCap = 0
-		if v, ok := ix.settings["index.routing.allocation.total_shards_per_node"]; ok {
-			ix.totalShardsCap, _ = strconv.Atoi(v)
-		}
-		ix.settingsVersion++
-	}
-	s.changed()
-	s.refresh()
-	b := s.newBalance()
-	if len(b.nodes) > 0 {
-		s.allocateUnassigned(b)
-		s.moveShards(b)
-	}
+	s.applyIndexSettings(indices, updates)
 	return jsonReply(object{{"acknowledged", true}}), nil
 }
 

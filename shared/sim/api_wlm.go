@@ -25,7 +25,9 @@ import (
 //     prefixes ending in '*', principal (username, role) is accepted from 3.3, workload_group
 //     must name an existing group's id;
 //   - the wlm.<api>.* cluster settings, validated with the plugin's bounds and reported as
-//     defaults.
+//     defaults;
+//   - _wlm/stats, _wlm/{node_id}/stats and _wlm/stats/{group_id}, with the enforcement itself
+//     (wlm_enforce.go).
 //
 // Any other version, or a cluster without the plugin, answers "no handler found", as OpenSearch
 // does for a path no plugin registered.
@@ -57,6 +59,7 @@ type wlmState struct {
 	groups []*wlmGroup // in creation order
 	rules  []*wlmRule
 	seq    int
+	rt     wlmRuntime // the plugin at work on tasks (wlm_enforce.go)
 }
 
 // osVersion is the version the simulator answers as.
@@ -245,6 +248,11 @@ func (s *Sim) routeWLM(rq *request) (reply, *apiError) {
 	api, rules, _ := s.wlmAPI()
 	n := len(segs)
 	switch {
+	case segs[0] == "_wlm" && api != "" && ((n == 2 && segs[1] == "stats") || (n == 3 && segs[1] != api && (segs[1] == "stats" || segs[2] == "stats"))):
+		if m != http.MethodGet && m != http.MethodHead {
+			return reply{}, badMethod(rq.r, "GET")
+		}
+		return s.read(rq, s.handleWLMStats)
 	case segs[0] == "_wlm" && api != "" && n >= 2 && n <= 3 && segs[1] == api:
 		switch {
 		case n == 2 && (m == http.MethodGet || m == http.MethodHead):

@@ -66,8 +66,8 @@ func TestAwareness(t *testing.T) {
 			t.Errorf("settings %s lack the awareness attribute", body)
 		}
 	})
-	t.Run("an attribute the nodes do not carry is refused", func(t *testing.T) {
-		_, err := ParseScenario([]byte(strings.Replace(awarenessScenario, `["zone"]`, `["rack"]`, 1)))
+	t.Run("a built-in filter attribute is refused", func(t *testing.T) {
+		_, err := ParseScenario([]byte(strings.Replace(awarenessScenario, `["zone"]`, `["_name"]`, 1)))
 		if err == nil || !strings.Contains(err.Error(), "cluster.awareness_attributes[0]") {
 			t.Errorf("ParseScenario: got %v, want an error naming cluster.awareness_attributes[0]", err)
 		}

@@ -42,6 +42,10 @@ type TenantSpec struct {
 	SearchLoad    *LoadProfile `json:"search_load"`
 	TaskSeconds   float64      `json:"task_seconds"`
 	TaskHeapBytes int64        `json:"task_heap_bytes"`
+	// Username and Roles are the authenticated principal the tenant searches as; the
+	// workload-management plugin's rules match them (principal.username, principal.role).
+	Username string   `json:"username,omitempty"`
+	Roles    []string `json:"roles,omitempty"`
 }
 
 // ClusterSpec holds cluster-wide settings. Zero values take the OpenSearch defaults in defaults.go.
@@ -52,8 +56,11 @@ type ClusterSpec struct {
 	NodeConcurrentRecoveries int     `json:"node_concurrent_recoveries,omitempty"`
 	DiskHighWatermark        float64 `json:"disk_high_watermark,omitempty"`
 	// AwarenessAttributes is cluster.routing.allocation.awareness.attributes, set persistently
-	// from the start as an operator would; only "zone" is a node attribute the simulator knows.
+	// from the start as an operator would: zone or any attribute the nodes carry.
 	AwarenessAttributes []string `json:"awareness_attributes,omitempty"`
+	// AwarenessForce is cluster.routing.allocation.awareness.force.<attribute>.values per
+	// attribute (cluster_shape.go); each attribute also becomes an awareness attribute.
+	AwarenessForce map[string][]string `json:"awareness_force,omitempty"`
 	// OpenSearchVersion is the version the cluster answers as (GET /, _nodes, _cat/nodes); empty
 	// means the simulator's default, 2.19.3. It decides which plugin endpoints exist.
 	OpenSearchVersion string `json:"opensearch_version,omitempty"`
@@ -70,6 +77,9 @@ type NodeSpec struct {
 	HeapBytes     int64  `json:"heap_bytes,omitempty"`
 	DiskBytes     int64  `json:"disk_bytes,omitempty"`
 	Zone          string `json:"zone,omitempty"`
+	// Attributes are the node's custom attributes (node.attr.*), beside zone; in nodes and
+	// node_join events they are laid over node_defaults' attributes.
+	Attributes map[string]string `json:"attributes,omitempty"`
 	// Speed multiplies the time the node's tasks take: 2 is an instance type half as fast, whose
 	// threads serve half the work. Absent means 1.
 	Speed float64 `json:"speed,omitempty"`
@@ -86,6 +96,14 @@ type IndexSpec struct {
 	ShardWeights []float64    `json:"shard_weights,omitempty"`
 	// Placement lists, per shard, its copies' nodes, primary first.
 	Placement [][]string `json:"placement,omitempty"`
+	// Allocation, TotalShardsPerNode, DelayedTimeoutSeconds and Priority are the index settings
+	// index.routing.allocation.{include,exclude,require}.*, .total_shards_per_node,
+	// index.unassigned.node_left.delayed_timeout and index.priority, set at creation
+	// (cluster_shape.go).
+	Allocation            *AllocationSpec `json:"allocation,omitempty"`
+	TotalShardsPerNode    int             `json:"total_shards_per_node,omitempty"`
+	DelayedTimeoutSeconds *float64        `json:"delayed_timeout_seconds,omitempty"`
+	Priority              int             `json:"priority,omitempty"`
 	// ReplicationType is index.replication.type: "document" (the default, every copy indexes) or
 	// "segment" (only the primary indexes; each replica pays DefaultSegmentReplicaShare of it).
 	ReplicationType string `json:"replication_type,omitempty"`
@@ -93,6 +111,14 @@ type IndexSpec struct {
 	ShardSearchWeights []float64 `json:"shard_search_weights,omitempty"`
 	// ShardBytesGrowthPerHour is how many bytes each shard grows by per hour of scenario time.
 	ShardBytesGrowthPerHour float64 `json:"shard_bytes_growth_per_hour,omitempty"`
+}
+
+// AllocationSpec is an index's allocation filters: per kind, attribute (_name, _id, _ip, _host or
+// a node attribute) → comma-separated values with * wildcards, as in OpenSearch's settings.
+type AllocationSpec struct {
+	Include map[string]string `json:"include,omitempty"`
+	Exclude map[string]string `json:"exclude,omitempty"`
+	Require map[string]string `json:"require,omitempty"`
 }
 
 // IndexGroupSpec is count indices named NamePrefix+0..count-1 sharing group-total loads.
@@ -122,6 +148,11 @@ const (
 	EventAPIErrors      = "api_errors"
 	EventAPILatency     = "api_latency"
 	EventRerouteRejects = "reroute_rejects"
+	// Cluster-shape events (cluster_shape.go, restart.go, rollover.go).
+	EventCreateIndex      = "create_index"
+	EventDeleteIndex      = "delete_index"
+	EventNodeRestart      = "node_restart"
+	EventSetIndexSettings = "set_index_settings"
 	// EventSetShardWeights gives an index new shard_weights: its write load moves between shards.
 	EventSetShardWeights = "set_shard_weights"
 )
@@ -138,6 +169,15 @@ type Event struct {
 	Rate         float64    `json:"rate,omitempty"`
 	UntilSeconds float64    `json:"until_seconds,omitempty"`
 	MS           float64    `json:"ms,omitempty"`
+	// Spec and RolloverFrom are create_index's new index and the index whose write load it takes.
+	Spec         *IndexSpec `json:"spec,omitempty"`
+	RolloverFrom string     `json:"rollover_from,omitempty"`
+	// DownSeconds is how long a node_restart keeps the node away; WaitForGreen holds the event
+	// (and the events after it) until the cluster is green.
+	DownSeconds  float64 `json:"down_seconds,omitempty"`
+	WaitForGreen bool    `json:"wait_for_green,omitempty"`
+	// Settings are set_index_settings' index settings, as a PUT {index}/_settings body.
+	Settings map[string]any `json:"settings,omitempty"`
 	// Weights are set_shard_weights' new shard weights, one per primary.
 	Weights []float64 `json:"weights,omitempty"`
 }
@@ -582,10 +622,8 @@ func (c ClusterSpec) validate(path string) error {
 	if c.DiskHighWatermark < 0 || c.DiskHighWatermark > 1 || math.IsNaN(c.DiskHighWatermark) {
 		return fieldError(path+".disk_high_watermark", "must be a fraction in (0, 1], got %v", c.DiskHighWatermark)
 	}
-	for i, a := range c.AwarenessAttributes {
-		if a != "zone" {
-			return fieldError(fmt.Sprintf("%s.awareness_attributes[%d]", path, i), "%q: the simulator's nodes carry only the zone attribute", a)
-		}
+	if err := c.validateAwareness(path); err != nil {
+		return err
 	}
 	return c.validateVersionAndPlugins(path)
 }
@@ -613,7 +651,7 @@ func validateNodeSpec(n NodeSpec, path string, needName bool) error {
 	case n.Speed < 0 || n.Speed > 100 || math.IsNaN(n.Speed):
 		return fieldError(path+".speed", "must be a task-time multiplier in (0, 100], got %v", n.Speed)
 	}
-	return nil
+	return validateAttributes(n.Attributes, path+".attributes")
 }
 
 // validIndexName applies OpenSearch's index name rules (MetadataCreateIndexService.validateIndexOrAliasName).
@@ -699,7 +737,7 @@ func (ix *IndexSpec) validate(path string, nodes, indices map[string]bool) error
 			}
 		}
 	}
-	return nil
+	return ix.validateSettingsFields(path)
 }
 
 func (g *IndexGroupSpec) validate(path string, indices map[string]bool) error {
@@ -832,14 +870,18 @@ func validateProfile(p *LoadProfile, path string, required bool) error {
 
 // eventFields lists, per kind, the optional fields besides at_seconds and kind that it may use.
 var eventFields = map[string][]string{
-	EventSetWriteLoad:    {"index", "group", "load"},
-	EventSetShardWeights: {"index", "weights"},
-	EventSetSearchLoad:   {"index", "group", "load"},
-	EventNodeLeave:       {"node"},
-	EventNodeJoin:        {"node"},
-	EventAPIErrors:       {"rate", "until_seconds"},
-	EventAPILatency:      {"ms", "until_seconds"},
-	EventRerouteRejects:  {"until_seconds"},
+	EventSetWriteLoad:     {"index", "group", "load"},
+	EventSetShardWeights:  {"index", "weights"},
+	EventSetSearchLoad:    {"index", "group", "load"},
+	EventNodeLeave:        {"node"},
+	EventNodeJoin:         {"node"},
+	EventAPIErrors:        {"rate", "until_seconds"},
+	EventAPILatency:       {"ms", "until_seconds"},
+	EventRerouteRejects:   {"until_seconds"},
+	EventCreateIndex:      {"spec", "rollover_from"},
+	EventDeleteIndex:      {"index"},
+	EventNodeRestart:      {"node", "down_seconds", "wait_for_green"},
+	EventSetIndexSettings: {"index", "settings"},
 }
 
 // setFields names the fields of e that carry a non-zero value.
@@ -858,6 +900,11 @@ func (e *Event) setFields() []string {
 	add("until_seconds", e.UntilSeconds != 0)
 	add("ms", e.MS != 0)
 	add("weights", e.Weights != nil)
+	add("spec", e.Spec != nil)
+	add("rollover_from", e.RolloverFrom != "")
+	add("down_seconds", e.DownSeconds != 0)
+	add("wait_for_green", e.WaitForGreen)
+	add("settings", e.Settings != nil)
 	return out
 }
 
@@ -878,6 +925,7 @@ func (sc *Scenario) validateEvents(nodes, indices, groups map[string]bool) error
 	})
 	present := map[string]bool{}
 	known := map[string]bool{}
+	down := map[string]float64{} // node → when the restart that took it away ends
 	for n := range nodes {
 		present[n], known[n] = true, true
 	}
@@ -925,6 +973,8 @@ func (sc *Scenario) validateEvents(nodes, indices, groups map[string]bool) error
 				return fieldError(p+".node", "node_leave takes a node name, not an object")
 			case !present[e.Node.Name]:
 				return fieldError(p+".node", "node %q is not in the cluster at %v s", e.Node.Name, e.AtSeconds)
+			case down[e.Node.Name] > e.AtSeconds:
+				return fieldError(p+".node", "node %q is restarting at %v s", e.Node.Name, e.AtSeconds)
 			}
 			delete(present, e.Node.Name)
 		case EventNodeJoin:
@@ -954,6 +1004,10 @@ func (sc *Scenario) validateEvents(nodes, indices, groups map[string]bool) error
 			}
 		case EventRerouteRejects:
 			if err := until(); err != nil {
+				return err
+			}
+		case EventCreateIndex, EventDeleteIndex, EventNodeRestart, EventSetIndexSettings:
+			if err := sc.validateShapeEvent(e, p, present, indices, down); err != nil {
 				return err
 			}
 		case EventSetShardWeights:

@@ -116,7 +116,7 @@ func isClusterFilterKey(k string) bool {
 
 // validateClusterSetting returns OpenSearch's error text for a setting it would refuse.
 func validateClusterSetting(scope, key, value string) error {
-	if isClusterFilterKey(key) {
+	if isClusterFilterKey(key) || isAwarenessForceKey(key) {
 		return nil
 	}
 	check, ok := clusterSettingChecks[key]

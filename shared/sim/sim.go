@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -206,6 +205,9 @@ type Result struct {
 	// when the scenario has tenants.
 	TasksCancelledByTenant   map[string]int     `json:"tasks_cancelled_by_tenant,omitempty"`
 	TenantP99SearchLatencyMs map[string]float64 `json:"tenant_p99_search_latency_ms,omitempty"`
+	// SearchesRejectedByTenant counts, per tenant, the searches the workload-management plugin
+	// rejected on arrival, whole or on a shard (wlm_enforce.go); tenants with none are left out.
+	SearchesRejectedByTenant map[string]int `json:"searches_rejected_by_tenant,omitempty"`
 
 	rejectedRaw float64
 	longestEp   int
@@ -257,9 +259,7 @@ func New(sc *Scenario, opts Options) (*Sim, error) {
 	s.recoveryDefault = cmp.Or(sc.Cluster.RecoveryBytesPerSecond, defaultRecoveryBytesPerSecond)
 	s.defaults = s.defaultSettings()
 	s.initWLM()
-	if len(sc.Cluster.AwarenessAttributes) > 0 {
-		s.persistent["cluster.routing.allocation.awareness.attributes"] = strings.Join(sc.Cluster.AwarenessAttributes, ",")
-	}
+	s.applyClusterShape()
 	for _, ns := range sc.Nodes {
 		s.addNode(ns)
 	}
@@ -269,6 +269,7 @@ func New(sc *Scenario, opts Options) (*Sim, error) {
 		ixs := &sc.Indices[i]
 		ix := s.addIndex(ixs.Name, ixs.Primaries, ixs.Replicas, ixs.ShardBytes, ixs.ShardWeights)
 		ix.writeLoad, ix.searchLoad = profileOr(ixs.WriteLoad), profileOr(ixs.SearchLoad)
+		ix.applySpecSettings(ixs)
 		ix.applyLoadModel(ixs)
 		for sn, names := range ixs.Placement {
 			for ci, name := range names {
@@ -354,6 +355,7 @@ func (s *Sim) addNode(ns NodeSpec) *node {
 		ephemeralID: makeID(s.sc.Seed, "ephemeral/"+ns.Name),
 		port:        firstTransportPort + ord,
 		zone:        cmp.Or(ns.Zone, d.Zone),
+		attributes:  nodeAttributes(ns, d),
 		heapBytes:   cmp.Or(ns.HeapBytes, d.HeapBytes, defaultHeapBytes),
 		diskBytes:   cmp.Or(ns.DiskBytes, d.DiskBytes, defaultDiskBytes),
 		present:     true,
@@ -568,9 +570,12 @@ func (s *Sim) countEpisode(anyHot bool) {
 
 // applyEvents applies the events due at t and names them.
 func (s *Sim) applyEvents(t float64) []string {
-	var applied []string
+	applied := s.shapeTick()
 	for s.nextEvent < len(s.events) && s.events[s.nextEvent].AtSeconds <= t+1e-9 {
 		e := s.events[s.nextEvent]
+		if e.WaitForGreen && !s.readyForNext() {
+			break // it and the events after it wait (restart.go)
+		}
 		s.nextEvent++
 		applied = append(applied, s.applyEvent(e))
 	}
@@ -578,6 +583,9 @@ func (s *Sim) applyEvents(t float64) []string {
 }
 
 func (s *Sim) applyEvent(e Event) string {
+	if name, ok := s.applyShapeEvent(e); ok {
+		return name
+	}
 	switch e.Kind {
 	case EventSetWriteLoad, EventSetSearchLoad:
 		write := e.Kind == EventSetWriteLoad
@@ -743,6 +751,7 @@ func (s *Sim) advanceRecoveries(dt float64) {
 	in := make([]int, len(s.nodes))
 	out := make([]int, len(s.nodes))
 	var done []*recovery
+	rates := s.recoveryRates(cfg) // a node's concurrent recoveries share its rate (recovery_rules.go)
 	for _, r := range s.recoveries {
 		if in[r.target.ord] >= cfg.incoming || (r.source != nil && out[r.source.ord] >= cfg.outgoing) {
 			continue
@@ -751,7 +760,7 @@ func (s *Sim) advanceRecoveries(dt float64) {
 		if r.source != nil {
 			out[r.source.ord]++
 		}
-		if r.progress(cfg.recoveryRate, dt) {
+		if r.progress(rates[r], dt) {
 			done = append(done, r)
 		}
 	}
@@ -788,7 +797,7 @@ func (s *Sim) nodeLeave(n *node) {
 				}
 			}
 			for _, c := range sh.copies {
-				if c.node != n {
+				if c.node != n || s.keepRelocationTarget(c) {
 					continue
 				}
 				if c.rec != nil {

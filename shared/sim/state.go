@@ -5,8 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -32,10 +34,15 @@ type node struct {
 	ephemeralID string
 	port        int
 	zone        string
-	heapBytes   int64
-	diskBytes   int64
-	present     bool
-	joined      time.Time
+	// attributes are the node's custom attributes, zone among them when set (cluster_shape.go).
+	attributes map[string]string
+	heapBytes  int64
+	diskBytes  int64
+	present    bool
+	joined     time.Time
+	// restart is set while a node_restart keeps the node away (restart.go).
+	restart  *restart
+	restarts int // node_restarts so far, for a new ephemeral id each time
 
 	write  pool
 	search pool
@@ -55,20 +62,22 @@ func (n *node) ip() string      { return "127.0.0.1" }
 func (n *node) host() string    { return "127.0.0.1" }
 func (n *node) address() string { return fmt.Sprintf("127.0.0.1:%d", n.port) }
 
-// attrs are the node's custom attributes (zone when set).
+// attrs are the node's custom attributes (zone when set). Callers must not change the map.
 func (n *node) attrs() map[string]string {
-	if n.zone == "" {
+	if n.attributes == nil {
 		return map[string]string{}
 	}
-	return map[string]string{"zone": n.zone}
+	return n.attributes
 }
 
-// discoString is DiscoveryNode.toString, which OpenSearch puts in reroute errors.
+// discoString is DiscoveryNode.toString, which OpenSearch puts in reroute errors: its attributes
+// after the one every 2.x node carries, in name order.
 func (n *node) discoString() string {
-	attrs := "{shard_indexing_pressure_enabled=true}"
-	if n.zone != "" {
-		attrs = "{shard_indexing_pressure_enabled=true, zone=" + n.zone + "}"
+	attrs := "{shard_indexing_pressure_enabled=true"
+	for _, k := range slices.Sorted(maps.Keys(n.attrs())) {
+		attrs += ", " + k + "=" + n.attributes[k]
 	}
+	attrs += "}"
 	return fmt.Sprintf("{%s}{%s}{%s}{%s}{%s}{%s}{di}%s", n.name, n.id, n.ephemeralID, n.host(), n.ip(), n.address(), attrs)
 }
 
@@ -91,6 +100,10 @@ type index struct {
 	filters         filterSet // compiled from settings
 	settingsVersion int64
 	totalShardsCap  int // index.routing.allocation.total_shards_per_node, 0 = unlimited
+	priority        int // index.priority: unassigned copies of higher priority indices are allocated first
+	// rolloverOf is the index whose write load this one takes once its primaries are active
+	// (rollover.go); nil when it is not a rollover's pending target.
+	rolloverOf *index
 
 	counts []int // copies per node ord, recomputed by refresh()
 
@@ -174,6 +187,8 @@ type shardCopy struct {
 	unassignedAt     time.Time
 	delayedUntil     time.Time
 	lostData         bool // a primary whose every copy was lost: only allocate_*_primary brings it back
+	// dataOn is the restarted node that still holds this unassigned copy's data (restart.go).
+	dataOn *node
 
 	// external is true while the copy sits where an external reroute move put it.
 	external bool

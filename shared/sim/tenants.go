@@ -26,7 +26,9 @@ import (
 // task ends its resource use at once: the work it had not yet offered leaves the pool's load, the
 // work it had offered and not yet been served leaves the pool's backlog, and a coordinating task's
 // cancellation takes its shard-level tasks with it. A cancelled query leaves the tasks API at the
-// next tick, and gives no latency sample.
+// next tick, and gives no latency sample. While the workload-management plugin acts on tasks, a
+// tick's arrivals are made queries before the pools' step, so that it can reject and cancel them
+// within the tick (wlm_enforce.go).
 
 // tenantTaskBase is the first id of a tenant task: far above the per-tick ids of the synthetic
 // search tasks (tick × 1,000,000 + a few thousand).
@@ -49,8 +51,12 @@ type tenant struct {
 
 	live  []*tenantQuery
 	batch tenantBatch
+	// pending are this tick's arrivals made queries before the pools' step, while the
+	// workload-management plugin acts on tasks (wlm_enforce.go); nil otherwise.
+	pending []*tenantQuery
 
 	cancelled int
+	rejected  int        // searches the workload-management plugin rejected, whole or on a shard
 	latency   []weighted // ms, weighted by queries
 }
 
@@ -60,6 +66,7 @@ type tenantBatch struct {
 	rate   float64
 	credit float64 // credit at the tick's start
 	n      int     // arrivals
+	made   bool    // the arrivals were made queries before the pools' step (tenant.pending)
 	seq    int64   // the first arrival's sequence number
 	copies [][]*shardCopy
 }
@@ -77,6 +84,8 @@ type tenantQuery struct {
 	cancelled bool
 	cancelAt  float64
 	shards    []*tenantShardTask
+	group     string // the workload group's id the plugin gave it on arrival; "" default
+	rejected  bool   // rejected by the plugin on arrival, on its coordinating node or a shard's
 }
 
 // end is when the query's slowest shard-level task is done.
@@ -165,19 +174,15 @@ func (s *Sim) tenantLoads(t, dt float64) {
 		}
 	}
 	present := s.presentNodes()
+	api := s.wlmEnforcing()
+	var pending []*tenantQuery
 	for _, tn := range s.tenants {
-		ts := tn.spec.TaskSeconds
 		tn.live = slices.DeleteFunc(tn.live, func(q *tenantQuery) bool {
 			q.shards = slices.DeleteFunc(q.shards, func(c *tenantShardTask) bool {
 				return c.cancelled || !c.n.present || c.end() <= t
 			})
 			return q.cancelled || len(q.shards) == 0 || !q.coord.present
 		})
-		for _, q := range tn.live {
-			for _, c := range q.shards {
-				add(c.c, c.n, overlap(q.arrival, q.arrival+ts, t, t+dt))
-			}
-		}
 		b := tenantBatch{t: t, dt: dt, rate: tn.load.At(t), credit: tn.credit, seq: tn.seq}
 		if b.rate > 0 {
 			owed := tn.credit + b.rate*dt
@@ -196,6 +201,39 @@ func (s *Sim) tenantLoads(t, dt float64) {
 		if len(present) == 0 {
 			b.n = 0
 		}
+		b.made = api != ""
+		tn.batch = b
+		tn.pending = nil
+		if api != "" {
+			group := s.groupFor(tn)
+			for i := range b.n {
+				if q := s.newQuery(tn, i, present, c0Wait); q != nil {
+					q.group = group
+					tn.pending = append(tn.pending, q)
+				}
+			}
+			pending = append(pending, tn.pending...)
+		}
+	}
+	if api != "" {
+		s.wlmTick(api, t, dt, pending)
+	}
+	for _, tn := range s.tenants {
+		ts := tn.spec.TaskSeconds
+		for _, q := range tn.live {
+			for _, c := range q.shards {
+				add(c.c, c.n, overlap(q.arrival, min(q.arrival+ts, c.stopAt()), t, t+dt))
+			}
+		}
+		if api != "" {
+			for _, q := range tn.pending {
+				for _, c := range q.shards {
+					add(c.c, c.n, overlap(q.arrival, min(q.arrival+ts, c.stopAt()), t, t+dt))
+				}
+			}
+			continue
+		}
+		b := &tn.batch
 		for i := range b.n {
 			a := b.arrival(i)
 			seq := b.seq + int64(i)
@@ -206,8 +244,33 @@ func (s *Sim) tenantLoads(t, dt float64) {
 				}
 			}
 		}
-		tn.batch = b
 	}
+}
+
+// c0Wait is a shard's queue wait taken before the pools' step: its node's wait in the tick before.
+func c0Wait(c *shardCopy) float64 { return c.node.search.lastWait }
+
+// newQuery makes the batch's i-th arrival a query with its tasks, each shard waiting wait(copy);
+// nil when every shard failed (no search ran).
+func (s *Sim) newQuery(tn *tenant, i int, present []*node, wait func(*shardCopy) float64) *tenantQuery {
+	b := &tn.batch
+	seq := b.seq + int64(i)
+	q := &tenantQuery{tn: tn, seq: seq, arrival: b.arrival(i), coord: present[int((seq+int64(tn.ord))%int64(len(present)))]}
+	for _, cs := range b.copies {
+		if len(cs) == 0 {
+			continue
+		}
+		c := cs[seq%int64(len(cs))]
+		q.shards = append(q.shards, &tenantShardTask{q: q, c: c, n: c.node, wait: wait(c)})
+	}
+	if len(q.shards) == 0 {
+		return nil
+	}
+	q.id = s.newTaskID()
+	for _, c := range q.shards {
+		c.id = s.newTaskID()
+	}
+	return q
 }
 
 // tenantSettle runs after the pools' step over [t, t+dt): this tick's arrivals take their nodes'
@@ -226,9 +289,13 @@ func (s *Sim) tenantSettle() {
 		for _, q := range tn.live {
 			if e := q.end(); e > b.t && e <= end && !q.anyCancelled() {
 				samples[roundMicros(e-q.arrival)]++
+				s.wlmComplete(q)
 			}
 		}
 		for i := range b.n {
+			if b.made {
+				break // made queries before the step: tn.pending
+			}
 			a := b.arrival(i)
 			seq := b.seq + int64(i)
 			longest, shards := -1.0, 0
@@ -255,6 +322,29 @@ func (s *Sim) tenantSettle() {
 				q.shards = append(q.shards, &tenantShardTask{q: q, c: c, n: c.node, id: s.newTaskID(), wait: c.node.search.lastWait})
 			}
 			tn.live = append(tn.live, q)
+		}
+		for _, q := range tn.pending {
+			if q.rejected {
+				tn.rejected++
+			}
+			for _, c := range q.shards {
+				if !c.cancelled {
+					c.wait = c.n.search.lastWait
+				}
+			}
+			running := slices.ContainsFunc(q.shards, func(c *tenantShardTask) bool { return !c.cancelled })
+			switch e := q.end(); {
+			case q.anyCancelled():
+				// Failed shards end their tasks; the others run on and stay listed.
+				if running && e > end {
+					tn.live = append(tn.live, q)
+				}
+			case e <= end:
+				samples[roundMicros(e-q.arrival)]++
+				s.wlmComplete(q)
+			default:
+				tn.live = append(tn.live, q)
+			}
 		}
 		for v, w := range samples {
 			tn.latency = append(tn.latency, weighted{v, w})
@@ -373,7 +463,17 @@ func (s *Sim) tenantResults(r *Result) {
 	r.TenantP99SearchLatencyMs = map[string]float64{}
 	for _, tn := range s.tenants {
 		r.TasksCancelledByTenant[tn.spec.Name] = tn.cancelled
-		r.TenantP99SearchLatencyMs[tn.spec.Name] = weightedPercentile(tn.latency, 0.99)
+		if tn.rejected > 0 {
+			if r.SearchesRejectedByTenant == nil {
+				r.SearchesRejectedByTenant = map[string]int{}
+			}
+			r.SearchesRejectedByTenant[tn.spec.Name] = tn.rejected
+		}
+		// A tenant none of whose searches completed has no latency to report: it is left out
+		// rather than given 0, which would read as the fastest tenant of all.
+		if len(tn.latency) > 0 {
+			r.TenantP99SearchLatencyMs[tn.spec.Name] = weightedPercentile(tn.latency, 0.99)
+		}
 	}
 }
 
