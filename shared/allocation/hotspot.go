@@ -93,8 +93,10 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 		switch {
 		case s.Count == 0:
 			s = Streak{Count: 1, Since: snap.At, At: snap.At}
-		case !snap.At.After(s.At):
-			// The same snapshot again (a duplicate event): count it once.
+		case snap.At.Sub(s.At) < streakMinStep:
+			// The same snapshot again (a duplicate event), or a sample a push or an alert asked
+			// for moments after the last: the streak measures the cluster's time, so it counts
+			// once.
 		case draining:
 			// Evidence of relief, not of a hotspot: hold the count.
 			s.At = snap.At
@@ -139,6 +141,11 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 	})
 	return out, next
 }
+
+// streakMinStep is the least cluster time between two samples a streak counts: a hot verdict needs
+// SustainedSamples samples spanning at least (SustainedSamples-1)×streakMinStep, however often
+// webhook pushes and alerts ask for a sample. It is the engine's minimum sampling interval.
+const streakMinStep = 5 * time.Second
 
 // drainRatio: a queue that fell by more than a tenth since the last sample is draining.
 const drainRatio = 0.1
