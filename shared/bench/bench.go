@@ -22,8 +22,8 @@ import (
 const quickMaxNodes = 12
 
 // Baselines are the balancers shardwise is measured against: OpenSearch alone, Elasticsearch's
-// weights and Sway.
-var Baselines = []string{runner.BalancerNone, runner.BalancerESWeights, runner.BalancerSway}
+// weights, Sway and Elasticsearch's write-load decider.
+var Baselines = []string{runner.BalancerNone, runner.BalancerESWeights, runner.BalancerSway, runner.BalancerESWriteLoad}
 
 // ErrNoScenarios is returned when the scenario directory holds none to run.
 var ErrNoScenarios = errors.New("no scenarios")

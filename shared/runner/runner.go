@@ -43,10 +43,13 @@ const (
 	// BalancerESWeightsLive is es-weights fed each shard's true write load every tick instead of
 	// Elasticsearch's fixed per-index forecast: an oracle, not a baseline anyone can run.
 	BalancerESWeightsLive = "es-weights-live"
+	// BalancerESWriteLoad is es-weights with Elasticsearch's write-load decider, which moves copies
+	// off write-load hotspots and keeps them from nodes near saturation.
+	BalancerESWriteLoad = "es-writeload"
 )
 
 // Balancers lists every balancer, in the order reports show them.
-var Balancers = []string{BalancerShardwise, BalancerNone, BalancerESWeights, BalancerSway, BalancerESWeightsLive}
+var Balancers = []string{BalancerShardwise, BalancerNone, BalancerESWeights, BalancerSway, BalancerESWriteLoad, BalancerESWeightsLive}
 
 // ClusterName is the simulated cluster's name in the configuration.
 const ClusterName = "sim"
@@ -153,6 +156,8 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 		rebalancer = sim.RebalancerESWeights
 	case BalancerESWeightsLive:
 		rebalancer = sim.RebalancerESWeightsLive
+	case BalancerESWriteLoad:
+		rebalancer = sim.RebalancerESWriteLoad
 	case BalancerSway:
 		rebalancer, perCycle = sim.RebalancerOff, sway.Default().MaxMovesPerCycle
 	default:

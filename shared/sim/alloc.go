@@ -573,6 +573,9 @@ func (s *Sim) allocate() (rebalanced int) {
 	if s.rebalancer == RebalancerESWeights || s.rebalancer == RebalancerESWeightsLive {
 		return s.allocateESWeights()
 	}
+	if s.rebalancer == RebalancerESWriteLoad {
+		return s.allocateESWriteLoad()
+	}
 	b := s.newBalance()
 	s.allocateUnassigned(b)
 	s.moveShards(b)

@@ -86,6 +86,8 @@ type esBalancer struct {
 	modelAt map[*shardCopy]*node
 	// budget is how many rebalance relocations cluster_concurrent_rebalance still allows.
 	budget int
+	// wl is the write-load decider's view for es-writeload (eswriteload.go); nil for es-weights.
+	wl *esWriteLoadRound
 }
 
 // allocateESWeights is BalancedShardsAllocator.allocate run with Elasticsearch's weight function in
@@ -520,7 +522,7 @@ func (b *esBalancer) tryRelocate(minNode, maxNode *node, ix *index) (moved, relo
 				continue
 			}
 			t := s.canAllocate(sh, c, minNode, false, false).typ
-			if t == decNo {
+			if t == decNo || !b.wl.accepts(sh, minNode) {
 				continue
 			}
 			if b.budget <= 0 {

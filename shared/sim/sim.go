@@ -43,6 +43,9 @@ const (
 	// instead of Elasticsearch's fixed per-index forecast: an oracle, to show what the weight
 	// function would do with knowledge Elasticsearch lacks.
 	RebalancerESWeightsLive Rebalancer = "es-weights-live"
+	// RebalancerESWriteLoad is RebalancerESWeights with Elasticsearch's WriteLoadConstraintDecider
+	// and its moves off write-load hotspots, fed the node and shard stats Elasticsearch polls.
+	RebalancerESWriteLoad Rebalancer = "es-writeload"
 	// RebalancerOff leaves rebalancing to a balancer outside the cluster (Sway): the allocator still
 	// assigns unassigned copies and moves those that may not remain.
 	RebalancerOff Rebalancer = "off"
@@ -61,6 +64,8 @@ type Sim struct {
 	builtinOn bool
 	// rebalancer rebalances between ticks while builtinOn.
 	rebalancer Rebalancer
+	// eswl is the es-writeload rebalancer's stats between rounds (eswriteload.go).
+	eswl *esWriteLoadState
 
 	nodes     []*node // every node ever, by ord
 	nodeOrder []*node // seeded tie-break order for placement
@@ -248,10 +253,10 @@ func New(sc *Scenario, opts Options) (*Sim, error) {
 		rebalancer:       cmp.Or(opts.Rebalancer, RebalancerOpenSearch),
 	}
 	switch s.rebalancer {
-	case RebalancerOpenSearch, RebalancerESWeights, RebalancerESWeightsLive, RebalancerOff:
+	case RebalancerOpenSearch, RebalancerESWeights, RebalancerESWeightsLive, RebalancerESWriteLoad, RebalancerOff:
 	default:
-		return nil, fmt.Errorf("new simulation: rebalancer %q: want %s, %s, %s or %s", s.rebalancer,
-			RebalancerOpenSearch, RebalancerESWeights, RebalancerESWeightsLive, RebalancerOff)
+		return nil, fmt.Errorf("new simulation: rebalancer %q: want %s, %s, %s, %s or %s", s.rebalancer,
+			RebalancerOpenSearch, RebalancerESWeights, RebalancerESWeightsLive, RebalancerESWriteLoad, RebalancerOff)
 	}
 	s.res.Scenario = sc.Name
 	s.clusterUUID = makeID(sc.Seed, "cluster/"+sc.Name)
