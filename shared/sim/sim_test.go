@@ -449,8 +449,10 @@ func TestDeterminism(t *testing.T) {
 
 func TestWriteHotspotScenario(t *testing.T) {
 	// The original write-hotspot example (scenarios/write-hotspot-placement.json) places most of clicks' copies on node-0 and node-1. With the
-	// built-in balancer off they saturate after the step at 600 s; with it on, OpenSearch's index
-	// balance (weight 0.55) spreads clicks' copies before the step and no node gets hot.
+	// built-in balancer off they saturate after the step at 600 s. With it on, OpenSearch's index
+	// balance (weight 0.55) starts spreading clicks' copies at once, but those copies are being
+	// written, and each relocation replays its translog after its files (hot-copy recovery): the
+	// spreading is still under way at the step, so the same nodes get hot, for less time.
 	tests := []struct {
 		name        string
 		builtin     bool
@@ -458,7 +460,7 @@ func TestWriteHotspotScenario(t *testing.T) {
 		wantHotNode []string
 	}{
 		{"without the built-in balancer node-0 and node-1 get hot", false, true, []string{"node-0", "node-1"}},
-		{"with the built-in balancer nothing gets hot", true, false, nil},
+		{"with the built-in balancer still spreading, the same nodes get hot", true, true, []string{"node-0", "node-1"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
