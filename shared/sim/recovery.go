@@ -15,11 +15,11 @@ package sim
 //
 // A check against a published relocation, not a fit: a 2.90 GB primary under bulk load took
 // 861.5 s to move, with about 1.02 M translog operations replayed, where bytes/rate at 40 MB/s
-// gives 72 s. With DefaultTranslogReplaySpeed = 1.0 the model gives 861.5 s when the copy's write
-// load is (861.5 − 72) / 72 ≈ 11 threads; the replay of 1.02 M operations in 790 s is about 1,300
-// operations a second. The figure shows the order of the effect — the replay, not the bytes,
-// decides the time a hot copy takes to move — while the replay speed itself is the figure `make it`
-// measures (calibration.go).
+// gives 72 s. The model gives 861.5 s when w / DefaultTranslogReplaySpeed = (861.5 − 72) / 72 ≈ 11:
+// a copy written at 11 × DefaultTranslogReplaySpeed threads (1.3 threads at 0.12). The replay of
+// 1.02 M operations in 790 s is about 1,300 operations a second. The figure shows the order of the
+// effect — the replay, not the bytes, decides the time a hot copy takes to move — while the replay
+// speed itself is the figure `make it` measures (calibration.go).
 
 // progress advances the recovery by dt seconds at rate bytes per second and reports whether it has
 // ended: its files copied and its translog replayed.
