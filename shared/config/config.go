@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -346,6 +347,9 @@ func (cl Cluster) OpenSearch() (opensearch.Config, error) {
 // DefaultAuth.
 func Parse(base Config, data []byte) (Config, error) {
 	c := base
+	if err := checkKeys(data, reflect.TypeFor[Config]()); err != nil {
+		return base, fmt.Errorf("config: %w", err)
+	}
 	if err := jsonstrict.Decode(data, &c); err != nil {
 		return base, fmt.Errorf("config: %w", err)
 	}
