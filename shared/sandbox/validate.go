@@ -41,6 +41,23 @@ func (e *DuplicateAttributesError) Error() string {
 		strings.Join(e.Sandboxes, ", "), e.Attributes)
 }
 
+// OverlapError names two sandboxes that set the same attributes with patterns a request can
+// match in both at the same similarity score (for instance indices_name reports-* and
+// reports-b*, both by wildcard): Resolve sends such a request to genPop, so neither sandbox
+// governs it and nothing of it is enforced.
+type OverlapError struct {
+	Sandboxes [2]string
+	// Overlaps are the attributes and the pattern of each sandbox that both match, e.g.
+	// `indices_name "reports-*" and "reports-b*"`.
+	Overlaps []string
+}
+
+func (e *OverlapError) Error() string {
+	return fmt.Sprintf("sandboxes %s and %s overlap: %s match the same requests by wildcard at the same score, so such a "+
+		"request ties and runs in genPop, governed by neither; make one pattern exact or the patterns disjoint",
+		e.Sandboxes[0], e.Sandboxes[1], strings.Join(e.Overlaps, "; "))
+}
+
 // OverAllocationError is a resource whose sandbox allocations sum past 1.0 (tenet 7).
 type OverAllocationError struct {
 	Resource  Resource
@@ -87,7 +104,7 @@ func (e *ThresholdOrderError) Error() string {
 }
 
 // Validate checks the definitions against the tenets of the OpenSearch "[RFC] Search Query Sandboxing" and reports every violation, each a
-// typed error (*FieldError, *DuplicateNameError, *DuplicateAttributesError, *OverAllocationError,
+// typed error (*FieldError, *DuplicateNameError, *DuplicateAttributesError, *OverlapError, *OverAllocationError,
 // *RangeError, *EnforcementError, *ThresholdOrderError), joined with errors.Join.
 func (d Definitions) Validate() error {
 	var errs []error
@@ -149,6 +166,8 @@ func (d Definitions) Validate() error {
 			errs = append(errs, &DuplicateAttributesError{Sandboxes: byAttrs[k], Attributes: k})
 		}
 	}
+
+	errs = append(errs, overlaps(d.Sandboxes)...)
 
 	for _, r := range resources {
 		var total float64
@@ -238,4 +257,87 @@ func splitList(raw string) ([]string, error) {
 		}
 	}
 	return values, nil
+}
+
+// overlaps finds the pairs of sandboxes a request can match at the same score: the same
+// attributes set, and for each a pattern of one and a pattern of the other that can both match a
+// value, both exact (then equal) or both wildcards. Pairs with the same attribute set are
+// DuplicateAttributesError's, not reported again.
+func overlaps(sandboxes []Sandbox) []error {
+	type parsed struct {
+		name  string
+		key   string
+		attrs map[string][]string
+	}
+	var all []parsed
+	for _, s := range sandboxes {
+		key, errs := attributeKey("", s.Attributes)
+		if len(errs) > 0 {
+			continue // malformed: reported on its own
+		}
+		p := parsed{name: s.Name, key: key, attrs: map[string][]string{}}
+		for _, at := range s.Attributes.list() {
+			if at.raw != "" {
+				p.attrs[at.name], _ = splitList(at.raw)
+			}
+		}
+		all = append(all, p)
+	}
+	var errs []error
+	for i, a := range all {
+		for _, b := range all[i+1:] {
+			if a.key == b.key || len(a.attrs) != len(b.attrs) {
+				continue
+			}
+			var found []string
+			wildcard := false
+			for name, pa := range a.attrs {
+				pb, ok := b.attrs[name]
+				if !ok {
+					found = nil
+					break
+				}
+				x, y, wild, ok := coMatch(pa, pb)
+				if !ok {
+					found = nil
+					break
+				}
+				wildcard = wildcard || wild
+				found = append(found, fmt.Sprintf("%s %q and %q", name, x, y))
+			}
+			if len(found) > 0 && wildcard {
+				slices.Sort(found)
+				errs = append(errs, &OverlapError{Sandboxes: [2]string{a.name, b.name}, Overlaps: found})
+			}
+		}
+	}
+	return errs
+}
+
+// coMatch finds a pattern in each list that can match one value with the same exactness: two
+// equal exact values, or two wildcards with a common value. wild tells which.
+func coMatch(pa, pb []string) (x, y string, wild, ok bool) {
+	for _, p := range pa {
+		for _, q := range pb {
+			pw, qw := strings.Contains(p, "*"), strings.Contains(q, "*")
+			switch {
+			case !pw && !qw && p == q:
+				return p, q, false, true
+			case pw && qw && globsMeet(p, q):
+				return p, q, true, true
+			}
+		}
+	}
+	return "", "", false, false
+}
+
+// globsMeet reports whether two '*' patterns can match a common string: their literal heads
+// (before the first '*') agree as far as the shorter goes, and so do their tails (after the last
+// '*'). For the prefix patterns sandboxes use ("reports-*", "reports-b*") that is exact; for
+// patterns with inner literals it can report a meeting that needs a longer value, which still
+// exists, since a '*' at each end absorbs the other's inner parts.
+func globsMeet(p, q string) bool {
+	ph, pt := p[:strings.Index(p, "*")], p[strings.LastIndex(p, "*")+1:]
+	qh, qt := q[:strings.Index(q, "*")], q[strings.LastIndex(q, "*")+1:]
+	return (strings.HasPrefix(ph, qh) || strings.HasPrefix(qh, ph)) && (strings.HasSuffix(pt, qt) || strings.HasSuffix(qt, pt))
 }

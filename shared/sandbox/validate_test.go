@@ -127,6 +127,7 @@ func describe(err error) []string {
 			fe *FieldError
 			dn *DuplicateNameError
 			da *DuplicateAttributesError
+			ov *OverlapError
 			oa *OverAllocationError
 			re *RangeError
 			ee *EnforcementError
@@ -139,6 +140,8 @@ func describe(err error) []string {
 			out = append(out, fmt.Sprintf("DuplicateName:%s×%d", dn.Name, dn.Count))
 		case errors.As(e, &da):
 			out = append(out, "DuplicateAttributes:"+strings.Join(da.Sandboxes, ","))
+		case errors.As(e, &ov):
+			out = append(out, "Overlap:"+ov.Sandboxes[0]+","+ov.Sandboxes[1])
 		case errors.As(e, &oa):
 			out = append(out, fmt.Sprintf("OverAllocation:%s:%s", oa.Resource, strings.Join(oa.Sandboxes, ",")))
 		case errors.As(e, &re):
@@ -193,6 +196,31 @@ func TestValidateTenets(t *testing.T) {
 			name: "attribute sets are unique, whatever the order and spacing",
 			defs: Definitions{Sandboxes: []Sandbox{sb("a", "ba-*,tellers", 0.1, Soft), sb("b", "x", 0.1, Soft), sb("c", "tellers, ba-*", 0.1, Hard)}},
 			want: []string{"DuplicateAttributes:a,c"},
+		},
+		{
+			name: "overlapping wildcards tie",
+			defs: Definitions{Sandboxes: []Sandbox{
+				{Name: "all", Attributes: Attributes{IndicesName: "reports-*"}, Resources: Allocations{JVM: alloc(0.1)}, Enforcement: Soft},
+				{Name: "b", Attributes: Attributes{IndicesName: "reports-b*"}, Resources: Allocations{JVM: alloc(0.1)}, Enforcement: Hard},
+			}},
+			want: []string{"Overlap:all,b"},
+		},
+		{
+			name: "disjoint wildcards and an exact name beside a wildcard do not tie",
+			defs: Definitions{Sandboxes: []Sandbox{
+				{Name: "a", Attributes: Attributes{IndicesName: "reports-a*"}, Resources: Allocations{JVM: alloc(0.1)}, Enforcement: Soft},
+				{Name: "b", Attributes: Attributes{IndicesName: "reports-b*"}, Resources: Allocations{JVM: alloc(0.1)}, Enforcement: Soft},
+				{Name: "c", Attributes: Attributes{IndicesName: "reports-b1"}, Resources: Allocations{JVM: alloc(0.1)}, Enforcement: Soft},
+			}},
+		},
+		{
+			name: "overlap needs every attribute to meet",
+			defs: Definitions{Sandboxes: []Sandbox{
+				{Name: "a", Attributes: Attributes{IndicesName: "reports-*", Role: "x"}, Resources: Allocations{JVM: alloc(0.1)}, Enforcement: Soft},
+				{Name: "b", Attributes: Attributes{IndicesName: "reports-b*", Role: "y"}, Resources: Allocations{JVM: alloc(0.1)}, Enforcement: Soft},
+				{Name: "c", Attributes: Attributes{IndicesName: "reports-b*", Role: "x"}, Resources: Allocations{JVM: alloc(0.1)}, Enforcement: Soft},
+			}},
+			want: []string{"Overlap:a,c"},
 		},
 		{
 			name: "a more specific attribute set is distinct",
