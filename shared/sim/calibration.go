@@ -18,5 +18,7 @@ const (
 	// then w × (bytes/rate) / DefaultTranslogReplaySpeed for the replay. Measured 0.05 to 0.48,
 	// mostly 0.10 to 0.15 (docs/calibration.md): the target replays far slower than the source
 	// indexed while it also takes the live writes, so a hot copy's relocation is mostly replay.
+	// A scenario turns the replay on with cluster.translog_replay_speed (this figure, or its own);
+	// without it a relocation takes its bytes alone (docs/calibration.md says why).
 	DefaultTranslogReplaySpeed = 0.12
 )

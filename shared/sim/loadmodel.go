@@ -71,8 +71,18 @@ func (sc *Scenario) validateSetShardWeights(e *Event, path string, indices map[s
 	return validateWeights(path+".weights", e.Weights, sc.primariesAt(e.Index))
 }
 
-// primariesAt is the primary count of an index of the scenario.
-func (sc *Scenario) primariesAt(name string) int { return sc.primariesOf(name) }
+// primariesAt is the primary count of an index of the scenario or of a create_index event.
+func (sc *Scenario) primariesAt(name string) int {
+	if n := sc.primariesOf(name); n > 0 {
+		return n
+	}
+	for _, e := range sc.Events {
+		if e.Kind == EventCreateIndex && e.Spec != nil && e.Spec.Name == name {
+			return e.Spec.Primaries
+		}
+	}
+	return 0
+}
 
 // normalized returns weights scaled to sum to 1, or nil for nil.
 func normalized(weights []float64) []float64 {

@@ -150,28 +150,34 @@ func TestNodeSpeed(t *testing.T) {
 }
 
 func TestHotCopyRecovery(t *testing.T) {
-	// One 5 GiB copy moves from a to b at 40 MiB/s: 128 s of files, then the replay of what it
-	// indexed meanwhile at DefaultTranslogReplaySpeed.
+	// One 5 GiB copy moves from a to b at 40 MiB/s: 128 s of files, then, when the scenario turns
+	// the model on, the replay of what it indexed meanwhile.
 	const copySeconds = 128.0
 	tests := []struct {
 		name  string
 		write float64
+		// speed is cluster.translog_replay_speed: 0 leaves the replay out.
+		speed float64
 	}{
-		{"idle: the files alone", 0},
-		{"written at half a thread", 0.5},
-		{"written at one thread", 1},
-		{"written at three threads", 3},
+		{"idle: the files alone", 0, DefaultTranslogReplaySpeed},
+		{"written at half a thread", 0.5, DefaultTranslogReplaySpeed},
+		{"written at one thread", 1, DefaultTranslogReplaySpeed},
+		{"written at three threads", 3, DefaultTranslogReplaySpeed},
+		{"written, with no replay modelled", 3, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := fmt.Sprintf(`{"name": "hot", "seed": 1, "tick_seconds": 30, "duration_seconds": 100000,
-			  "cluster": {"builtin_balancer": false, "recovery_bytes_per_second": %d},
+			  "cluster": {"builtin_balancer": false, "recovery_bytes_per_second": %d, "translog_replay_speed": %v},
 			  "nodes": [{"name": "a"}, {"name": "b"}],
 			  "indices": [{"name": "x", "primaries": 1, "replicas": 0, "shard_bytes": %d,
-			    "write_load": {"kind": "constant", "value": %v}, "placement": [["a"]]}]}`, 40<<20, 5<<30, tc.write)
+			    "write_load": {"kind": "constant", "value": %v}, "placement": [["a"]]}]}`, 40<<20, tc.speed, 5<<30, tc.write)
 			s := mustSim(t, doc)
 			mustReroute(t, s, commands(move("x", 0, "a", "b")))
-			total := copySeconds + tc.write*copySeconds/DefaultTranslogReplaySpeed
+			total := copySeconds
+			if tc.speed > 0 {
+				total += tc.write * copySeconds / tc.speed
+			}
 			wantTick := int(math.Ceil(total/30 - 1e-9))
 			got := 0
 			for tick := 1; tick <= 3000 && got == 0; tick++ {

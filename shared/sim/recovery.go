@@ -1,6 +1,7 @@
 package sim
 
-// Hot-copy recovery. A peer recovery copies the shard's files at the recovery rate (phase 1 of
+// Hot-copy recovery, on when the scenario sets cluster.translog_replay_speed (the figure `make it`
+// measures is DefaultTranslogReplaySpeed). A peer recovery copies the shard's files at the recovery rate (phase 1 of
 // OpenSearch's RecoverySourceHandler) and then replays, from the source's translog, the operations
 // indexed while the files were copied (phase 2) before the copy starts. A relocation of a copy that
 // is being written therefore takes bytes/rate for the files and then
@@ -21,9 +22,10 @@ package sim
 // effect — the replay, not the bytes, decides the time a hot copy takes to move — while the replay
 // speed itself is the figure `make it` measures (calibration.go).
 
-// progress advances the recovery by dt seconds at rate bytes per second and reports whether it has
-// ended: its files copied and its translog replayed.
-func (r *recovery) progress(rate, dt float64) bool {
+// progress advances the recovery by dt seconds at rate bytes per second, replaying at
+// replaySpeed (0: no replay modelled), and reports whether it has ended: its files copied and its
+// translog replayed.
+func (r *recovery) progress(rate, replaySpeed, dt float64) bool {
 	left := dt
 	if !r.copied {
 		step := rate * dt
@@ -42,7 +44,9 @@ func (r *recovery) progress(rate, dt float64) bool {
 		if !r.copied {
 			return false
 		}
-		r.replayLeft = r.replayWork / DefaultTranslogReplaySpeed
+		if replaySpeed > 0 {
+			r.replayLeft = r.replayWork / replaySpeed
+		}
 		left = dt - used
 	}
 	r.replayLeft -= left

@@ -67,6 +67,11 @@ type ClusterSpec struct {
 	// Plugins are the optional plugins installed: "workload-management" serves _wlm/query_group
 	// (2.18 to 3.0) or _wlm/workload_group and _rules/workload_group (3.1 and later) (api_wlm.go).
 	Plugins []string `json:"plugins,omitempty"`
+	// TranslogReplaySpeed turns on the hot-copy recovery model (recovery.go): a relocation of a
+	// copy being written replays, after its files, what was indexed meanwhile, at this many
+	// thread-seconds of indexing a second. DefaultTranslogReplaySpeed is the figure `make it`
+	// measures. Absent or 0: a relocation takes bytes/rate alone, as for an idle copy.
+	TranslogReplaySpeed float64 `json:"translog_replay_speed,omitempty"`
 }
 
 // NodeSpec describes a data node. In nodes and node_join events zero fields inherit node_defaults.
@@ -613,6 +618,9 @@ func profilePeak(p LoadProfile) float64 {
 }
 
 func (c ClusterSpec) validate(path string) error {
+	if c.TranslogReplaySpeed < 0 || math.IsNaN(c.TranslogReplaySpeed) || math.IsInf(c.TranslogReplaySpeed, 0) {
+		return fieldError(path+".translog_replay_speed", "must be 0 (no replay modelled) or positive, got %v", c.TranslogReplaySpeed)
+	}
 	if c.RecoveryBytesPerSecond < 0 || math.IsNaN(c.RecoveryBytesPerSecond) || math.IsInf(c.RecoveryBytesPerSecond, 0) {
 		return fieldError(path+".recovery_bytes_per_second", "must be positive, got %v", c.RecoveryBytesPerSecond)
 	}

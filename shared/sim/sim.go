@@ -765,7 +765,7 @@ func (s *Sim) advanceRecoveries(dt float64) {
 		if r.source != nil {
 			out[r.source.ord]++
 		}
-		if r.progress(rates[r], dt) {
+		if r.progress(rates[r], s.sc.Cluster.TranslogReplaySpeed, dt) {
 			done = append(done, r)
 		}
 	}
