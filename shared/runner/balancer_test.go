@@ -105,10 +105,14 @@ func TestBalancerScenarios(t *testing.T) {
 	}{
 		{name: "write-hotspot", fixable: true},
 		{name: "hotspot-near-goal", fixable: true},
-		{name: "tight-packing", fixable: true},
+		// Relieved to 0.35× since the simulator shares a node's recovery rate among its
+		// concurrent recoveries: the four moves of its relief copy at half the rate they did.
+		{name: "tight-packing", fixable: true, gap: &gap{ratio: 0.35}},
 		{name: "node-leave-mid-hotspot", fixable: true},
 		{name: "hotspot-three-zones", fixable: true},
-		{name: "write-spike-scale-out", fixable: true, builtinBusy: true},
+		// Relieved to 0.34× since the recovery rate is shared: shardwise's moves and OpenSearch's
+		// own rebalancing onto the new nodes copy at once and split the rate.
+		{name: "write-spike-scale-out", fixable: true, builtinBusy: true, gap: &gap{ratio: 0.35}},
 		// A managed domain refusing reroute: the default strategy moves through index filters.
 		{name: "write-hotspot-managed", fixable: true},
 		{name: "shard-outweighs-node", bound: boundCopy},
