@@ -188,7 +188,7 @@ func (r *ReplicasConfig) UnmarshalJSON(b []byte) error {
 func renameReplicasKeys(b []byte) ([]byte, []string, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return b, nil, nil
+		return b, nil, nil //nolint:nilerr // not an object: the decoder refuses it with an error of its own
 	}
 	type member struct {
 		key   string

@@ -179,10 +179,10 @@ func (d *docIndex) walk(rows *[]row, scopes []map[string]string, prefix string, 
 }
 
 func kind(t reflect.Type) string {
-	switch {
-	case t == durationType || t == stdDurationType:
+	switch t {
+	case durationType, stdDurationType:
 		return "duration"
-	case t == rawJSONType:
+	case rawJSONType:
 		return "JSON"
 	}
 	switch t.Kind() {

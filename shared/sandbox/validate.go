@@ -337,7 +337,8 @@ func coMatch(pa, pb []string) (x, y string, wild, ok bool) {
 // patterns with inner literals it can report a meeting that needs a longer value, which still
 // exists, since a '*' at each end absorbs the other's inner parts.
 func globsMeet(p, q string) bool {
-	ph, pt := p[:strings.Index(p, "*")], p[strings.LastIndex(p, "*")+1:]
-	qh, qt := q[:strings.Index(q, "*")], q[strings.LastIndex(q, "*")+1:]
+	ph, _, _ := strings.Cut(p, "*")
+	qh, _, _ := strings.Cut(q, "*")
+	pt, qt := p[strings.LastIndex(p, "*")+1:], q[strings.LastIndex(q, "*")+1:]
 	return (strings.HasPrefix(ph, qh) || strings.HasPrefix(qh, ph)) && (strings.HasSuffix(pt, qt) || strings.HasSuffix(qt, pt))
 }
