@@ -115,7 +115,7 @@ func functions() []function {
 			// A fresh sample, POST _cluster/reroute (dry-run first), and index allocation filters
 			// where reroute is refused or not the strategy.
 			openSearch: append(slices.Clone(readCluster), reqReroute, reqIndexSettings, reqPutSettings),
-			// The ledger and the cycle claim; DeleteItem releases the lease and removes filter records.
+			// The ledger, the lease and the cycle claim; DeleteItem removes allocation-filter records.
 			dynamoDB: []string{ddbGetItem, ddbPutItem, ddbDeleteItem, ddbQuery},
 			triggers: busTriggers(bus.FunctionMove),
 			// No reserved concurrency: moves are serialized per cluster by the cluster's lease,

@@ -411,6 +411,7 @@ func TestRolesMatchCalls(t *testing.T) {
 			},
 		},
 	}
+	var stacks []*stack
 	for _, run := range runs {
 		s := newStack(t, c, run.scenario, run.strategy, run.prepare)
 		for !run.until() {
@@ -440,9 +441,14 @@ func TestRolesMatchCalls(t *testing.T) {
 				t.Error("replicas on a missing snapshot: got no error")
 			}
 		}
+		stacks = append(stacks, s)
+	}
+	// Every stack is closed, clients first, only now: closed mid-test, a server's port could be
+	// taken by the next stack's server while a closed client's poll was still on its way to it.
+	// Then nothing records any more, and the sets below are copies.
+	for _, s := range stacks {
 		s.close()
 	}
-	// Every stack is closed: nothing records any more, and the sets below are copies.
 	openSearch, dynamoDB := c.recorded()
 
 	for _, fn := range slices.Sorted(maps.Keys(functionIDs)) {
@@ -474,12 +480,23 @@ func TestRolesMatchCalls(t *testing.T) {
 					}
 				}
 			}
-			if got, want := slices.Sorted(maps.Keys(dynamoDB[fn])), slices.Sorted(slices.Values(g.dynamoDB)); !slices.Equal(got, want) {
-				t.Errorf("DynamoDB: calls %v, granted %v", got, want)
+			sent := maps.Clone(dynamoDB[fn])
+			for _, call := range unreachedGrants[fn] {
+				sent[call] = true
+			}
+			if got, want := slices.Sorted(maps.Keys(sent)), slices.Sorted(slices.Values(g.dynamoDB)); !slices.Equal(got, want) {
+				t.Errorf("DynamoDB: calls %v (with %v these runs cannot reach), granted %v", got, unreachedGrants[fn], want)
 			}
 		})
 	}
 }
+
+// unreachedGrants are calls a function's code makes on paths these runs do not reach, granted all
+// the same. move deletes an allocation-filter record when it cleans up a relocation that ended
+// between ingest's cleanup and its own, or undoes a group whose later exclusion failed; every tick
+// here steps the simulator before ingest, and no exclusion fails. Its lease is never deleted (a
+// release rewrites it under its owner token), so nothing else of move's deletes.
+var unreachedGrants = map[string][]string{"move": {"dynamodb:DeleteItem"}}
 
 // transportPolls are requests opensearch-go's transport sends on its own timer, every 5 to 30 s
 // while a function runs: node stats for its load shedding. shardwise's code does not send them
