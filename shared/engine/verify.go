@@ -134,7 +134,32 @@ func (e *Engine) ownMovesInFlight(ctx context.Context, name string, snap *cluste
 			if _, inFlight := whereIs(e, snap); inFlight {
 				out = append(out, m)
 			}
+			if entry.Strategy == config.StrategyAllocationFilter {
+				out = append(out, filterCollateral(m, snap)...)
+			}
 		}
 	}
 	return out, nil
+}
+
+// filterCollateral lists the other copies of m's index relocating off m's source node: an
+// index-level exclusion moves every copy of the index that the node holds, not only the one
+// planned, and each of those relocations is shardwise's doing too. The breaker holds their nodes
+// as it holds the planned move's, so that no later move starts from or to a node that one of them
+// still occupies.
+func filterCollateral(m allocation.Move, snap *cluster.Snapshot) []allocation.Move {
+	var out []allocation.Move
+	for i := range snap.Copies {
+		c := &snap.Copies[i]
+		if c.Index != m.Index || c.Shard == m.Shard || c.Node != m.From || c.State != cluster.StateRelocating || c.RelocatingNode == "" {
+			continue
+		}
+		to := c.RelocatingNode
+		if n := snap.NodeByID(c.RelocatingNode); n != nil {
+			to = n.Name
+		}
+		out = append(out, allocation.Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: c.Node, FromName: m.FromName,
+			To: c.RelocatingNode, ToName: to, SizeBytes: c.SizeBytes, Phase: m.Phase})
+	}
+	return out
 }
