@@ -87,8 +87,9 @@ func TestPlanAndExplainAgainstServedSimulator(t *testing.T) {
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	// The simulator's clock stands still between requests, so the nodes' stats timestamps do not
-	// advance between samples: no rate can be measured, and plan must say so, not read zeros.
-	out, _, err := execute(t, "plan", "--url", srv.URL, "--samples", "2", "--interval", "10ms", "--json")
+	// advance between samples: no rate can be measured, and plan must say so, not read zeros. The
+	// interval is plan's least, 5 s: a shorter one would merge samples, and plan refuses it.
+	out, _, err := execute(t, "plan", "--url", srv.URL, "--samples", "2", "--interval", "5s", "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestPlanAndExplainAgainstServedSimulator(t *testing.T) {
 	if len(plan.Replicas) == 0 || plan.Replicas[0].N == 0 || plan.Replicas[0].S == 0 {
 		t.Errorf("replica decisions without N and S: %+v", plan.Replicas)
 	}
-	table, _, err := execute(t, "plan", "--url", srv.URL, "--samples", "2", "--interval", "10ms")
+	table, _, err := execute(t, "plan", "--url", srv.URL, "--samples", "2", "--interval", "5s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestPlanAndExplainAgainstServedSimulator(t *testing.T) {
 			t.Errorf("plan output lacks %q:\n%s", want, table)
 		}
 	}
-	ex, _, err := execute(t, "explain", "clicks", "0", "--primary", "--url", srv.URL, "--samples", "2", "--interval", "10ms")
+	ex, _, err := execute(t, "explain", "clicks", "0", "--primary", "--url", srv.URL, "--samples", "2", "--interval", "5s")
 	if err != nil {
 		t.Fatal(err)
 	}
