@@ -122,7 +122,7 @@ it: ## Integration tests on a real three-node OpenSearch 2.19, fetched, started 
 	exports="$$(scripts/opensearch.sh start)"; \
 	eval "$$exports"; \
 	started=$$SECONDS; \
-	go test -tags integration -count=1 -v -timeout 20m ./it/...; \
+	go test -tags integration -count=1 -v -timeout 35m ./it/...; \
 	echo "it: tests took $$((SECONDS - started))s after a $${SHARDWISE_OPENSEARCH_STARTUP_SECONDS}s start-up"
 
 .PHONY: bench
