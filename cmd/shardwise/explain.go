@@ -1,17 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
 	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/cluster"
 )
 
-func newExplain() *cobra.Command {
+func newExplain(d *display) *cobra.Command {
 	var f liveFlags
 	var primary, asJSON bool
 	cmd := &cobra.Command{
@@ -35,6 +36,9 @@ func newExplain() *cobra.Command {
 			for _, h := range det.Plan.Hotspots {
 				hot[h.Node] = h.Hot
 			}
+			if err := shardExists(snap, args[0], shard); err != nil {
+				return err
+			}
 			ex, err := allocation.Explain(snap, e.Config.Allocation, hot, args[0], shard, primary)
 			if err != nil {
 				return err
@@ -45,8 +49,7 @@ func newExplain() *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(ex)
 			}
-			t := tablewriter.NewWriter(out)
-			t.Header("node", "decision", "decider", "answer", "reason")
+			t := newTable("node", "decision", "decider", "answer", "reason~")
 			for _, n := range ex {
 				name := n.NodeName
 				if n.Current {
@@ -57,14 +60,36 @@ func newExplain() *cobra.Command {
 					if i == 0 {
 						label, dec = name, n.Decision.String()
 					}
-					_ = t.Append(label, dec, v.Decider, v.Decision.String(), v.Reason)
+					t.add(label, dec, v.Decider, v.Decision.String(), v.Reason)
 				}
 			}
-			return t.Render()
+			// One write, after every log record: the table never interleaves with stderr.
+			var b bytes.Buffer
+			t.render(&b, d.width(out))
+			_, err = out.Write(b.Bytes())
+			return err
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, d)
 	cmd.Flags().BoolVar(&primary, "primary", false, "explain the primary copy (default: a replica)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
+}
+
+// shardExists says when the snapshot has no such index, or the index no such shard: explain would
+// otherwise answer that no copy is assigned, as if the index were there and unassigned.
+func shardExists(snap *cluster.Snapshot, index string, shard int) error {
+	shards := -1
+	for _, c := range snap.Copies {
+		if c.Index == index {
+			shards = max(shards, c.Shard)
+		}
+	}
+	switch {
+	case shards < 0:
+		return fmt.Errorf("index %s not found", index)
+	case shard > shards:
+		return fmt.Errorf("index %s has shards 0 to %d: shard %d not found", index, shards, shard)
+	}
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -26,9 +25,12 @@ import (
 type connFlags struct {
 	url, auth, service, region, user, passwordEnv string
 	insecure, allowInsecureCredentials            bool
+	// display is where the client's and the engine's log records go.
+	display *display
 }
 
-func (f *connFlags) register(cmd *cobra.Command) {
+func (f *connFlags) register(cmd *cobra.Command, d *display) {
+	f.display = d
 	cmd.Flags().StringVar(&f.url, "url", "", "cluster URL, e.g. https://search-x.eu-west-1.es.amazonaws.com")
 	cmd.Flags().StringVar(&f.auth, "auth", "none", "sigv4 | basic | none")
 	cmd.Flags().StringVar(&f.service, "service", "es", "sigv4 signing service: es (OpenSearch Serverless, aoss, is not supported)")
@@ -58,15 +60,16 @@ func (f *connFlags) api(ctx context.Context) (*collect.API, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return connect(ctx, cfg.Clusters[0])
+	return connect(ctx, cfg.Clusters[0], f.display.logger())
 }
 
 // connect builds the production client and its collector for a validated cluster.
-func connect(ctx context.Context, cl config.Cluster) (*collect.API, error) {
+func connect(ctx context.Context, cl config.Cluster, log *slog.Logger) (*collect.API, error) {
 	oc, err := cl.OpenSearch()
 	if err != nil {
 		return nil, err
 	}
+	oc.Log = log
 	client, err := opensearch.New(ctx, oc)
 	if err != nil {
 		return nil, err
@@ -82,8 +85,8 @@ type liveFlags struct {
 	interval   time.Duration
 }
 
-func (f *liveFlags) register(cmd *cobra.Command) {
-	f.connFlags.register(cmd)
+func (f *liveFlags) register(cmd *cobra.Command, d *display) {
+	f.connFlags.register(cmd, d)
 	cmd.Flags().StringVar(&f.configFile, "config", "", "shardwise configuration JSON (thresholds)")
 	cmd.Flags().IntVar(&f.samples, "samples", 3, "stats samples to take (rates need 2; a sustained hotspot needs 3)")
 	cmd.Flags().DurationVar(&f.interval, "interval", 10*time.Second, "time between samples")
@@ -100,6 +103,9 @@ func (f *liveFlags) engine(ctx context.Context, progress io.Writer) (*engine.Eng
 	if f.configFile != "" {
 		if cfg, err = config.LoadFile(f.configFile); err != nil {
 			return nil, last, err
+		}
+		for _, d := range cfg.Deprecations() {
+			f.display.logger().Warn("configuration: " + d)
 		}
 	}
 	if f.samples < 2 {
@@ -119,7 +125,7 @@ func (f *liveFlags) engine(ctx context.Context, progress io.Writer) (*engine.Eng
 	if err := cfg.Validate(); err != nil {
 		return nil, last, err
 	}
-	api, err := connect(ctx, cfg.Clusters[0])
+	api, err := connect(ctx, cfg.Clusters[0], f.display.logger())
 	if err != nil {
 		return nil, last, err
 	}
@@ -128,7 +134,7 @@ func (f *liveFlags) engine(ctx context.Context, progress io.Writer) (*engine.Eng
 	e := &engine.Engine{Store: state.NewMemory(time.Now), Bus: events, Clock: time.Now, Config: cfg,
 		Cluster: conns.Cluster,
 		Tenants: conns.Tenants,
-		Log:     slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		Log:     f.display.logger()}
 	for i := 0; i < f.samples; i++ {
 		if i > 0 {
 			select {

@@ -14,26 +14,42 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := newCLI().execute(ctx)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "shardwise:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	return newRoot().ExecuteContext(ctx)
+// cli is the command tree and the output settings its flags fill in.
+type cli struct {
+	root    *cobra.Command
+	display *display
 }
 
-func newRoot() *cobra.Command {
+func newCLI() *cli {
+	d := &display{getenv: os.Getenv}
 	root := &cobra.Command{
 		Use:           "shardwise",
 		Short:         "Keep OpenSearch clusters free of write hotspots, explainably and safely",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return d.start(cmd.ErrOrStderr())
+		},
 	}
-	root.AddCommand(newSimulate(), newSim(), newPlan(), newExplain(), newTemplate(), newBench(), newSandbox())
+	d.register(root)
+	root.AddCommand(newSimulate(), newSim(), newPlan(d), newExplain(d), newTemplate(), newBench(), newSandbox(d))
 	root.AddCommand(newVersion(), newConfigReference())
-	return root
+	return &cli{root: root, display: d}
+}
+
+// execute runs the command line, then writes the error log records the returned error does not
+// already say; the caller prints the error itself, once.
+func (c *cli) execute(ctx context.Context) error {
+	err := c.root.ExecuteContext(ctx)
+	c.display.logs.flush(err)
+	return err
 }

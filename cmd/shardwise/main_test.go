@@ -15,11 +15,11 @@ import (
 func execute(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	root := newRoot()
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
+	c := newCLI()
+	c.root.SetOut(&out)
+	c.root.SetErr(&errOut)
+	c.root.SetArgs(args)
+	err := c.execute(context.Background())
 	return out.String(), errOut.String(), err
 }
 
@@ -146,5 +146,27 @@ func TestPlanAndExplainAgainstServedSimulator(t *testing.T) {
 		if !strings.Contains(ex, want) {
 			t.Errorf("explain output lacks %q:\n%s", want, ex)
 		}
+	}
+}
+
+// explain names an index the cluster does not have as not found, and a run's output is the
+// human tables on stdout only.
+func TestExplainUnknownIndex(t *testing.T) {
+	sc, err := sim.LoadScenario(scenarioPath("write-hotspot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.New(sc, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	out, _, err := execute(t, "explain", "nosuchindex", "0", "--url", srv.URL, "--samples", "2", "--interval", "5s")
+	if err == nil || err.Error() != "index nosuchindex not found" {
+		t.Errorf("got %v, want index nosuchindex not found", err)
+	}
+	if out != "" {
+		t.Errorf("stdout holds %q, want nothing", out)
 	}
 }

@@ -1,21 +1,22 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
 	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/engine"
 	"github.com/shardwise/shardwise/shared/replicas"
+	"github.com/shardwise/shardwise/shared/size"
 )
 
-func newPlan() *cobra.Command {
+func newPlan(d *display) *cobra.Command {
 	var f liveFlags
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -51,13 +52,17 @@ func newPlan() *cobra.Command {
 					Copies                []copyLoad `json:"copies"`
 				}{det.Plan, rep.Decisions, rep.ReplicaCopies, rep.ReplicaCopiesAfter, latency(rep), copyLoads(snap)})
 			}
-			printPlan(out, det.Plan)
-			printReplicas(out, rep.Decisions)
-			printReplicaCost(out, rep)
-			return nil
+			// One write, after every log record: the tables never interleave with stderr.
+			var b bytes.Buffer
+			width := d.width(out)
+			printPlan(&b, det.Plan, width)
+			printReplicas(&b, rep.Decisions, width)
+			printReplicaCost(&b, rep)
+			_, err = out.Write(b.Bytes())
+			return err
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, d)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
 	return cmd
 }
@@ -81,35 +86,34 @@ func copyLoads(snap *cluster.Snapshot) []copyLoad {
 	return out
 }
 
-func printPlan(w io.Writer, p allocation.Plan) {
+// printPlan writes the hotspots and the planned moves, fitting width (0: no limit).
+func printPlan(w io.Writer, p allocation.Plan, width int) {
 	fmt.Fprintf(w, "\nWRITE hotspots (snapshot %s)\n", p.SnapshotAt.Format("2006-01-02 15:04:05Z07:00"))
 	if len(p.Hotspots) == 0 {
 		fmt.Fprintln(w, "  none: no node meets both the queue-latency and utilization criteria")
 	} else {
-		t := tablewriter.NewWriter(w)
-		t.Header("node", "queue latency (est.)", "utilization", "queue", "rejected", "streak", "hot")
+		t := newTable("node", "queue latency (est.)", "utilization", "queued tasks", "rejected tasks", "streak", "hot")
 		for _, h := range p.Hotspots {
-			_ = t.Append(h.NodeName, fmt.Sprintf("%.1fs (≥ %.1fs)", h.QueueLatencySeconds, h.LatencyLimit),
-				fmt.Sprintf("%.0f%% (≥ %.0f%%)", h.Utilization*100, h.UtilizationLimit*100), h.Queue, h.Rejected,
-				fmt.Sprintf("%d/%d", h.Streak, h.StreakLimit), h.Hot)
+			t.add(h.NodeName, fmt.Sprintf("%.1f s (limit %.1f s)", h.QueueLatencySeconds, h.LatencyLimit),
+				fmt.Sprintf("%.0f %% (limit %.0f %%)", h.Utilization*100, h.UtilizationLimit*100), h.Queue, h.Rejected,
+				fmt.Sprintf("%d/%d samples", h.Streak, h.StreakLimit), yesNo(h.Hot))
 		}
-		_ = t.Render()
+		t.render(w, width)
 	}
 	fmt.Fprintln(w, "\nPlanned moves")
 	if len(p.Moves) == 0 {
 		fmt.Fprintln(w, "  none")
 	} else {
-		t := tablewriter.NewWriter(w)
-		t.Header("shard", "from", "to", "phase", "write load", "reason")
+		t := newTable("shard", "from", "to", "phase", "size", "write load", "reason~")
 		for _, m := range p.Moves {
 			kind := "replica"
 			if m.Primary {
 				kind = "primary"
 			}
-			_ = t.Append(fmt.Sprintf("%s[%d] %s", m.Index, m.Shard, kind), m.FromName, m.ToName, string(m.Phase),
-				fmt.Sprintf("%.2f", m.WriteLoad), m.Reason)
+			t.add(fmt.Sprintf("%s[%d] %s", m.Index, m.Shard, kind), m.FromName, m.ToName, string(m.Phase),
+				size.Format(m.SizeBytes), threads(m.WriteLoad), m.Reason)
 		}
-		_ = t.Render()
+		t.render(w, width)
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "  note (%s): %s\n", n.Kind, n.Reason)
@@ -117,6 +121,16 @@ func printPlan(w io.Writer, p allocation.Plan) {
 	if p.ScaleUp != nil {
 		fmt.Fprintf(w, "  SCALE UP NEEDED: %s\n", p.ScaleUp.Reason)
 	}
+}
+
+// threads writes a load in busy threads (thread-seconds per second), the unit of every load.
+func threads(v float64) string { return fmt.Sprintf("%.2f threads", v) }
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 // latency is the replica cycle's mean search latency, nil when it was not measured.
@@ -137,20 +151,21 @@ func printReplicaCost(w io.Writer, r engine.ReplicasResult) {
 	fmt.Fprintf(w, "  replica_node_hours: %d per hour now, %d after these changes; search latency %s\n", r.ReplicaCopies, r.ReplicaCopiesAfter, lat)
 }
 
-func printReplicas(w io.Writer, ds []replicas.Decision) {
-	fmt.Fprintln(w, "\nReplicas (desired copies = min(ceil(L × N / (S × X)), N))")
+// printReplicas writes each index's replica decision with the numbers of its formula.
+func printReplicas(w io.Writer, ds []replicas.Decision, width int) {
+	fmt.Fprintln(w, "\nReplicas: desired copies = min(ceil(L × N / (S × X)), N), where L is the index's share of the")
+	fmt.Fprintln(w, "search load, N the nodes that may hold its copies and S its primaries")
 	if len(ds) == 0 {
 		fmt.Fprintln(w, "  no indices")
 		return
 	}
-	t := tablewriter.NewWriter(w)
-	t.Header("index", "L", "N", "S", "replicas", "desired", "decision", "cooldown", "reason")
+	t := newTable("index", "L", "N", "S", "replicas", "desired", "decision", "cooldown~", "reason~")
 	for _, d := range ds {
 		cooldown := "-"
 		if !d.PendingSince.IsZero() {
 			cooldown = fmt.Sprintf("lower since %s, down at %s", d.PendingSince.Format("15:04:05"), d.ScaleDownAt.Format("15:04:05"))
 		}
-		_ = t.Append(d.Index, fmt.Sprintf("%.2f", d.L), d.N, d.S, d.From, d.Desired, d.Kind, cooldown, strings.TrimSpace(d.Reason))
+		t.add(d.Index, fmt.Sprintf("%.1f %%", d.L*100), d.N, d.S, d.From, d.Desired, d.Kind, cooldown, strings.TrimSpace(d.Reason))
 	}
-	_ = t.Render()
+	t.render(w, width)
 }

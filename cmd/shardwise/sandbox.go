@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,19 +11,18 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
 	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/sandbox"
 )
 
-func newSandbox() *cobra.Command {
+func newSandbox(d *display) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sandbox",
 		Short: "Check sandbox definitions offline, or a cluster's usage against them",
 	}
-	cmd.AddCommand(newSandboxValidate(), newSandboxStatus(), newSandboxSync())
+	cmd.AddCommand(newSandboxValidate(), newSandboxStatus(d), newSandboxSync(d))
 	return cmd
 }
 
@@ -118,7 +118,7 @@ type sandboxStatus struct {
 	sandbox.Assessment
 }
 
-func newSandboxStatus() *cobra.Command {
+func newSandboxStatus(d *display) *cobra.Command {
 	var src definitionsSource
 	var conn connFlags
 	var asJSON bool
@@ -157,16 +157,21 @@ func newSandboxStatus() *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(st)
 			}
-			return printStatus(out, st)
+			var b bytes.Buffer
+			printStatus(&b, st, d.width(out))
+			_, err = out.Write(b.Bytes())
+			return err
 		},
 	}
 	src.register(cmd)
-	conn.register(cmd)
+	conn.register(cmd, d)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }
 
-func printStatus(out io.Writer, st sandboxStatus) error {
+// printStatus writes each sandbox's usage per node and the cancellations each mode would make,
+// fitting width (0: no limit). Usage and limits are shares of the node's resource, in percent.
+func printStatus(out io.Writer, st sandboxStatus, width int) {
 	for _, w := range st.Warnings {
 		fmt.Fprintf(out, "warning: %s\n", w)
 	}
@@ -177,28 +182,22 @@ func printStatus(out io.Writer, st sandboxStatus) error {
 		return id
 	}
 	fmt.Fprintf(out, "%d search tasks; per sandbox: %s\n\n", st.Tasks, formatCounts(st.Assigned))
-	t := tablewriter.NewWriter(out)
-	t.Header("node", "sandbox", "resource", "mode", "usage", "limit", "node usage", "would", "reason")
+	t := newTable("node", "sandbox", "resource", "mode", "usage", "limit", "node usage", "would", "reason~")
 	for _, f := range st.Report.Findings {
-		_ = t.Append(name(f.Node), f.Sandbox, string(f.Resource), string(f.Mode), fmt.Sprintf("%.3f", f.Usage),
-			fmt.Sprintf("%.3f", f.CancelAbove), fmt.Sprintf("%.3f", f.NodeUsage), string(f.Action), f.Reason)
+		t.add(name(f.Node), f.Sandbox, string(f.Resource), string(f.Mode), percent(f.Usage),
+			percent(f.CancelAbove), percent(f.NodeUsage), string(f.Action), f.Reason)
 	}
-	if err := t.Render(); err != nil {
-		return err
-	}
+	t.render(out, width)
 	fmt.Fprintln(out, "\nWould cancel (newest first; status never cancels, the sandbox function does unless dry-run):")
 	if len(st.Cancellations) == 0 {
 		fmt.Fprintln(out, "  nothing")
 	} else {
-		c := tablewriter.NewWriter(out)
-		c.Header("task", "opaque id", "sandbox", "node", "usage", "freed", "after", "limit", "reason")
+		c := newTable("task", "opaque id", "sandbox", "node", "usage", "freed", "after", "limit", "reason~")
 		for _, x := range st.Cancellations {
-			_ = c.Append(x.Task, x.OpaqueID, x.Sandbox, name(x.Node), fmt.Sprintf("%.3f", x.Usage), fmt.Sprintf("%.3f", x.Freed),
-				fmt.Sprintf("%.3f", x.After), fmt.Sprintf("%.3f", x.Limit), x.Reason)
+			c.add(x.Task, x.OpaqueID, x.Sandbox, name(x.Node), percent(x.Usage), percent(x.Freed),
+				percent(x.After), percent(x.Limit), x.Reason)
 		}
-		if err := c.Render(); err != nil {
-			return err
-		}
+		c.render(out, width)
 	}
 	for _, s := range st.Shortfalls {
 		fmt.Fprintf(out, "still over: %s\n", s.Reason)
@@ -206,8 +205,10 @@ func printStatus(out io.Writer, st sandboxStatus) error {
 	if len(st.Unweighed) > 0 {
 		fmt.Fprintf(out, "tasks on nodes that reported no load (not counted): %s\n", strings.Join(st.Unweighed, ", "))
 	}
-	return nil
 }
+
+// percent writes a share (0..1) of a node's resource as a percentage.
+func percent(share float64) string { return fmt.Sprintf("%.1f %%", share*100) }
 
 func formatCounts(m map[string]int) string {
 	if len(m) == 0 {

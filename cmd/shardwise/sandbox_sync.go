@@ -14,7 +14,7 @@ import (
 
 // newSandboxSync is `shardwise sandbox sync`: the sandbox function's workload-management sync,
 // run once against a cluster. Dry-run unless --dry-run=false.
-func newSandboxSync() *cobra.Command {
+func newSandboxSync(d *display) *cobra.Command {
 	var src definitionsSource
 	var conn connFlags
 	var asJSON, dryRun bool
@@ -50,7 +50,7 @@ checked on fresh health before any change.`,
 		},
 	}
 	src.register(cmd)
-	conn.register(cmd)
+	conn.register(cmd, d)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", true, "report the drift and the calls that would be made, and make none")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
