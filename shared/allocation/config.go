@@ -75,7 +75,18 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate names the first bad field.
+// Upper bounds: past them a value parses but cannot mean what was intended, and the arithmetic on
+// it (samples × period, backlog ÷ drain time) stops being meaningful.
+const (
+	// A queue that waits ten minutes has long since timed out its bulk requests.
+	maxQueueLatencyThreshold = duration.Duration(10 * time.Minute)
+	// 120 samples at the 30 s cadence is an hour of hotspot before acting.
+	maxSustainedSamples = 120
+	// A day: drain and colocation periods longer than that never act within a working day.
+	maxPeriod = duration.Duration(24 * time.Hour)
+)
+
+// Validate names every bad field.
 func (c Config) Validate() error {
 	var errs []error
 	check := func(ok bool, field, format string, args ...any) {
@@ -83,15 +94,17 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("allocation.%s: "+format, append([]any{field}, args...)...))
 		}
 	}
-	check(c.QueueLatencyThreshold > 0, "queue_latency_threshold", "%v must be > 0", c.QueueLatencyThreshold)
+	check(c.QueueLatencyThreshold > 0 && c.QueueLatencyThreshold <= maxQueueLatencyThreshold,
+		"queue_latency_threshold", "%v must be > 0 and at most %v", c.QueueLatencyThreshold, maxQueueLatencyThreshold)
 	check(c.HotUtilization > 0 && c.HotUtilization <= 1, "hot_utilization", "%v must be in (0, 1]", c.HotUtilization)
-	check(c.SustainedSamples >= 1, "sustained_samples", "%d must be ≥ 1", c.SustainedSamples)
+	check(c.SustainedSamples >= 1 && c.SustainedSamples <= maxSustainedSamples,
+		"sustained_samples", "%d must be between 1 and %d", c.SustainedSamples, maxSustainedSamples)
 	check(c.AllocationUtilization > 0 && c.AllocationUtilization <= 1, "allocation_utilization", "%v must be in (0, 1]", c.AllocationUtilization)
 	check(c.MinShardWriteLoad >= 0, "min_shard_write_load", "%v must be ≥ 0", c.MinShardWriteLoad)
 	check(c.HeapLimit > 0 && c.HeapLimit <= 1, "heap_limit", "%v must be in (0, 1]", c.HeapLimit)
 	check(c.IndexBalanceFactor >= 1, "index_balance_factor", "%v must be ≥ 1", c.IndexBalanceFactor)
-	check(c.DrainWithin > 0, "drain_within", "%v must be > 0", c.DrainWithin)
-	check(c.ColocationEvery >= 0, "colocation_every", "%v must be ≥ 0", c.ColocationEvery)
+	check(c.DrainWithin > 0 && c.DrainWithin <= maxPeriod, "drain_within", "%v must be > 0 and at most %v", c.DrainWithin, maxPeriod)
+	check(c.ColocationEvery >= 0 && c.ColocationEvery <= maxPeriod, "colocation_every", "%v must be between 0 and %v", c.ColocationEvery, maxPeriod)
 	if c.BuiltinBalancer.Enabled {
 		check(c.BuiltinBalancer.Shard >= 0 && c.BuiltinBalancer.Index >= 0 && c.BuiltinBalancer.Shard+c.BuiltinBalancer.Index > 0,
 			"builtin_balancer", "weights shard=%v index=%v must be ≥ 0 and not both 0", c.BuiltinBalancer.Shard, c.BuiltinBalancer.Index)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -259,6 +260,19 @@ func Default() Config {
 	}
 }
 
+// clusterNamePattern: a cluster's name is part of every DynamoDB key, metric dimension and event
+// of shardwise's ('#' separates key parts), so it is a plain label.
+var clusterNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// Bounds of the top-level durations. 5 s is the least interval between two samples that are not
+// merged (engine.minSampleInterval); an hour between samples no longer sees a hotspot in
+// time. Snapshots older than a week are never read.
+const (
+	minRefreshPeriod = duration.Duration(5 * time.Second)
+	maxRefreshPeriod = duration.Duration(time.Hour)
+	maxSnapshotTTL   = duration.Duration(7 * 24 * time.Hour)
+)
+
 // Validate checks the configuration and returns every bad value it finds, each named by its JSON
 // path, joined into one error: the clusters (at least one, unique names, a valid client
 // configuration each), table, refresh_period, snapshot_ttl, move_strategy, allocation, replicas,
@@ -270,8 +284,11 @@ func (c Config) Validate() error {
 	}
 	seen := map[string]bool{}
 	for i, cl := range c.Clusters {
-		if cl.Name == "" {
+		switch {
+		case cl.Name == "":
 			errs = append(errs, fmt.Errorf("clusters[%d].name: required", i))
+		case !clusterNamePattern.MatchString(cl.Name):
+			errs = append(errs, fmt.Errorf("clusters[%d].name: %q must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", i, cl.Name))
 		}
 		if seen[cl.Name] {
 			errs = append(errs, fmt.Errorf("clusters[%d].name: %q is listed twice", i, cl.Name))
@@ -288,11 +305,11 @@ func (c Config) Validate() error {
 	if c.Table == "" {
 		errs = append(errs, errors.New("table: required"))
 	}
-	if c.RefreshPeriod <= 0 {
-		errs = append(errs, fmt.Errorf("refresh_period: %v must be > 0", time.Duration(c.RefreshPeriod)))
-	}
-	if c.SnapshotTTL < c.RefreshPeriod*2 {
-		errs = append(errs, fmt.Errorf("snapshot_ttl: %v must be at least two refresh periods", time.Duration(c.SnapshotTTL)))
+	if err := duration.InRange(c.RefreshPeriod, minRefreshPeriod, maxRefreshPeriod); err != nil {
+		errs = append(errs, fmt.Errorf("refresh_period: %w", err))
+	} else if err := duration.InRange(c.SnapshotTTL, 2*c.RefreshPeriod, maxSnapshotTTL); err != nil {
+		// Checked only against a bounded refresh period: twice an unbounded one could overflow.
+		errs = append(errs, fmt.Errorf("snapshot_ttl: %w (at least two refresh periods)", err))
 	}
 	if !slices.Contains(MoveStrategies(), c.MoveStrategy) {
 		errs = append(errs, fmt.Errorf("move_strategy: %q must be reroute, allocation-filter or auto", c.MoveStrategy))
@@ -304,7 +321,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("replicas.min_search_utilization: %v must be in [0, 1)", c.Replicas.MinSearchUtilization))
 	}
 	if err := c.Replicas.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("replicas: %w", err))
+		errs = append(errs, err)
 	}
 	if err := c.Safety.Validate(); err != nil {
 		errs = append(errs, err)

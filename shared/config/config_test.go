@@ -47,12 +47,23 @@ func TestValidateNamesFields(t *testing.T) {
 		{"unknown move strategy", func(c *Config) { c.MoveStrategy = "teleport" }, "move_strategy"},
 		{"allocation field", func(c *Config) { c.Allocation.HotUtilization = 2 }, "allocation.hot_utilization"},
 		{"replicas utilization out of range", func(c *Config) { c.Replicas.MinSearchUtilization = 1 }, "replicas.min_search_utilization"},
-		{"replicas formula field", func(c *Config) { c.Replicas.X = 0 }, "replicas: replicas config: X"},
-		{"replicas need threshold out of range", func(c *Config) { c.Replicas.NeedUtilization = 1 }, "replicas: replicas config: NeedUtilization"},
-		{"replicas negative node-left delay", func(c *Config) { c.Replicas.NodeLeftDelay = -time.Second }, "replicas: replicas config: NodeLeftDelay"},
+		{"replicas formula field", func(c *Config) { c.Replicas.X = 0 }, "replicas.x: 0"},
+		{"replicas need threshold out of range", func(c *Config) { c.Replicas.NeedUtilization = 1 }, "replicas.need_utilization: 1"},
+		{"replicas negative node-left delay", func(c *Config) { c.Replicas.NodeLeftDelay = -time.Second }, "replicas.node_left_delay: -1s"},
 		{"safety field", func(c *Config) { c.Safety.RequiredHealth = "red" }, "safety.required_health"},
 		{"sandbox definitions not JSON", func(c *Config) { c.Sandbox.Definitions = json.RawMessage(`{`) }, "sandbox.definitions"},
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, "log_level"},
+		// Values that parse but cannot be meant: each once overflowed or was accepted.
+		{"refresh period that overflows twice over", func(c *Config) { c.RefreshPeriod = duration.Duration(2562047 * time.Hour) }, "refresh_period: 2562047h0m0s must be between 5s and 1h0m0s"},
+		{"refresh period of a nanosecond", func(c *Config) { c.RefreshPeriod = 1 }, "refresh_period: 1ns must be between"},
+		{"snapshot ttl past a week", func(c *Config) { c.SnapshotTTL = duration.Duration(8 * 24 * time.Hour) }, "snapshot_ttl: 192h0m0s must be between"},
+		{"two billion sustained samples", func(c *Config) { c.Allocation.SustainedSamples = 2e9 }, "allocation.sustained_samples: 2000000000 must be between 1 and 120"},
+		{"queue latency threshold of a day", func(c *Config) { c.Allocation.QueueLatencyThreshold = duration.Duration(24 * time.Hour) }, "allocation.queue_latency_threshold"},
+		{"moves per cycle past any cluster", func(c *Config) { c.Safety.MaxMovesPerCycle = 2e9 }, "safety.max_moves_per_cycle: 2000000000 must be between 1 and 10000"},
+		{"stats age of a year", func(c *Config) { c.Safety.MaxStatsAge = duration.Duration(365 * 24 * time.Hour) }, "safety.max_stats_age"},
+		{"cluster name with a key separator", func(c *Config) { c.Clusters[0].Name = "prod#2" }, `clusters[0].name: "prod#2" must be`},
+		{"cluster name with a newline", func(c *Config) { c.Clusters[0].Name = "prod\nx" }, `clusters[0].name: "prod\nx" must be`},
+		{"cluster name over 64 characters", func(c *Config) { c.Clusters[0].Name = strings.Repeat("p", 65) }, "clusters[0].name"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

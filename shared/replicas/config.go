@@ -85,7 +85,17 @@ func DefaultConfig() Config {
 	}
 }
 
-// FieldError reports one invalid configuration field.
+// Upper bounds: past them a value parses but cannot be meant.
+const (
+	// maxDelay bounds the waits: a week of steady low demand is past any daily cycle.
+	maxDelay = 7 * 24 * time.Hour
+	// maxReplicas: far above any node count an index's copies could spread over.
+	maxReplicas = 100
+	// maxIndicesPerCycle bounds the settings updates of one cycle.
+	maxIndicesPerCycle = 10_000
+)
+
+// FieldError reports one invalid configuration field, named by its JSON key.
 type FieldError struct {
 	Field  string
 	Value  any
@@ -93,7 +103,7 @@ type FieldError struct {
 }
 
 func (e *FieldError) Error() string {
-	return fmt.Sprintf("replicas config: %s = %v: %s", e.Field, e.Value, e.Reason)
+	return fmt.Sprintf("replicas.%s: %v %s", e.Field, e.Value, e.Reason)
 }
 
 // Validate reports every invalid field, each as a *FieldError naming it, joined with errors.Join.
@@ -103,44 +113,44 @@ func (c Config) Validate() error {
 		errs = append(errs, &FieldError{Field: field, Value: value, Reason: reason})
 	}
 	if !(c.X > 0 && c.X <= 1) {
-		bad("X", c.X, "must be in (0, 1]")
+		bad("x", c.X, "must be in (0, 1]")
 	}
-	if c.ScaleDownAfter < 0 {
-		bad("ScaleDownAfter", c.ScaleDownAfter, "must not be negative")
+	if c.ScaleDownAfter < 0 || c.ScaleDownAfter > maxDelay {
+		bad("scale_down_after", c.ScaleDownAfter, fmt.Sprintf("must be between 0 and %v", maxDelay))
 	}
-	if c.DefaultMin < 0 {
-		bad("DefaultMin", c.DefaultMin, "must not be negative")
+	if c.DefaultMin < 0 || c.DefaultMin > maxReplicas {
+		bad("default_min", c.DefaultMin, fmt.Sprintf("must be between 0 and %d", maxReplicas))
 	}
-	if c.MaxIndicesPerCycle < 1 {
-		bad("MaxIndicesPerCycle", c.MaxIndicesPerCycle, "must be at least 1")
+	if c.MaxIndicesPerCycle < 1 || c.MaxIndicesPerCycle > maxIndicesPerCycle {
+		bad("max_indices_per_cycle", c.MaxIndicesPerCycle, fmt.Sprintf("must be between 1 and %d", maxIndicesPerCycle))
 	}
 	if !(c.MinTotalSearchLoad >= 0) || math.IsInf(c.MinTotalSearchLoad, 0) {
-		bad("MinTotalSearchLoad", c.MinTotalSearchLoad, "must be a finite number >= 0")
+		bad("min_total_search_load", c.MinTotalSearchLoad, "must be a finite number >= 0")
 	}
 	if !(c.NeedUtilization >= 0 && c.NeedUtilization < 1) {
-		bad("NeedUtilization", c.NeedUtilization, "must be in [0, 1)")
+		bad("need_utilization", c.NeedUtilization, "must be in [0, 1)")
 	}
-	if c.NodeLeftDelay < 0 {
-		bad("NodeLeftDelay", c.NodeLeftDelay, "must not be negative")
+	if c.NodeLeftDelay < 0 || c.NodeLeftDelay > maxDelay {
+		bad("node_left_delay", c.NodeLeftDelay, fmt.Sprintf("must be between 0 and %v", maxDelay))
 	}
 	for i, o := range c.Overrides {
-		field := fmt.Sprintf("Overrides[%d]", i)
+		field := fmt.Sprintf("overrides[%d]", i)
 		if o.Pattern == "" {
-			bad(field+".Pattern", o.Pattern, "must not be empty")
+			bad(field+".pattern", o.Pattern, "must not be empty")
 		} else if _, err := path.Match(o.Pattern, ""); err != nil {
-			bad(field+".Pattern", o.Pattern, err.Error())
+			bad(field+".pattern", o.Pattern, err.Error())
 		}
 		if o.Min != nil && *o.Min < 0 {
-			bad(field+".Min", *o.Min, "must not be negative")
+			bad(field+".min", *o.Min, "must not be negative")
 		}
 		if o.Max != nil && *o.Max < 0 {
-			bad(field+".Max", *o.Max, "must not be negative")
+			bad(field+".max", *o.Max, "must not be negative")
 		}
 		if o.Min != nil && o.Max != nil && *o.Min > *o.Max {
-			bad(field+".Min", *o.Min, fmt.Sprintf("must not exceed Max (%d)", *o.Max))
+			bad(field+".min", *o.Min, fmt.Sprintf("must not exceed max (%d)", *o.Max))
 		}
 		if o.Exclude && (o.Min != nil || o.Max != nil) {
-			bad(field+".Exclude", o.Exclude, "an excluded pattern cannot also set Min or Max")
+			bad(field+".exclude", o.Exclude, "an excluded pattern cannot also set min or max")
 		}
 	}
 	return errors.Join(errs...)

@@ -20,24 +20,28 @@ func TestValidateNamesTheBadField(t *testing.T) {
 		mutate func(*Config)
 		fields []string
 	}{
-		{"X zero", func(c *Config) { c.X = 0 }, []string{"X"}},
-		{"X above one", func(c *Config) { c.X = 1.5 }, []string{"X"}},
-		{"negative scale-down wait", func(c *Config) { c.ScaleDownAfter = -time.Second }, []string{"ScaleDownAfter"}},
-		{"negative default min", func(c *Config) { c.DefaultMin = -1 }, []string{"DefaultMin"}},
-		{"no changes per cycle", func(c *Config) { c.MaxIndicesPerCycle = 0 }, []string{"MaxIndicesPerCycle"}},
-		{"negative idle load", func(c *Config) { c.MinTotalSearchLoad = -0.1 }, []string{"MinTotalSearchLoad"}},
-		{"empty pattern", func(c *Config) { c.Overrides = []Override{{Pattern: ""}} }, []string{"Overrides[0].Pattern"}},
-		{"bad glob", func(c *Config) { c.Overrides = []Override{{Pattern: "logs-["}} }, []string{"Overrides[0].Pattern"}},
+		{"X zero", func(c *Config) { c.X = 0 }, []string{"x"}},
+		{"X above one", func(c *Config) { c.X = 1.5 }, []string{"x"}},
+		{"negative scale-down wait", func(c *Config) { c.ScaleDownAfter = -time.Second }, []string{"scale_down_after"}},
+		{"negative default min", func(c *Config) { c.DefaultMin = -1 }, []string{"default_min"}},
+		{"no changes per cycle", func(c *Config) { c.MaxIndicesPerCycle = 0 }, []string{"max_indices_per_cycle"}},
+		{"negative idle load", func(c *Config) { c.MinTotalSearchLoad = -0.1 }, []string{"min_total_search_load"}},
+		{"empty pattern", func(c *Config) { c.Overrides = []Override{{Pattern: ""}} }, []string{"overrides[0].pattern"}},
+		{"bad glob", func(c *Config) { c.Overrides = []Override{{Pattern: "logs-["}} }, []string{"overrides[0].pattern"}},
 		{"min above max", func(c *Config) {
 			c.Overrides = []Override{{Pattern: "a"}, {Pattern: "b*", Min: intp(3), Max: intp(2)}}
-		}, []string{"Overrides[1].Min"}},
+		}, []string{"overrides[1].min"}},
 		{"negative override bounds", func(c *Config) {
 			c.Overrides = []Override{{Pattern: "a", Min: intp(-1), Max: intp(-1)}}
-		}, []string{"Overrides[0].Min", "Overrides[0].Max"}},
+		}, []string{"overrides[0].min", "overrides[0].max"}},
 		{"exclude with bounds", func(c *Config) {
 			c.Overrides = []Override{{Pattern: "a", Exclude: true, Max: intp(2)}}
-		}, []string{"Overrides[0].Exclude"}},
-		{"every error reported", func(c *Config) { c.X, c.MaxIndicesPerCycle = 0, 0 }, []string{"X", "MaxIndicesPerCycle"}},
+		}, []string{"overrides[0].exclude"}},
+		{"scale-down wait over a week", func(c *Config) { c.ScaleDownAfter = 8 * 24 * time.Hour }, []string{"scale_down_after"}},
+		{"node-left delay over a week", func(c *Config) { c.NodeLeftDelay = 1<<63 - 1 }, []string{"node_left_delay"}},
+		{"default min past any cluster", func(c *Config) { c.DefaultMin = 1000 }, []string{"default_min"}},
+		{"changes per cycle past any cluster", func(c *Config) { c.MaxIndicesPerCycle = 2e9 }, []string{"max_indices_per_cycle"}},
+		{"every error reported", func(c *Config) { c.X, c.MaxIndicesPerCycle = 0, 0 }, []string{"x", "max_indices_per_cycle"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

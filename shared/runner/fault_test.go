@@ -14,8 +14,10 @@ import (
 	"github.com/shardwise/shardwise/shared/sim"
 )
 
-// faultSeeds is how many random scenarios TestFaults runs: SHARDWISE_FAULT_SEEDS, default 25
-// (make faults runs 200 without the race detector).
+// faultSeeds is how many random scenarios TestFaults runs: SHARDWISE_FAULT_SEEDS, default 25, or
+// 5 under the race detector. The gate's `make faults` runs 200 seeds without it; under it each
+// seed costs about 18 s on 2 cores, and what the detector looks for (goroutines sharing state in
+// the functions and the simulator) is reached by every seed's cycles alike.
 func faultSeeds(t *testing.T) int {
 	if v := os.Getenv("SHARDWISE_FAULT_SEEDS"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -23,6 +25,9 @@ func faultSeeds(t *testing.T) int {
 			t.Fatalf("SHARDWISE_FAULT_SEEDS=%q: want a positive number", v)
 		}
 		return n
+	}
+	if raceDetector {
+		return 5
 	}
 	return 25
 }

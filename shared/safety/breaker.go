@@ -65,7 +65,18 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate names the first bad field.
+// Upper bounds of the breaker's settings: past them a value parses but cannot be meant.
+const (
+	// maxCount bounds every count of moves or recoveries: no cluster relocates more shards at
+	// once (OpenSearch's own cluster_concurrent_rebalance default is 2).
+	maxCount = 10_000
+	// maxWait bounds the latency and staleness limits: older stats describe another cluster.
+	maxWait = duration.Duration(time.Hour)
+	// maxBytesPerCycle: 1 PiB, past any cluster's total data.
+	maxBytesPerCycle = 1 << 50
+)
+
+// Validate names every bad field.
 func (c Config) Validate() error {
 	var errs []error
 	if healthRank(c.RequiredHealth) < 0 || c.RequiredHealth == "red" {
@@ -77,20 +88,26 @@ func (c Config) Validate() error {
 	if c.MaxInitializing < Unlimited {
 		errs = append(errs, fmt.Errorf("safety.max_initializing: %d must be ≥ 0, or -1 for no fixed cap", c.MaxInitializing))
 	}
-	if c.MaxOwnMovesInFlight < 0 {
-		errs = append(errs, fmt.Errorf("safety.max_own_moves_in_flight: %d must be ≥ 0", c.MaxOwnMovesInFlight))
+	if c.MaxRelocating > maxCount || c.MaxInitializing > maxCount {
+		errs = append(errs, fmt.Errorf("safety.max_relocating/max_initializing: %d/%d must be at most %d", c.MaxRelocating, c.MaxInitializing, maxCount))
 	}
-	if c.MaxSearchLatency <= 0 {
-		errs = append(errs, fmt.Errorf("safety.max_search_latency: %v must be > 0", c.MaxSearchLatency))
+	if c.MaxOwnMovesInFlight < 0 || c.MaxOwnMovesInFlight > maxCount {
+		errs = append(errs, fmt.Errorf("safety.max_own_moves_in_flight: %d must be between 0 and %d", c.MaxOwnMovesInFlight, maxCount))
 	}
-	if c.MaxStatsAge <= 0 {
-		errs = append(errs, fmt.Errorf("safety.max_stats_age: %v must be > 0", c.MaxStatsAge))
+	if err := duration.InRange(c.MaxSearchLatency, 1, maxWait); err != nil {
+		errs = append(errs, fmt.Errorf("safety.max_search_latency: %w", err))
 	}
-	if c.MaxMovesPerNode < 1 || c.MaxMovesPerCycle < 1 {
-		errs = append(errs, fmt.Errorf("safety.max_moves_per_node/max_moves_per_cycle: must be ≥ 1"))
+	if err := duration.InRange(c.MaxStatsAge, 1, maxWait); err != nil {
+		errs = append(errs, fmt.Errorf("safety.max_stats_age: %w", err))
 	}
-	if c.MaxBytesPerCycle <= 0 {
-		errs = append(errs, fmt.Errorf("safety.max_bytes_per_cycle: %d must be > 0", c.MaxBytesPerCycle))
+	if c.MaxMovesPerNode < 1 || c.MaxMovesPerNode > maxCount {
+		errs = append(errs, fmt.Errorf("safety.max_moves_per_node: %d must be between 1 and %d", c.MaxMovesPerNode, maxCount))
+	}
+	if c.MaxMovesPerCycle < 1 || c.MaxMovesPerCycle > maxCount {
+		errs = append(errs, fmt.Errorf("safety.max_moves_per_cycle: %d must be between 1 and %d", c.MaxMovesPerCycle, maxCount))
+	}
+	if c.MaxBytesPerCycle <= 0 || c.MaxBytesPerCycle > maxBytesPerCycle {
+		errs = append(errs, fmt.Errorf("safety.max_bytes_per_cycle: %d must be > 0 and at most %d (1 PiB)", c.MaxBytesPerCycle, int64(maxBytesPerCycle)))
 	}
 	return errors.Join(errs...)
 }
