@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -123,6 +122,26 @@ type ReplicasConfig struct {
 	replicas.Config
 	// deprecated holds a message for each deprecated key read (UnmarshalJSON).
 	deprecated []string
+}
+
+// JSONShape is the replicas object's keys as UnmarshalJSON reads them, for jsonstrict to check
+// with their paths and positions: the durations in their readable form and the deprecated keys.
+func (ReplicasConfig) JSONShape() any {
+	return struct {
+		replicasPlain
+		ScaleDownAfter duration.Duration `json:"scale_down_after"`
+		NodeLeftDelay  duration.Duration `json:"node_left_delay"`
+		// The former keys, DeprecatedReplicasKeys.
+		FormerX                  float64             `json:"X"`
+		FormerScaleDownAfter     duration.Duration   `json:"ScaleDownAfter"`
+		FormerDefaultMin         int                 `json:"DefaultMin"`
+		FormerMaxIndicesPerCycle int                 `json:"MaxIndicesPerCycle"`
+		FormerUseSearchReplicas  bool                `json:"UseSearchReplicas"`
+		FormerOverrides          []replicas.Override `json:"Overrides"`
+		FormerMinTotalSearchLoad float64             `json:"MinTotalSearchLoad"`
+		FormerNeedUtilization    float64             `json:"NeedUtilization"`
+		FormerNodeLeftDelay      duration.Duration   `json:"NodeLeftDelay"`
+	}{}
 }
 
 // replicasPlain is ReplicasConfig without its JSON methods, so they can delegate to the default
@@ -364,10 +383,9 @@ func (cl Cluster) OpenSearch() (opensearch.Config, error) {
 // DefaultAuth.
 func Parse(base Config, data []byte) (Config, error) {
 	c := base
-	if err := checkKeys(data, reflect.TypeFor[Config]()); err != nil {
-		return base, fmt.Errorf("config: %w", err)
-	}
-	if err := jsonstrict.Decode(data, &c); err != nil {
+	// Keys must spell their field exactly and appear once: encoding/json would match "DRY_RUN"
+	// case-insensitively and let a repeated "dry_run" win, either turning dry-run off unnoticed.
+	if err := jsonstrict.DecodeExact(data, &c); err != nil {
 		return base, fmt.Errorf("config: %w", err)
 	}
 
@@ -389,13 +407,19 @@ func withDefaultAuth(cls []Cluster, auth string) []Cluster {
 	return cls
 }
 
-// LoadFile reads a JSON config file over the defaults.
+// LoadFile reads a JSON config file over the defaults. A document error reads
+// "path:line:column: field.path: what is wrong".
 func LoadFile(path string) (Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
-	return Parse(Default(), b)
+	c, err := Parse(Default(), b)
+	var located *jsonstrict.Error
+	if errors.As(err, &located) {
+		return c, fmt.Errorf("config %w", jsonstrict.InFile(path, located))
+	}
+	return c, err
 }
 
 // EnvConfigParameter names the SSM parameter holding the whole configuration as JSON (Load).

@@ -202,14 +202,14 @@ func TestFromEnv(t *testing.T) {
 		},
 		{name: "no cluster at all", vars: map[string]string{}, wantErr: "clusters"},
 		{name: "SHARDWISE_CONFIG with a second document after it", vars: map[string]string{
-			"SHARDWISE_CONFIG": `{"clusters":[` + prodJSON + `]} {"safety":{"dry_run":false}}`}, wantErr: "SHARDWISE_CONFIG: config: trailing data"},
+			"SHARDWISE_CONFIG": `{"clusters":[` + prodJSON + `]} {"safety":{"dry_run":false}}`}, wantErr: "trailing data after the JSON document"},
 		{name: "SHARDWISE_CONFIG with a stray brace", vars: map[string]string{
-			"SHARDWISE_CONFIG": `{"clusters":[` + prodJSON + `]}}`}, wantErr: "SHARDWISE_CONFIG: config: trailing data"},
-		{name: "JSON cluster list with trailing data", vars: map[string]string{"SHARDWISE_CLUSTERS": `[` + prodJSON + `] ,`}, wantErr: "SHARDWISE_CLUSTERS: trailing data"},
+			"SHARDWISE_CONFIG": `{"clusters":[` + prodJSON + `]}}`}, wantErr: "trailing data after the JSON document"},
+		{name: "JSON cluster list with trailing data", vars: map[string]string{"SHARDWISE_CLUSTERS": `[` + prodJSON + `] ,`}, wantErr: "SHARDWISE_CLUSTERS: 1:67: trailing data"},
 		{name: "bad dry run", vars: map[string]string{"SHARDWISE_CLUSTERS": "p=https://p", "SHARDWISE_DRY_RUN": "maybe"}, wantErr: "SHARDWISE_DRY_RUN"},
 		{name: "name=url without a url", vars: map[string]string{"SHARDWISE_CLUSTERS": "prod"}, wantErr: "SHARDWISE_CLUSTERS"},
 		{name: "name=url with an empty name", vars: map[string]string{"SHARDWISE_CLUSTERS": "=https://p"}, wantErr: "SHARDWISE_CLUSTERS"},
-		{name: "JSON cluster list with an unknown field", vars: map[string]string{"SHARDWISE_CLUSTERS": `[{"name":"p","url":"https://p"}]`}, wantErr: `SHARDWISE_CLUSTERS: json: unknown field "url"`},
+		{name: "JSON cluster list with an unknown field", vars: map[string]string{"SHARDWISE_CLUSTERS": `[{"name":"p","url":"https://p"}]`}, wantErr: `SHARDWISE_CLUSTERS: 1:14: [0].url: unknown field "url" in [0]`},
 		{name: "SHARDWISE_CONFIG not JSON", vars: map[string]string{"SHARDWISE_CONFIG": `{"table":`}, wantErr: "SHARDWISE_CONFIG"},
 		{name: "SHARDWISE_CONFIG with an unknown field", vars: map[string]string{"SHARDWISE_CONFIG": `{"tabel":"x"}`}, wantErr: `unknown field "tabel"`},
 		{name: "SHARDWISE_CONFIG with an unknown nested field", vars: map[string]string{"SHARDWISE_CONFIG": `{"safety":{"dryrun":false}}`}, wantErr: `unknown field "dryrun"`},

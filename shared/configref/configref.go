@@ -27,6 +27,7 @@ import (
 
 	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/duration"
+	"github.com/shardwise/shardwise/shared/size"
 )
 
 // Path is where the reference lives, relative to the module root.
@@ -68,7 +69,8 @@ func Generate(root string) ([]byte, error) {
 packages it embeds. Do not edit: a test fails when this file and the code differ. -->
 
 Every key of the configuration document, its default and what it means. Durations are written
-` + "`\"30s\"`, `\"5m\"`, `\"2h\"`" + ` or as a number of seconds. Unknown keys are an error, and a bad value
+` + "`\"30s\"`, `\"5m\"`, `\"2h\"`" + ` or as a number of seconds; sizes as ` + "`\"100GiB\"`, `\"500mb\"`" + ` (binary units, as
+OpenSearch reads them: 1kb = 1024 bytes) or as a number of bytes. Unknown keys are an error, and a bad value
 stops the function at start with a message naming the key.
 
 The layers, later ones winning: the defaults below; the JSON document in the SSM parameter named by
@@ -108,6 +110,7 @@ environment variables. The CLI (` + "`simulate`, `plan`, `explain`" + `) reads t
 var (
 	durationType    = reflect.TypeOf(duration.Duration(0))
 	stdDurationType = reflect.TypeOf(time.Duration(0))
+	sizeType        = reflect.TypeOf(size.Bytes(0))
 	rawJSONType     = reflect.TypeOf(json.RawMessage(nil))
 )
 
@@ -182,6 +185,8 @@ func kind(t reflect.Type) string {
 	switch t {
 	case durationType, stdDurationType:
 		return "duration"
+	case sizeType:
+		return "size"
 	case rawJSONType:
 		return "JSON"
 	}
@@ -213,6 +218,8 @@ func formatDefault(v reflect.Value) string {
 		return "`" + shortDuration(time.Duration(v.Int())) + "`"
 	case v.Type() == stdDurationType:
 		return "`" + shortDuration(time.Duration(v.Int())) + "`"
+	case v.Type() == sizeType:
+		return "`" + strings.ReplaceAll(size.Format(v.Int()), " ", "") + "`"
 	case v.Type() == rawJSONType:
 		if v.Len() == 0 {
 			return "none"

@@ -57,7 +57,7 @@ func TestReferenceFollowsDefaults(t *testing.T) {
 		{"scale_down_after, snake_case", "| `replicas.scale_down_after` | duration | `30m` |"},
 		{"node_left_delay, snake_case", "| `replicas.node_left_delay` | duration | `1m` |"},
 		{"snapshot_ttl", "| `snapshot_ttl` | duration | `2h` |"},
-		{"max_bytes_per_cycle", "| `safety.max_bytes_per_cycle` | integer | `107374182400` (100 GiB) |"},
+		{"max_bytes_per_cycle", "| `safety.max_bytes_per_cycle` | size | `100GiB` |"},
 		{"cluster auth", "| `clusters[].auth` | string | `sigv4` |"},
 		{"nested struct", "| `allocation.builtin_balancer.shard` | number | `0.45` |"},
 		{"list element", "| `replicas.overrides[].pattern` | string | — |"},

@@ -28,7 +28,10 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err == nil {
 		v, err := time.ParseDuration(s)
 		if err != nil {
-			return fmt.Errorf("duration %q: %w", s, err)
+			if _, nerr := strconv.ParseFloat(strings.TrimSpace(s), 64); nerr == nil {
+				return fmt.Errorf("duration %q has no unit: write %q, or the number %s without quotes for seconds", s, s+"s", s)
+			}
+			return fmt.Errorf("duration %q: want a number and a unit (ms, s, m, h), such as \"30s\" or \"1h30m\"", s)
 		}
 		*d = Duration(v)
 		return nil

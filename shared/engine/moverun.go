@@ -363,9 +363,9 @@ func (r *moveRun) filterGroups(ctx context.Context, claimed []claim, why string)
 				n, b = n+mn, b+mb
 			}
 		}
-		if moves+n > limits.MaxMovesPerCycle || bytes+b > limits.MaxBytesPerCycle {
+		if moves+n > limits.MaxMovesPerCycle || bytes+b > int64(limits.MaxBytesPerCycle) {
 			reason := fmt.Sprintf("budget: excluding %s from %s moves every copy of the index there; the group's exclusions move %d copies, %s; with %d copies and %s already this cycle that passes max_moves_per_cycle %d or max_bytes_per_cycle %s",
-				c.group[0].FromName, c.group[0].Index, n, humanBytes(b), moves, humanBytes(bytes), limits.MaxMovesPerCycle, humanBytes(limits.MaxBytesPerCycle))
+				c.group[0].FromName, c.group[0].Index, n, humanBytes(b), moves, humanBytes(bytes), limits.MaxMovesPerCycle, humanBytes(int64(limits.MaxBytesPerCycle)))
 			r.finish(ctx, c, config.StrategyAllocationFilter, statusSkipped, reason)
 			outs = append(outs, outcomes(c.group, OutcomeSkipped, config.StrategyAllocationFilter, reason)...)
 			continue

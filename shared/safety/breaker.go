@@ -10,6 +10,7 @@ import (
 
 	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/duration"
+	"github.com/shardwise/shardwise/shared/size"
 )
 
 // Config is the breaker's limits and the budgets.
@@ -37,8 +38,8 @@ type Config struct {
 	MaxMovesPerNode int `json:"max_moves_per_node"`
 	// MaxMovesPerCycle: moves issued in one cycle, across the cluster.
 	MaxMovesPerCycle int `json:"max_moves_per_cycle"`
-	// MaxBytesPerCycle: the bytes the moves of one cycle may copy.
-	MaxBytesPerCycle int64 `json:"max_bytes_per_cycle"`
+	// MaxBytesPerCycle: the bytes the moves of one cycle may copy ("100GiB", or a number of bytes).
+	MaxBytesPerCycle size.Bytes `json:"max_bytes_per_cycle"`
 }
 
 // DefaultConfig returns the documented defaults.

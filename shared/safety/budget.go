@@ -34,8 +34,8 @@ func Budget(moves []allocation.Move, cfg Config) ([]allocation.Move, []Refusal) 
 		case len(kept)+len(g) > cfg.MaxMovesPerCycle:
 			budget, limit = "max_moves_per_cycle", int64(cfg.MaxMovesPerCycle)
 			why = fmt.Sprintf("%d moves already this cycle, limit %d", len(kept), cfg.MaxMovesPerCycle)
-		case bytes+gb > cfg.MaxBytesPerCycle:
-			budget, limit = "max_bytes_per_cycle", cfg.MaxBytesPerCycle
+		case bytes+gb > int64(cfg.MaxBytesPerCycle):
+			budget, limit = "max_bytes_per_cycle", int64(cfg.MaxBytesPerCycle)
 			why = fmt.Sprintf("%d bytes would move this cycle, limit %d", bytes+gb, cfg.MaxBytesPerCycle)
 		default:
 			for n := range nodes {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/size"
 )
 
 // mv is a move of index[shard] between nodes named a, b, c… (ids "id-a"…) of size GiB.
@@ -22,7 +23,7 @@ func label(m allocation.Move) string {
 func TestBudget(t *testing.T) {
 	limits := func(perNode, perCycle int, gib int64) Config {
 		c := DefaultConfig()
-		c.MaxMovesPerNode, c.MaxMovesPerCycle, c.MaxBytesPerCycle = perNode, perCycle, gib<<30
+		c.MaxMovesPerNode, c.MaxMovesPerCycle, c.MaxBytesPerCycle = perNode, perCycle, size.Bytes(gib<<30)
 		return c
 	}
 	type refusal struct{ move, budget string }
@@ -154,7 +155,7 @@ func TestBudget(t *testing.T) {
 				case "max_moves_per_cycle":
 					want = int64(tc.cfg.MaxMovesPerCycle)
 				case "max_bytes_per_cycle":
-					want = tc.cfg.MaxBytesPerCycle
+					want = int64(tc.cfg.MaxBytesPerCycle)
 				}
 				if r.Limit != want {
 					t.Errorf("refusal of %s: limit %d, want %d", label(r.Move), r.Limit, want)

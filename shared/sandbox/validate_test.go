@@ -71,7 +71,7 @@ func TestParse(t *testing.T) {
 		{name: "allocation not a number", doc: `{"sandboxes":[{"resources":{"jvm":{"allocation":"half"}}}]}`, wantErr: "want a number"},
 		{name: "NaN in a string", doc: `{"sandboxes":[{"resources":{"jvm":{"allocation":"NaN"}}}]}`, wantErr: "want a number"},
 		{name: "decodes but breaks a tenet", doc: `{"sandboxes":[{"name":"a","attributes":{"role":"r"},"resources":{"jvm":{"allocation":1.5}},"enforcement":"soft"}]}`, wantErr: "sandboxes[a].resources.jvm.allocation = 1.5"},
-		{name: "neither an object nor an array", doc: `"sandboxes"`, wantErr: "cannot unmarshal string"},
+		{name: "neither an object nor an array", doc: `"sandboxes"`, wantErr: "want an object, got string"},
 		{
 			name: "per-sandbox threshold",
 			doc:  `{"sandboxes":[{"name":"a","attributes":{"role":"r"},"resources":{"jvm":{"allocation":0.1,"threshold":"0.2"}},"enforcement":"soft"}]}`,
