@@ -330,6 +330,7 @@ func (a *API) SearchTasks(ctx context.Context) ([]sandbox.Task, error) {
 			Headers: t.Headers, Start: t.StartTime, RunningTime: t.RunningTime, Cancellable: t.Cancellable, Cancelled: t.Canceled}
 		if t.Resources != nil {
 			st.CPUTimeNanos, st.MemoryBytes = t.Resources.CPUTimeNanos, t.Resources.MemoryBytes
+			st.Queued = t.Resources.ThreadExecutions == 0 && sandbox.ShardLevel(t.Action)
 		}
 		out = append(out, st)
 	}

@@ -38,6 +38,10 @@ type Task struct {
 type TaskResources struct {
 	CPUTimeNanos int64
 	MemoryBytes  int64
+	// ThreadExecutions is resource_stats.thread_info.thread_executions: how many times a thread
+	// has run the task. A shard-level search task at 0 is still in its node's search queue.
+	// -1 when the listing carries no thread_info.
+	ThreadExecutions int
 }
 
 // TaskList is the running tasks, sorted by node, start time and ID, and the nodes or tasks that
@@ -50,7 +54,7 @@ type TaskList struct {
 var tasksFilter = joinFilters(
 	[]string{"node_failures", "task_failures"},
 	prefixed("nodes.*.tasks.*.", "node", "type", "action", "description", "start_time_in_millis",
-		"running_time_in_nanos", "cancellable", "cancelled", "parent_task_id", "headers", "resource_stats.total"),
+		"running_time_in_nanos", "cancellable", "cancelled", "parent_task_id", "headers", "resource_stats.total", "resource_stats.thread_info.thread_executions"),
 )
 
 // Tasks reads GET _tasks?detailed=true&actions=<actions>; actions is a comma-separated list of
@@ -83,6 +87,9 @@ type tasksWire struct {
 					CPUTimeInNanos int64 `json:"cpu_time_in_nanos"`
 					MemoryInBytes  int64 `json:"memory_in_bytes"`
 				} `json:"total"`
+				ThreadInfo *struct {
+					ThreadExecutions int `json:"thread_executions"`
+				} `json:"thread_info"`
 			} `json:"resource_stats"`
 		} `json:"tasks"`
 	} `json:"nodes"`
@@ -124,8 +131,12 @@ func decodeTasks(body []byte) (TaskList, error) {
 			}
 			if t.ResourceStats != nil && t.ResourceStats.Total != nil {
 				task.Resources = &TaskResources{
-					CPUTimeNanos: t.ResourceStats.Total.CPUTimeInNanos,
-					MemoryBytes:  t.ResourceStats.Total.MemoryInBytes,
+					CPUTimeNanos:     t.ResourceStats.Total.CPUTimeInNanos,
+					MemoryBytes:      t.ResourceStats.Total.MemoryInBytes,
+					ThreadExecutions: -1,
+				}
+				if ti := t.ResourceStats.ThreadInfo; ti != nil {
+					task.Resources.ThreadExecutions = ti.ThreadExecutions
 				}
 			}
 			out.Tasks = append(out.Tasks, task)

@@ -26,7 +26,15 @@ type Task struct {
 	MemoryBytes  int64
 	Cancellable  bool
 	Cancelled    bool
+	// Queued is a shard-level task no thread has run yet (resource_stats.thread_info
+	// .thread_executions 0): it waits in its node's search queue, uses nothing so far, and
+	// cancelling it frees a place in that queue.
+	Queued bool
 }
+
+// ShardLevel reports whether a search action is a shard-level phase
+// (indices:data/read/search[phase/query]), the tasks that queue for a node's search threads.
+func ShardLevel(action string) bool { return strings.Contains(action, "[phase/") }
 
 // OpaqueIDHeader is the request header the tasks API shows and custom_id matches.
 const OpaqueIDHeader = "X-Opaque-Id"
