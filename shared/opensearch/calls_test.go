@@ -447,7 +447,7 @@ func TestTasks(t *testing.T) {
 				Description: `indices[logs-a], search_type[QUERY_THEN_FETCH], source[{"query":{"match_all":{}}}], cancel_after_time_interval[-1]`,
 				StartTime:   ms(1740000020000), RunningTime: 10250 * time.Millisecond, Cancellable: true,
 				Headers:   map[string]string{"X-Opaque-Id": "tenant-a"},
-				Resources: &TaskResources{CPUTimeNanos: 5000000, MemoryBytes: 2097152}},
+				Resources: &TaskResources{CPUTimeNanos: 5000000, MemoryBytes: 2097152, ThreadExecutions: 2}},
 			{ID: node0 + ":90212", Node: node0, Type: "transport", Action: "indices:data/read/search[phase/query]",
 				Description: "shardId[[logs-a][0]]", StartTime: ms(1740000020010), RunningTime: 10240 * time.Millisecond,
 				Cancellable: true, ParentTaskID: node0 + ":90211", Headers: map[string]string{"X-Opaque-Id": "tenant-a"}},
