@@ -56,3 +56,17 @@ func (a *API) WLMSend(ctx context.Context, c sandbox.Call) error {
 	_, err := a.Client.WLMSend(ctx, c.Method, c.Path, c.Body)
 	return clusterErr(err)
 }
+
+// WLMStats reads GET _wlm/stats.
+func (a *API) WLMStats(ctx context.Context) ([]sandbox.WLMGroupStats, error) {
+	stats, err := a.Client.WLMStats(ctx)
+	if err != nil {
+		return nil, clusterErr(err)
+	}
+	out := make([]sandbox.WLMGroupStats, 0, len(stats))
+	for _, g := range stats {
+		out = append(out, sandbox.WLMGroupStats{Node: g.Node, Group: g.Group, Completions: g.Completions, Rejections: g.Rejections,
+			Cancellations: g.Cancellations, CPU: g.CPU, Memory: g.Memory})
+	}
+	return out, nil
+}

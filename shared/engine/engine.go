@@ -71,9 +71,14 @@ type Engine struct {
 	// Tenants connects the sandbox function to a cluster.
 	Tenants func(name string) (TenantCluster, error)
 	Clock   func() time.Time
-	Log     *slog.Logger
-	Metrics MetricSink
-	Config  config.Config
+	// Sleep waits on Clock's time; nil waits in real time. The local runner advances the
+	// simulator's virtual clock instead, so the sandbox function's loop runs in virtual time.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// SandboxLoop paces the sandbox function's passes within one invocation.
+	SandboxLoop SandboxLoop
+	Log         *slog.Logger
+	Metrics     MetricSink
+	Config      config.Config
 }
 
 // ErrUnknownCluster is returned for a cluster name the configuration does not list.

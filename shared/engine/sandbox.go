@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/cluster"
@@ -46,18 +49,27 @@ type CancelOutcome struct {
 	Why string `json:"why"`
 }
 
-// SandboxResult is one sandbox cycle's report.
+// SandboxResult is one sandbox invocation's report: its first pass and every pass of its loop.
 type SandboxResult struct {
-	Cluster  string              `json:"cluster"`
+	Cluster string `json:"cluster"`
+	// Report, Tasks, Assigned and Short are the last pass's.
 	Report   sandbox.Report      `json:"report"`
 	Tasks    int                 `json:"tasks"`
 	Assigned map[string]int      `json:"assigned"`
 	Warnings []sandbox.Warning   `json:"warnings,omitempty"`
 	Outcomes []CancelOutcome     `json:"outcomes,omitempty"`
 	Short    []sandbox.Shortfall `json:"shortfalls,omitempty"`
-	// Breaker is the circuit breaker's verdict, evaluated only when something is to be cancelled.
+	// Breaker is the circuit breaker's last verdict, evaluated only when something is to be
+	// cancelled.
 	Breaker safety.Verdict `json:"breaker"`
 	DryRun  bool           `json:"dry_run"`
+	// Passes counts the looks at the cluster's tasks: the first, and each of the loop's.
+	Passes int `json:"passes"`
+	// Loop says why the invocation looped as it did, or did not.
+	Loop string `json:"loop"`
+	// WLM is the workload-management plugin's own view, read from _wlm/stats when it enforces the
+	// sandboxes; nil otherwise.
+	WLM *sandbox.WLMVerification `json:"wlm,omitempty"`
 }
 
 // Cancelled counts the requests actually cancelled.
@@ -71,13 +83,56 @@ func (r SandboxResult) Cancelled() int {
 	return n
 }
 
+// SandboxLoop is how long the sandbox function keeps looking at the cluster within one
+// invocation, and how often. A flood arrives faster than any schedule can invoke a function, so
+// the function samples the tasks every Interval for most of its time budget and cancels and
+// rejects at the rate requests arrive, while the plugin, where it enforces, does the same on the
+// nodes every second.
+type SandboxLoop struct {
+	// Interval is the time between passes; DefaultSandboxInterval when zero.
+	Interval time.Duration
+	// Budget is how long the passes may go on after the first. Zero takes the time left before the
+	// context's deadline (Lambda's timeout) less SandboxMargin, and no deadline means one pass.
+	Budget time.Duration
+}
+
+// Loop defaults. OpenSearch's workload management runs its enforcement every second
+// (wlm.workload_group.enforcement_interval, 1000 ms); two seconds is three reads of the cluster per
+// pass at a rate a busy cluster's tasks API bears.
+const (
+	DefaultSandboxInterval = 2 * time.Second
+	// SandboxMargin is the time kept before the invocation's deadline for the last pass's
+	// cancellations and events.
+	SandboxMargin = 5 * time.Second
+)
+
+// sleep waits d on the engine's clock: Engine.Sleep when set, else real time.
+func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
+	if e.Sleep != nil {
+		return e.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 // Sandbox contains tenants from outside the cluster. It reads the running search tasks and each
 // node's own CPU and heap, attributes every task to a sandbox through its top-level request
 // (child tasks on any node inherit it), and judges each sandbox on each node by its mode
-// (sandbox.Assess). Every cycle it emits each sandbox's usage and limit per node and resource as
+// (sandbox.Assess). Every pass emits each sandbox's usage and limit per node and resource as
 // metrics, so monitor-mode sandboxes show on a dashboard. The requests soft and hard sandboxes
-// must lose are cancelled newest first through POST _tasks/{id}/_cancel, behind the circuit
-// breaker and dry-run like moves, and each is a "Sandbox Enforced" event with its numbers.
+// must lose are cancelled, and their queued ones rejected, through POST _tasks/{id}/_cancel,
+// behind the circuit breaker and dry-run like moves, and each is a "Sandbox Enforced" event with
+// its numbers.
+//
+// Where the cluster's workload-management plugin enforces the synced sandboxes, the plugin does
+// the per-second work on the nodes, and the function reads _wlm/stats to report and verify it.
+// Elsewhere it keeps looking every SandboxLoop.Interval for its budget (sandboxLoop).
 func (e *Engine) Sandbox(ctx context.Context, name string) (SandboxResult, error) {
 	res := SandboxResult{Cluster: name, Assigned: map[string]int{}, DryRun: e.Config.Safety.DryRun}
 	if len(e.Config.Sandbox.Definitions) == 0 {
@@ -92,17 +147,74 @@ func (e *Engine) Sandbox(ctx context.Context, name string) (SandboxResult, error
 	if err != nil {
 		return res, fmt.Errorf("sandbox: %w", err)
 	}
-	e.sandboxWLM(ctx, name, api, defs)
-	// The tasks are read last, and cancelled right after: a search lives seconds, and every call
-	// between listing it and cancelling it is a chance for it to finish first.
+	sync, syncErr := e.sandboxWLM(ctx, name, api, defs)
+	if enforced, why := wlmEnforces(sync, syncErr, defs); enforced {
+		// The plugin rejects and cancels on the nodes; a pass of shardwise's own would cancel the
+		// same requests a second time from outside, so this one only measures and reports.
+		res.Loop = "no loop, no cancellation: " + why
+		if err := e.sandboxPass(ctx, name, api, defs, &res, false); err != nil {
+			return res, err
+		}
+		v, err := e.verifyWLM(ctx, name, api, defs, sync)
+		res.WLM = &v
+		if err != nil {
+			e.log().Error("sandbox wlm stats", "cluster", name, "error", err)
+		}
+		return res, nil
+	}
+	start := e.now()
+	if err := e.sandboxPass(ctx, name, api, defs, &res, true); err != nil {
+		return res, err
+	}
+	return res, e.sandboxLoop(ctx, name, api, defs, start, &res)
+}
+
+// sandboxLoop runs the passes after the first until the budget is spent, the context ends, or a
+// pass fails.
+func (e *Engine) sandboxLoop(ctx context.Context, name string, api TenantCluster, defs sandbox.Definitions, start time.Time, res *SandboxResult) error {
+	interval := cmp.Or(e.SandboxLoop.Interval, DefaultSandboxInterval)
+	budget := e.SandboxLoop.Budget
+	if budget == 0 {
+		if dl, ok := ctx.Deadline(); ok {
+			budget = time.Until(dl) - SandboxMargin
+		}
+	}
+	acting := slices.ContainsFunc(defs.Sandboxes, func(s sandbox.Sandbox) bool { return s.Enforcement != sandbox.Monitor })
+	switch {
+	case !acting:
+		res.Loop = "no loop: every sandbox is in monitor mode, so there is nothing to contain between invocations"
+		return nil
+	case budget < interval:
+		res.Loop = fmt.Sprintf("no loop: a budget of %s leaves no %s interval", budget.Round(time.Millisecond), interval)
+		return nil
+	}
+	res.Loop = fmt.Sprintf("looked every %s for %s", interval, budget)
+	for e.now().Add(interval).Sub(start) <= budget {
+		if err := e.sleep(ctx, interval); err != nil {
+			res.Loop += fmt.Sprintf("; stopped after %d passes: %v", res.Passes, err)
+			return nil
+		}
+		if err := e.sandboxPass(ctx, name, api, defs, res, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sandboxPass is one look: node loads, health, tasks, the assessment, its metrics, and, when act,
+// the cancellations behind the breaker. The tasks are read last, and cancelled right after: a search
+// lives seconds, and every call between listing it and cancelling it is a chance for it to
+// finish first.
+func (e *Engine) sandboxPass(ctx context.Context, name string, api TenantCluster, defs sandbox.Definitions, res *SandboxResult, act bool) error {
+	res.Passes++
 	loads, err := api.NodeLoads(ctx)
 	if err != nil {
-		return res, fmt.Errorf("sandbox %s: %w", name, err)
+		return fmt.Errorf("sandbox %s: %w", name, err)
 	}
 	health, herr := api.Health(ctx)
 	tasks, err := api.SearchTasks(ctx)
 	if err != nil {
-		return res, fmt.Errorf("sandbox %s: %w", name, err)
+		return fmt.Errorf("sandbox %s: %w", name, err)
 	}
 	a := sandbox.Assess(tasks, loads, defs)
 	res.Report, res.Tasks, res.Assigned, res.Short = a.Report, len(tasks), a.Assigned, a.Shortfalls
@@ -116,11 +228,11 @@ func (e *Engine) Sandbox(ctx context.Context, name string) (SandboxResult, error
 	for _, s := range a.Shortfalls {
 		e.log().Warn("sandbox shortfall", "cluster", name, "reason", s.Reason)
 	}
-	if len(a.Cancellations) == 0 {
-		return res, nil
+	if len(a.Cancellations) == 0 || !act {
+		return nil
 	}
 
-	// The figures are this cycle's own reads, so they are fresh; cancelling cures slow searches
+	// The figures are this pass's own reads, so they are fresh; cancelling cures slow searches
 	// rather than adding to them, so the latency check does not hold it back.
 	in := safety.Inputs{Reachable: herr, Health: health.Status, Relocating: health.Relocating, Initializing: health.Initializing,
 		LatencyExempt: true}
@@ -130,6 +242,7 @@ func (e *Engine) Sandbox(ctx context.Context, name string) (SandboxResult, error
 		NodeIncoming: cluster.DefaultNodeConcurrentRecoveries, NodeOutgoing: cluster.DefaultNodeConcurrentRecoveries,
 		ClusterRebalance: safety.Unlimited, Known: true}}
 	res.Breaker = safety.Evaluate(in, e.Config.Safety)
+	first := len(res.Outcomes)
 	for _, c := range a.Cancellations {
 		o := CancelOutcome{Cancellation: c}
 		switch {
@@ -142,13 +255,19 @@ func (e *Engine) Sandbox(ctx context.Context, name string) (SandboxResult, error
 		}
 		res.Outcomes = append(res.Outcomes, o)
 		e.log().Info("sandbox cancellation", "cluster", name, "task", c.Task, "opaque_id", c.OpaqueID, "sandbox", c.Sandbox,
-			"outcome", o.Outcome, "why", o.Why, "reason", c.Reason)
+			"kind", c.Kind, "outcome", o.Outcome, "why", o.Why, "reason", c.Reason)
 	}
 	if !res.Breaker.Closed {
 		e.metric(name, "BreakerOpen", telemetry.UnitCount, 1)
 	}
-	e.metric(name, "SandboxTasksCancelled", telemetry.UnitCount, float64(res.Cancelled()))
-	return res, e.publishCancellations(ctx, res)
+	executed := 0
+	for _, o := range res.Outcomes[first:] {
+		if o.Outcome == CancelExecuted {
+			executed++
+		}
+	}
+	e.metric(name, "SandboxTasksCancelled", telemetry.UnitCount, float64(executed))
+	return e.publishCancellations(ctx, *res, res.Outcomes[first:])
 }
 
 // cancel sends one cancellation. A task that finished meanwhile is gone, not a failure.
@@ -184,9 +303,9 @@ func (e *Engine) sandboxMetrics(name string, rep sandbox.Report) {
 }
 
 // publishCancellations publishes one "Sandbox Enforced" event per cancellation outcome.
-func (e *Engine) publishCancellations(ctx context.Context, res SandboxResult) error {
-	events := make([]bus.Event, 0, len(res.Outcomes))
-	for _, o := range res.Outcomes {
+func (e *Engine) publishCancellations(ctx context.Context, res SandboxResult, outcomes []CancelOutcome) error {
+	events := make([]bus.Event, 0, len(outcomes))
+	for _, o := range outcomes {
 		c := o.Cancellation
 		events = append(events, bus.Event{DetailType: bus.TypeSandboxEnforced, Time: e.now(), Detail: bus.SandboxEnforced{
 			Cluster: res.Cluster, Mode: string(c.Mode),

@@ -47,6 +47,9 @@ func (f *tasksAPI) WLMState(context.Context, sandbox.WLMSupport) (sandbox.WLMSta
 	return sandbox.WLMState{}, errNoWLM
 }
 func (f *tasksAPI) WLMSend(context.Context, sandbox.Call) error { return errNoWLM }
+func (f *tasksAPI) WLMStats(context.Context) ([]sandbox.WLMGroupStats, error) {
+	return nil, errNoWLM
+}
 
 type metricRec struct {
 	mu   sync.Mutex

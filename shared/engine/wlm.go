@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/safety"
@@ -21,6 +22,8 @@ type WLMCluster interface {
 	WLMState(ctx context.Context, sup sandbox.WLMSupport) (sandbox.WLMState, error)
 	// WLMSend makes one call, once.
 	WLMSend(ctx context.Context, c sandbox.Call) error
+	// WLMStats reads GET _wlm/stats: each node's groups, with their counters and usage.
+	WLMStats(ctx context.Context) ([]sandbox.WLMGroupStats, error)
 }
 
 // WLM call outcomes.
@@ -45,7 +48,10 @@ type WLMSyncResult struct {
 	Support sandbox.WLMSupport `json:"support"`
 	DryRun  bool               `json:"dry_run"`
 	// Notes say what of the definitions the plugin cannot carry.
-	Notes   []string         `json:"notes,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+	// Ruled names the sandboxes a rule sends requests to, so the plugin attributes them itself.
+	Ruled   []string         `json:"ruled,omitempty"`
+	Mode    string           `json:"mode,omitempty"`
 	Drift   []sandbox.Drift  `json:"drift"`
 	Calls   []WLMCallOutcome `json:"calls,omitempty"`
 	Breaker *safety.Verdict  `json:"breaker,omitempty"`
@@ -95,6 +101,10 @@ func SyncWLM(ctx context.Context, api WLMCluster, hr HealthReader, defs sandbox.
 		return res, err
 	}
 	res.Notes = want.Notes
+	for _, r := range want.Rules {
+		res.Ruled = append(res.Ruled, r.Sandbox)
+	}
+	res.Mode = want.Settings["wlm."+string(res.Support.API)+".mode"]
 	have, err := api.WLMState(ctx, res.Support)
 	if err != nil {
 		return res, fmt.Errorf("wlm: read: %w", err)
@@ -196,7 +206,7 @@ func (res WLMSyncResult) Lines() []string {
 // dry-run unless the configuration turns it off. It logs, counts and publishes what it found and
 // did; its failure is logged and does not stop the cycle's report. A cluster without the plugin
 // is reported as such (SyncWLM) and changes nothing.
-func (e *Engine) sandboxWLM(ctx context.Context, name string, api TenantCluster, defs sandbox.Definitions) {
+func (e *Engine) sandboxWLM(ctx context.Context, name string, api TenantCluster, defs sandbox.Definitions) (WLMSyncResult, error) {
 	res, err := SyncWLM(ctx, api, api, defs, WLMOptions{DryRun: e.Config.Safety.DryRun, Safety: e.Config.Safety})
 	res.Cluster = name
 	for _, l := range res.Lines() {
@@ -208,7 +218,7 @@ func (e *Engine) sandboxWLM(ctx context.Context, name string, api TenantCluster,
 	}
 	e.metric(name, "WLMDrift", telemetry.UnitCount, float64(len(res.Drift)))
 	if len(res.Calls) == 0 {
-		return
+		return res, err
 	}
 	mode := "wlm-sync"
 	if res.DryRun {
@@ -218,4 +228,62 @@ func (e *Engine) sandboxWLM(ctx context.Context, name string, api TenantCluster,
 	if perr := e.Bus.Publish(ctx, bus.Event{DetailType: bus.TypeSandboxEnforced, Time: e.now(), Detail: ev}); perr != nil {
 		e.log().Error("sandbox wlm: publish", "cluster", name, "error", perr)
 	}
+	return res, err
+}
+
+// wlmEnforces says whether the plugin contains every sandbox that acts, so the function need not:
+// the sync succeeded for real (not a dry run), left no drift, set the plugin's mode to enabled, and
+// gave each soft or hard sandbox a rule, without which the plugin never sees its requests.
+func wlmEnforces(sync WLMSyncResult, syncErr error, defs sandbox.Definitions) (bool, string) {
+	switch {
+	case syncErr != nil:
+		return false, "the workload-management sync failed: " + syncErr.Error()
+	case !sync.Support.Supported():
+		return false, "the cluster has no workload management: " + sync.Support.Reason
+	case sync.DryRun:
+		return false, "the workload-management sync is a dry run, so the plugin does not hold the sandboxes"
+	case len(sync.After) > 0:
+		return false, "the plugin still differs from the definitions: " + sync.After[0].String()
+	case sync.Mode != "enabled":
+		return false, "the plugin's mode is " + sync.Mode + ": it cancels nothing"
+	}
+	for _, s := range defs.Sandboxes {
+		if s.Enforcement != sandbox.Monitor && !slices.Contains(sync.Ruled, s.Name) {
+			return false, "sandbox " + s.Name + " has no rule, so the plugin never sees its requests"
+		}
+	}
+	return true, "the workload-management plugin enforces every sandbox on the nodes, each from its rule"
+}
+
+// verifyWLM reads _wlm/stats and reports what the plugin did for each sandbox, as metrics
+// (SandboxUsage with Mode "wlm", and per sandbox WLMCancellations and WLMRejections, totals since
+// the node started) and as the result's verification.
+func (e *Engine) verifyWLM(ctx context.Context, name string, api TenantCluster, defs sandbox.Definitions, sync WLMSyncResult) (sandbox.WLMVerification, error) {
+	have, err := api.WLMState(ctx, sync.Support)
+	if err != nil {
+		return sandbox.WLMVerification{Reason: "not verified: " + err.Error()}, fmt.Errorf("wlm: read: %w", err)
+	}
+	stats, err := api.WLMStats(ctx)
+	if err != nil {
+		return sandbox.WLMVerification{Reason: "not verified: " + err.Error()}, fmt.Errorf("wlm: stats: %w", err)
+	}
+	v := sandbox.VerifyWLM(defs, have, stats)
+	for _, s := range v.Sandboxes {
+		e.log().Info("sandbox wlm stats", "cluster", name, "sandbox", s.Sandbox, "reason", s.Reason)
+		if e.Metrics == nil || s.Nodes == 0 {
+			continue
+		}
+		dims := []telemetry.Dimension{{Name: "Cluster", Value: name}, {Name: "Sandbox", Value: s.Sandbox}}
+		e.Metrics.Add("WLMCancellations", telemetry.UnitCount, float64(s.Cancellations), dims...)
+		e.Metrics.Add("WLMRejections", telemetry.UnitCount, float64(s.Rejections), dims...)
+		for r, u := range s.MaxUsage {
+			if l, ok := s.Limit[r]; ok {
+				rd := append(slices.Clone(dims), telemetry.Dimension{Name: "Resource", Value: string(r)})
+				e.Metrics.Add("WLMSandboxUsage", telemetry.UnitNone, u, rd...)
+				e.Metrics.Add("WLMSandboxLimit", telemetry.UnitNone, l, rd...)
+			}
+		}
+	}
+	e.metric(name, "WLMUnenforcedSandboxes", telemetry.UnitCount, float64(len(v.Missing)))
+	return v, nil
 }

@@ -2,12 +2,14 @@ package opensearch
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -204,4 +206,74 @@ func (c *Client) WLMSend(ctx context.Context, method, path string, body any) ([]
 		req.body = b
 	}
 	return c.callOnce(ctx, method+" "+path, method, req)
+}
+
+// WLMGroupStats is one group's figures on one node from GET _wlm/stats.
+type WLMGroupStats struct {
+	Node  string
+	Group string // the group's id, or the plugin's default group's
+	// Completions, Rejections and Cancellations are the group's totals on the node since it
+	// started (total_* from 3.1, the bare names before).
+	Completions   int64
+	Rejections    int64
+	Cancellations int64
+	// CPU and Memory are the group's current_usage at the plugin's last run, fractions of the node.
+	CPU    float64
+	Memory float64
+}
+
+// WLMStats reads GET _wlm/stats: every node's groups, the default group included, sorted by node
+// and group.
+func (c *Client) WLMStats(ctx context.Context) ([]WLMGroupStats, error) {
+	body, err := c.call(ctx, "wlm stats", http.MethodGet, wlmRequest{path: "/_wlm/stats"})
+	if err != nil {
+		return nil, err
+	}
+	return decodeWLMStats(body)
+}
+
+func decodeWLMStats(body []byte) ([]WLMGroupStats, error) {
+	var wire map[string]json.RawMessage
+	if err := json.Unmarshal(body, &wire); err != nil {
+		return nil, fmt.Errorf("wlm stats: decode: %w", err)
+	}
+	type usage struct {
+		CurrentUsage float64 `json:"current_usage"`
+	}
+	type group struct {
+		TotalCompletions   *int64 `json:"total_completions"`
+		Completions        *int64 `json:"completions"`
+		TotalRejections    *int64 `json:"total_rejections"`
+		Rejections         *int64 `json:"rejections"`
+		TotalCancellations int64  `json:"total_cancellations"`
+		CPU                usage  `json:"cpu"`
+		Memory             usage  `json:"memory"`
+	}
+	first := func(a, b *int64) int64 {
+		switch {
+		case a != nil:
+			return *a
+		case b != nil:
+			return *b
+		}
+		return 0
+	}
+	var out []WLMGroupStats
+	for node, raw := range wire {
+		if strings.HasPrefix(node, "_") || node == "cluster_name" {
+			continue
+		}
+		var n map[string]map[string]group
+		if err := json.Unmarshal(raw, &n); err != nil {
+			return nil, fmt.Errorf("wlm stats: node %s: decode: %w", node, err)
+		}
+		for _, key := range []string{"workload_groups", "query_groups"} {
+			for id, g := range n[key] {
+				out = append(out, WLMGroupStats{Node: node, Group: id, Completions: first(g.TotalCompletions, g.Completions),
+					Rejections: first(g.TotalRejections, g.Rejections), Cancellations: g.TotalCancellations, CPU: g.CPU.CurrentUsage, Memory: g.Memory.CurrentUsage})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b WLMGroupStats) int { return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Group, b.Group)) })
+	return out, nil
 }

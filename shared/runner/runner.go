@@ -178,6 +178,9 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 	}
 	defer stop()
 	r := &run{eng: eng, events: events, copies: max(opts.Concurrency, 1)}
+	if r.copies == 1 {
+		paceSandbox(eng, s)
+	}
 	var sw *swayRun
 	if opts.Balancer == BalancerSway {
 		if sw, err = newSwayRun(ctx, eng, s.Now, opts.Config.Safety.DryRun, logw); err != nil {
@@ -220,6 +223,37 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 		res.PlanMsMax = r.planMs[len(r.planMs)-1]
 	}
 	return res, nil
+}
+
+// SandboxLoopBudget is how long the sandbox function loops in a run: as deployed, its 60 s timeout
+// less engine.SandboxMargin.
+const SandboxLoopBudget = 60*time.Second - engine.SandboxMargin
+
+// errRunOver ends the sandbox function's loop when the scenario has run its course.
+var errRunOver = errors.New("the scenario has run its course")
+
+// paceSandbox lets the sandbox function's loop run on the simulator's clock: each of its sleeps
+// steps the simulator by whole ticks. That is only faithful when a tick is no longer than the
+// loop's interval; with longer ticks the function makes one pass per cycle, as before any loop.
+// Racing copies of the function would step the simulator concurrently, so Run paces only one.
+func paceSandbox(eng *engine.Engine, s *sim.Sim) {
+	tick := time.Duration(s.Scenario().TickSeconds * float64(time.Second))
+	if tick > engine.DefaultSandboxInterval {
+		return
+	}
+	eng.SandboxLoop = engine.SandboxLoop{Interval: engine.DefaultSandboxInterval, Budget: SandboxLoopBudget}
+	eng.Sleep = func(ctx context.Context, d time.Duration) error {
+		for range max(int(d/tick), 1) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if s.Done() {
+				return errRunOver
+			}
+			s.Step()
+		}
+		return nil
+	}
 }
 
 // runGCPercent is the garbage collector's target (GOGC) while runs are in progress. Nearly all of a

@@ -45,3 +45,45 @@ func TestTenantResultKeys(t *testing.T) {
 		t.Errorf("storefront's p99 behind the reports tenant: %v ms, want its queries queued for seconds", out.P99["storefront"])
 	}
 }
+
+// On noisy-neighbor the flood tenant's 20 s queries want 20 search threads per node of 8 from
+// 2 min on. Contained, the storefront tenant's p99 stays within twice its p99 with the flood
+// absent: by the sandbox function's loop, rejecting the flood's queued requests and cancelling its
+// running ones every 2 s, and, on noisy-neighbor-wlm, by the workload-management plugin once
+// shardwise has synced the sandboxes to it. The flood's cancellations are counted per tenant, and
+// the storefront tenant loses none.
+func TestNoisyNeighborContained(t *testing.T) {
+	cfg, err := config.LoadFile(filepath.Join("..", "..", "scenarios", "configs", "noisy-neighbor.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Safety.DryRun = false
+	run := func(t *testing.T, name string, flood bool) Result {
+		t.Helper()
+		sc := scenario(t, name)
+		if !flood {
+			sc.Tenants[0].SearchLoad.After = 0
+		}
+		res, err := Run(context.Background(), sc, Options{Balancer: BalancerShardwise, Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	quiet := run(t, "noisy-neighbor", false).TenantP99SearchLatencyMs["storefront"]
+	if quiet <= 0 {
+		t.Fatalf("storefront's p99 without the flood: %v ms", quiet)
+	}
+	for _, name := range []string{"noisy-neighbor", "noisy-neighbor-wlm"} {
+		t.Run(name, func(t *testing.T) {
+			res := run(t, name, true)
+			p99, ok := res.TenantP99SearchLatencyMs["storefront"]
+			if !ok || p99 > 2*quiet {
+				t.Errorf("storefront's p99 with the flood: %v ms (completed %v), want at most 2 × %v ms", p99, ok, quiet)
+			}
+			if res.TasksCancelledByTenant["flood"] == 0 || res.TasksCancelledByTenant["storefront"] != 0 {
+				t.Errorf("cancelled by tenant %v: want the flood's, none of storefront's", res.TasksCancelledByTenant)
+			}
+		})
+	}
+}

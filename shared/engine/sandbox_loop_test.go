@@ -1,0 +1,106 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/sandbox"
+)
+
+// The sandbox function keeps looking within its invocation: a pass every interval for its budget,
+// each sleep on the engine's clock, so a flood is met at the rate it arrives. It does not loop
+// when nothing acts or the budget leaves no interval, and a sleep that fails ends the loop.
+func TestSandboxLoop(t *testing.T) {
+	tests := []struct {
+		name       string
+		mode       string
+		budget     time.Duration
+		sleepErr   error
+		wantPasses int
+		wantLoop   string
+	}{
+		{name: "hard: a pass every 2 s for 10 s", mode: "hard", budget: 10 * time.Second, wantPasses: 6, wantLoop: "looked every 2s for 10s"},
+		{name: "monitor only: one pass", mode: "monitor", budget: 10 * time.Second, wantPasses: 1, wantLoop: "every sandbox is in monitor mode"},
+		{name: "no budget: one pass", mode: "hard", wantPasses: 1, wantLoop: "leaves no 2s interval"},
+		{name: "a failed sleep ends the loop", mode: "hard", budget: 10 * time.Second, sleepErr: context.Canceled, wantPasses: 1, wantLoop: "stopped after 1 passes"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig("prod")
+			cfg.Safety.DryRun = false
+			cfg.Sandbox.Definitions = []byte(fmt.Sprintf(tenantDefs, tc.mode))
+			if tc.mode == "monitor" {
+				cfg.Sandbox.Definitions = []byte(`[{"name": "noisy", "attributes": {"custom_id": "noisy-*"}, "resources": {"cpu": {"allocation": 0.2}}, "enforcement": "monitor"}]`)
+			}
+			r := newRig(t, cfg, map[string]*world{"prod": newWorld("c1", "d1")})
+			tasks, loads := tenantTasks()
+			loads[1].CPU = 0.95
+			api := &tasksAPI{fakeAPI: r.apis["prod"], tasks: tasks, loads: loads}
+			api.health = Health{Status: "green"}
+			r.e.Tenants = func(string) (TenantCluster, error) { return api, nil }
+			now := t0
+			r.e.Clock = func() time.Time { return now }
+			var slept []time.Duration
+			r.e.Sleep = func(_ context.Context, d time.Duration) error {
+				if tc.sleepErr != nil {
+					return tc.sleepErr
+				}
+				slept = append(slept, d)
+				now = now.Add(d)
+				return nil
+			}
+			r.e.SandboxLoop = SandboxLoop{Budget: tc.budget}
+			res, err := r.e.Sandbox(t.Context(), "prod")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Passes != tc.wantPasses || len(slept) != max(tc.wantPasses-1, 0) && tc.sleepErr == nil {
+				t.Errorf("passes %d after sleeps %v, want %d", res.Passes, slept, tc.wantPasses)
+			}
+			if !strings.Contains(res.Loop, tc.wantLoop) {
+				t.Errorf("loop %q, want it to say %q", res.Loop, tc.wantLoop)
+			}
+			// Each pass cancels what the fake still lists: three per pass when hard.
+			if tc.mode == "hard" && len(api.cancelled) != 3*tc.wantPasses {
+				t.Errorf("cancel calls %d over %d passes, want 3 each", len(api.cancelled), tc.wantPasses)
+			}
+		})
+	}
+}
+
+// The function leaves the per-second work to the plugin only when the plugin holds every sandbox
+// that acts, for real, with the rule that brings it its requests.
+func TestWLMEnforces(t *testing.T) {
+	defs := sandbox.Definitions{Sandboxes: []sandbox.Sandbox{
+		{Name: "flood", Enforcement: sandbox.Hard}, {Name: "batch", Enforcement: sandbox.Monitor},
+	}}
+	ok := WLMSyncResult{Support: sandbox.WLMSupport{API: sandbox.WorkloadGroupAPI, Rules: true}, Mode: "enabled", Ruled: []string{"flood"}}
+	with := func(f func(*WLMSyncResult)) WLMSyncResult { r := ok; f(&r); return r }
+	tests := []struct {
+		name string
+		sync WLMSyncResult
+		err  error
+		want bool
+		why  string
+	}{
+		{"synced, enabled, ruled", ok, nil, true, "enforces every sandbox"},
+		{"the sync failed", ok, errors.New("boom"), false, "sync failed"},
+		{"no plugin", WLMSyncResult{Support: sandbox.WLMSupport{Reason: "2.17"}}, nil, false, "no workload management"},
+		{"dry run", with(func(r *WLMSyncResult) { r.DryRun = true }), nil, false, "dry run"},
+		{"drift left", with(func(r *WLMSyncResult) { r.After = []sandbox.Drift{{Kind: "group"}} }), nil, false, "still differs"},
+		{"monitor_only", with(func(r *WLMSyncResult) { r.Mode = "monitor_only" }), nil, false, "cancels nothing"},
+		{"a hard sandbox without a rule", with(func(r *WLMSyncResult) { r.Ruled = nil }), nil, false, "flood has no rule"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why := wlmEnforces(tc.sync, tc.err, defs)
+			if got != tc.want || !strings.Contains(why, tc.why) {
+				t.Errorf("got %v %q, want %v and %q", got, why, tc.want, tc.why)
+			}
+		})
+	}
+}
