@@ -274,6 +274,8 @@ func decodeWLMStats(body []byte) ([]WLMGroupStats, error) {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b WLMGroupStats) int { return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Group, b.Group)) })
+	slices.SortFunc(out, func(a, b WLMGroupStats) int {
+		return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Group, b.Group))
+	})
 	return out, nil
 }
