@@ -113,3 +113,11 @@ func cloneFilters(f cluster.Filters) cluster.Filters {
 func cloneCounters(c *cluster.Counters) *cluster.Counters {
 	return &cluster.Counters{At: c.At, Nodes: maps.Clone(c.Nodes), Copies: maps.Clone(c.Copies)}
 }
+
+// Forget drops every decoded snapshot kept, so that the next Load decodes what it reads, as a
+// freshly started process would. Benchmarks use it to measure each function as its own Lambda.
+func Forget() {
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	cache.entries = nil
+}

@@ -1,0 +1,139 @@
+package engine_test
+
+import (
+	"io"
+	"log/slog"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/collect"
+	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/engine"
+	"github.com/shardwise/shardwise/shared/opensearch"
+	"github.com/shardwise/shardwise/shared/snapshots"
+	"github.com/shardwise/shardwise/shared/state"
+)
+
+// BenchmarkCyclePetabyte measures one whole cycle of the 750-node, 100,000-copy cluster (see
+// benchCycle).
+func BenchmarkCyclePetabyte(b *testing.B) { benchCycle(b, ingestPetabyte) }
+
+// BenchmarkCycle30k measures one whole cycle of the 37-node, 30,000-copy cluster (see benchCycle).
+func BenchmarkCycle30k(b *testing.B) { benchCycle(b, ingest30k) }
+
+// benchCycle measures one whole Lambda cycle of a cluster of the given shape, served over HTTP by
+// the simulator in its own process: ingest (read, derive, store the snapshot), detect (load it,
+// plan, store the plan) and move (load plan and snapshot, check, act), with dry-run off, as the
+// functions run on one tick. Each function starts with no decoded snapshot kept, as a Lambda of
+// its own would. The store is the embedded one behind a state.Meter, which counts what DynamoDB
+// would bill.
+//
+// Reported per cycle: ns/op (wall time); ingest-ms, detect-ms, move-ms, each function's share;
+// plan-ms, the planner's own time inside detect; peak-heap-MiB, the highest heap (live and not
+// yet collected objects) sampled every millisecond; ddb-write-bytes, ddb-write-units and
+// ddb-writes, the state written; ddb-read-bytes, the state read.
+func benchCycle(b *testing.B, shape ingestShape) {
+	ctx := b.Context()
+	p := startBenchSimProcess(b, shape)
+	client, err := opensearch.New(ctx, opensearch.Config{URLs: []string{p.url}, Auth: opensearch.AuthNone, Timeout: 5 * time.Minute})
+	if err != nil {
+		b.Fatalf("client: %v", err)
+	}
+	api := collect.New(client, p.Now)
+	cfg := config.Default()
+	cfg.Safety.DryRun = false
+	cfg.Clusters = []config.Cluster{{Name: "big", URLs: []string{p.url}, Auth: string(opensearch.AuthNone)}}
+	if err := cfg.Validate(); err != nil {
+		b.Fatalf("config: %v", err)
+	}
+	meter := state.NewMeter(state.NewMemory(p.Now))
+	e := &engine.Engine{
+		Store:   meter,
+		Bus:     &bus.Memory{},
+		Cluster: func(string) (engine.ClusterAPI, error) { return api, nil },
+		Clock:   p.Now,
+		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Config:  cfg,
+	}
+	copies := shape.copies()
+	var ingestD, detectD, moveD, planD time.Duration
+	var moves int
+	cycle := func() {
+		t0 := time.Now()
+		snapshots.Forget()
+		res, err := e.Ingest(ctx, []string{"big"})
+		if err != nil {
+			b.Fatalf("ingest: %v", err)
+		}
+		if n := len(res[0].Snapshot.Copies); n != copies {
+			b.Fatalf("snapshot holds %d copies, want %d", n, copies)
+		}
+		t1 := time.Now()
+		snapshots.Forget()
+		dr, err := e.Detect(ctx, "big", res[0].SnapshotKey)
+		if err != nil {
+			b.Fatalf("detect: %v", err)
+		}
+		t2 := time.Now()
+		if len(dr.Plan.Moves) > 0 {
+			snapshots.Forget()
+			mr, err := e.Move(ctx, "big", dr.PlanKey)
+			if err != nil {
+				b.Fatalf("move: %v", err)
+			}
+			for _, o := range mr.Outcomes {
+				if o.Outcome == engine.OutcomeExecuted {
+					moves++
+				}
+			}
+		}
+		t3 := time.Now()
+		ingestD += t1.Sub(t0)
+		detectD += t2.Sub(t1)
+		moveD += t3.Sub(t2)
+		planD += dr.PlanTime
+	}
+	// The first cycle has no previous counters and reads _nodes once: a cold start, not measured.
+	cycle()
+	p.Step(b)
+	cycle()
+	ingestD, detectD, moveD, planD, moves = 0, 0, 0, 0, 0
+
+	var peak uint64
+	var used state.Usage
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		p.Step(b)
+		runtime.GC()
+		before := meter.Usage()
+		h := startBenchHeapPeak()
+		b.StartTimer()
+
+		cycle()
+
+		b.StopTimer()
+		peak = max(peak, h.Stop())
+		u := meter.Usage().Sub(before)
+		used.Writes += u.Writes
+		used.WriteBytes += u.WriteBytes
+		used.WriteUnits += u.WriteUnits
+		used.ReadBytes += u.ReadBytes
+		b.StartTimer()
+	}
+	n := float64(b.N)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / n }
+	b.ReportMetric(ms(ingestD), "ingest-ms")
+	b.ReportMetric(ms(detectD), "detect-ms")
+	b.ReportMetric(ms(moveD), "move-ms")
+	b.ReportMetric(ms(planD), "plan-ms")
+	b.ReportMetric(float64(moves)/n, "moves")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(used.WriteBytes)/n, "ddb-write-bytes")
+	b.ReportMetric(float64(used.WriteUnits)/n, "ddb-write-units")
+	b.ReportMetric(float64(used.Writes)/n, "ddb-writes")
+	b.ReportMetric(float64(used.ReadBytes)/n, "ddb-read-bytes")
+}
+
