@@ -136,4 +136,3 @@ func benchCycle(b *testing.B, shape ingestShape) {
 	b.ReportMetric(float64(used.Writes)/n, "ddb-writes")
 	b.ReportMetric(float64(used.ReadBytes)/n, "ddb-read-bytes")
 }
-
