@@ -1,9 +1,12 @@
 package engine_test
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,7 +51,8 @@ func benchCycle(b *testing.B, shape ingestShape) {
 	if err := cfg.Validate(); err != nil {
 		b.Fatalf("config: %v", err)
 	}
-	meter := state.NewMeter(state.NewMemory(p.Now))
+	kinds := &benchKinds{Store: state.NewMemory(p.Now), bytes: map[string]int64{}}
+	meter := state.NewMeter(kinds)
 	e := &engine.Engine{
 		Store:   meter,
 		Bus:     &bus.Memory{},
@@ -124,6 +128,7 @@ func benchCycle(b *testing.B, shape ingestShape) {
 		b.StartTimer()
 	}
 	n := float64(b.N)
+	b.Logf("bytes written per cycle by kind of item, warm-up cycles included: %v", kinds.perCycle(b.N+2))
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / n }
 	b.ReportMetric(ms(ingestD), "ingest-ms")
 	b.ReportMetric(ms(detectD), "detect-ms")
@@ -135,4 +140,46 @@ func benchCycle(b *testing.B, shape ingestShape) {
 	b.ReportMetric(float64(used.WriteUnits)/n, "ddb-write-units")
 	b.ReportMetric(float64(used.Writes)/n, "ddb-writes")
 	b.ReportMetric(float64(used.ReadBytes)/n, "ddb-read-bytes")
+}
+
+// benchKinds tallies the bytes of the values written, by the kind of item (its sort key up to the
+// first '#', and the snapshot's chunk kinds).
+type benchKinds struct {
+	state.Store
+	mu    sync.Mutex
+	bytes map[string]int64
+}
+
+func (k *benchKinds) note(items ...state.Item) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, it := range items {
+		kind, _, _ := strings.Cut(it.Key.SK, "#")
+		for _, part := range []string{"#meta", "#node#", "#indices#", "#unplaced#", "#memory", "#latest"} {
+			if strings.Contains(it.Key.SK, part) {
+				kind += part
+			}
+		}
+		k.bytes[kind] += int64(len(it.Value))
+	}
+}
+
+func (k *benchKinds) perCycle(cycles int) map[string]int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := map[string]int64{}
+	for kind, n := range k.bytes {
+		out[kind] = n / int64(cycles)
+	}
+	return out
+}
+
+func (k *benchKinds) Put(ctx context.Context, it state.Item, c state.Condition) (state.Item, error) {
+	k.note(it)
+	return k.Store.Put(ctx, it, c)
+}
+
+func (k *benchKinds) BatchPut(ctx context.Context, items []state.Item) error {
+	k.note(items...)
+	return k.Store.BatchPut(ctx, items)
 }

@@ -10,6 +10,7 @@ package snapshots
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -44,6 +45,10 @@ const (
 )
 
 type meta struct {
+	// Format is formatColumns for a snapshot whose indices are in items of their own and whose
+	// chunks hold columns; zero for one whose meta item lists the indices and whose chunks are
+	// JSON, which is still read.
+	Format          int              `json:"format,omitempty"`
 	Cluster         string           `json:"cluster"`
 	At              time.Time        `json:"at"`
 	IntervalSeconds float64          `json:"interval_seconds"`
@@ -61,7 +66,18 @@ type meta struct {
 	Partitions int `json:"partitions,omitempty"`
 	// NodeParts holds, for each of NodeIDs, how many items its chunk takes.
 	NodeParts []int `json:"node_parts,omitempty"`
+	// IndexParts counts the items holding Indices in format 2.
+	IndexParts int `json:"index_parts,omitempty"`
+	// Copies is how many copies the snapshot holds, so that Load allocates once (format 2).
+	Copies int `json:"copies,omitempty"`
 }
+
+const (
+	// formatColumns is the format Save writes.
+	formatColumns = 2
+	// copiesHint bounds the copies Load allocates room for before it reads them.
+	copiesHint = 1 << 20
+)
 
 // nodeChunk is one part of a node's chunk. Part 0 carries the node and its counters; every part
 // carries some of its copies and their counters.
@@ -78,8 +94,10 @@ func Key(at time.Time) string { return "snap#" + at.UTC().Format(keyLayout) }
 
 func nodeSK(key, id string, part int) string { return fmt.Sprintf("%s#node#%s#%04d", key, id, part) }
 func unplacedSK(key string, i int) string    { return fmt.Sprintf("%s#unplaced#%04d", key, i) }
+func indicesSK(key string, i int) string     { return fmt.Sprintf("%s#indices#%04d", key, i) }
 
-// Save stores the snapshot and the counters it was derived from, and points "latest" at it.
+// Save stores the snapshot and the counters it was derived from, and points "latest" at it. It
+// writes format 2: indices in items of their own, copies as columns (see columns.go).
 func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs cluster.Counters, ttl time.Duration, now time.Time) (string, error) {
 	key := Key(snap.At)
 	pk := PK(snap.Cluster)
@@ -88,10 +106,10 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 		exp = now.Add(ttl)
 	}
 	chunks := make(map[string]*nodeChunk, len(snap.Nodes))
-	m := meta{Cluster: snap.Cluster, At: snap.At, IntervalSeconds: snap.IntervalSeconds, Health: snap.Health,
-		Settings: snap.Settings, Indices: snap.Indices, CountersAt: ctrs.At}
+	m := meta{Format: formatColumns, Cluster: snap.Cluster, At: snap.At, IntervalSeconds: snap.IntervalSeconds, Health: snap.Health,
+		Settings: snap.Settings, CountersAt: ctrs.At, Copies: len(snap.Copies)}
 	for _, n := range snap.Nodes {
-		c := &nodeChunk{Node: n, CopyCtrs: map[string]cluster.CopyCounters{}}
+		c := &nodeChunk{Node: n}
 		c.Counters, c.HasCtrs = ctrs.Nodes[n.ID]
 		chunks[n.ID] = c
 		m.NodeIDs = append(m.NodeIDs, n.ID)
@@ -104,15 +122,22 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 			continue
 		}
 		ch.Copies = append(ch.Copies, c)
-		k := cluster.CopyKey(c.Index, c.Shard, c.Node)
-		if v, ok := ctrs.Copies[k]; ok {
-			ch.CopyCtrs[k] = v
-		}
 	}
 	var values [][]byte
 	var sks []string
+	ixParts, err := splitEncode(len(snap.Indices), partBytes, func(lo, hi int) ([]byte, error) { return state.EncodeJSON(snap.Indices[lo:hi]) })
+	if err != nil {
+		return "", fmt.Errorf("save snapshot %s indices: %w", key, err)
+	}
+	if len(snap.Indices) > 0 {
+		for i, b := range ixParts {
+			values, sks = append(values, b), append(sks, indicesSK(key, i))
+		}
+		m.IndexParts = len(ixParts)
+	}
+	enc := &columnEncoder{counters: ctrs.Copies}
 	for _, id := range m.NodeIDs {
-		parts, err := splitEncode(len(chunks[id].Copies), partBytes, chunks[id].part)
+		parts, err := splitEncode(len(chunks[id].Copies), partBytes, func(lo, hi int) ([]byte, error) { return enc.nodePart(chunks[id], lo, hi) })
 		if err != nil {
 			return "", fmt.Errorf("save snapshot %s node %s: %w", key, id, err)
 		}
@@ -121,7 +146,7 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 		}
 		m.NodeParts = append(m.NodeParts, len(parts))
 	}
-	parts, err := splitEncode(len(unplaced), partBytes, func(lo, hi int) ([]byte, error) { return state.EncodeJSON(unplaced[lo:hi]) })
+	parts, err := splitEncode(len(unplaced), partBytes, func(lo, hi int) ([]byte, error) { return enc.encode(nil, unplaced[lo:hi], false) })
 	if err != nil {
 		return "", fmt.Errorf("save snapshot %s unplaced copies: %w", key, err)
 	}
@@ -152,19 +177,37 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 	return key, nil
 }
 
-// part encodes the part of c holding copies lo to hi; part 0 also holds the node and its counters.
-func (c *nodeChunk) part(lo, hi int) ([]byte, error) {
-	p := nodeChunk{Copies: c.Copies[lo:hi], CopyCtrs: map[string]cluster.CopyCounters{}}
+// columnEncoder encodes the copies of one snapshot into compressed column chunks, reusing one
+// buffer.
+type columnEncoder struct {
+	counters map[string]cluster.CopyCounters
+	buf      []byte
+}
+
+// nodePart encodes the part of c holding copies lo to hi; part 0 also holds the node and its
+// counters, as JSON.
+func (e *columnEncoder) nodePart(c *nodeChunk, lo, hi int) ([]byte, error) {
+	var head []byte
 	if lo == 0 {
-		p.Node, p.Counters, p.HasCtrs = c.Node, c.Counters, c.HasCtrs
-	}
-	for _, cp := range p.Copies {
-		k := cluster.CopyKey(cp.Index, cp.Shard, cp.Node)
-		if v, ok := c.CopyCtrs[k]; ok {
-			p.CopyCtrs[k] = v
+		var err error
+		if head, err = json.Marshal(nodeChunk{Node: c.Node, Counters: c.Counters, HasCtrs: c.HasCtrs}); err != nil {
+			return nil, fmt.Errorf("encode node %s: %w", c.Node.ID, err)
 		}
 	}
-	return state.EncodeJSON(p)
+	return e.encode(head, c.Copies[lo:hi], true)
+}
+
+// encode compresses the column encoding of copies with head; withCounters stores each copy's
+// counters, which only copies on a known node have.
+func (e *columnEncoder) encode(head []byte, copies []cluster.Copy, withCounters bool) ([]byte, error) {
+	e.buf = encodeColumns(e.buf[:0], head, copies, func(c *cluster.Copy) (cluster.CopyCounters, bool) {
+		if !withCounters {
+			return cluster.CopyCounters{}, false
+		}
+		v, ok := e.counters[cluster.CopyKey(c.Index, c.Shard, c.Node)]
+		return v, ok
+	})
+	return state.Compress(e.buf)
 }
 
 // splitEncode encodes items 0 to n through encode in as few consecutive ranges as keep each
@@ -284,15 +327,108 @@ func Load(ctx context.Context, st state.Store, clusterName, key string) (*cluste
 		return cloneSnapshot(prev.snap), cloneCounters(prev.ctrs), nil
 	}
 	d := &decoded{cluster: clusterName, key: key, meta: it.Value, m: m, chunks: map[string][]byte{}}
-	snap, ctrs := assemble(&m)
+	var snap *cluster.Snapshot
+	var ctrs *cluster.Counters
+	if m.Format == formatColumns {
+		snap, ctrs, err = decodeColumnChunks(key, &m, stored, d.chunks)
+	} else {
+		snap, ctrs, err = decodeJSONChunks(key, &m, stored, d.chunks)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	snap.Sort()
+	d.snap, d.ctrs = snap, ctrs
+	remember(d)
+	return cloneSnapshot(snap), cloneCounters(ctrs), nil
+}
+
+// chunk returns the stored value of a chunk item and notes it in used.
+func chunk(stored, used map[string][]byte, sk string) ([]byte, bool) {
+	raw, ok := stored[sk]
+	if ok {
+		used[sk] = raw
+	}
+	return raw, ok
+}
+
+// decodeColumnChunks assembles a format 2 snapshot from its chunk items.
+func decodeColumnChunks(key string, m *meta, stored, used map[string][]byte) (*cluster.Snapshot, *cluster.Counters, error) {
+	snap, ctrs := assemble(m)
+	// The count only sizes the first allocation; a corrupt one costs at most copiesHint.
+	hint := max(0, min(m.Copies, copiesHint))
+	snap.Copies = make([]cluster.Copy, 0, hint)
+	ctrs.Copies = make(map[string]cluster.CopyCounters, hint)
+	for i := range m.IndexParts {
+		raw, ok := chunk(stored, used, indicesSK(key, i))
+		if !ok {
+			return nil, nil, fmt.Errorf("load snapshot %s: indices part %d missing (expired or partial write)", key, i)
+		}
+		ixs, err := state.DecodeJSON[[]cluster.Index](raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("load snapshot %s %s: %w", key, indicesSK(key, i), err)
+		}
+		snap.Indices = append(snap.Indices, ixs...)
+	}
+	var buf []byte
+	decode := func(sk string, raw []byte) ([]byte, error) {
+		var err error
+		if buf, err = state.DecompressTo(buf[:0], raw); err != nil {
+			return nil, fmt.Errorf("load snapshot %s %s: %w", key, sk, err)
+		}
+		var head []byte
+		if head, snap.Copies, err = decodeColumns(buf, snap.Copies, ctrs.Copies); err != nil {
+			return nil, fmt.Errorf("load snapshot %s %s: %w", key, sk, err)
+		}
+		return head, nil
+	}
 	for n, id := range m.NodeIDs {
 		for i := range m.NodeParts[n] {
 			sk := nodeSK(key, id, i)
-			raw, ok := stored[sk]
+			raw, ok := chunk(stored, used, sk)
 			if !ok {
 				return nil, nil, fmt.Errorf("load snapshot %s: node chunk %s part %d missing (expired or partial write)", key, id, i)
 			}
-			d.chunks[sk] = raw
+			head, err := decode(sk, raw)
+			if err != nil {
+				return nil, nil, err
+			}
+			if i > 0 {
+				continue
+			}
+			var c nodeChunk
+			if err := json.Unmarshal(head, &c); err != nil {
+				return nil, nil, fmt.Errorf("load snapshot %s %s: node: %w", key, sk, err)
+			}
+			if c.Node.ID != id {
+				return nil, nil, fmt.Errorf("load snapshot %s %s: holds node %q", key, sk, c.Node.ID)
+			}
+			addNode(snap, ctrs, c)
+		}
+	}
+	for i := range m.UnplacedChunks {
+		sk := unplacedSK(key, i)
+		raw, ok := chunk(stored, used, sk)
+		if !ok {
+			return nil, nil, fmt.Errorf("load snapshot %s: unplaced copies chunk %d missing (expired or partial write)", key, i)
+		}
+		if _, err := decode(sk, raw); err != nil {
+			return nil, nil, err
+		}
+	}
+	return snap, ctrs, nil
+}
+
+// decodeJSONChunks assembles a snapshot written before format 2 from its JSON chunk items.
+func decodeJSONChunks(key string, m *meta, stored, used map[string][]byte) (*cluster.Snapshot, *cluster.Counters, error) {
+	snap, ctrs := assemble(m)
+	for n, id := range m.NodeIDs {
+		for i := range m.NodeParts[n] {
+			sk := nodeSK(key, id, i)
+			raw, ok := chunk(stored, used, sk)
+			if !ok {
+				return nil, nil, fmt.Errorf("load snapshot %s: node chunk %s part %d missing (expired or partial write)", key, id, i)
+			}
 			c, err := state.DecodeJSON[nodeChunk](raw)
 			if err != nil {
 				return nil, nil, fmt.Errorf("load snapshot %s %s: %w", key, sk, err)
@@ -307,21 +443,17 @@ func Load(ctx context.Context, st state.Store, clusterName, key string) (*cluste
 		}
 	}
 	for i := range m.UnplacedChunks {
-		raw, ok := stored[unplacedSK(key, i)]
+		raw, ok := chunk(stored, used, unplacedSK(key, i))
 		if !ok {
 			return nil, nil, fmt.Errorf("load snapshot %s: unplaced copies chunk %d missing (expired or partial write)", key, i)
 		}
-		d.chunks[unplacedSK(key, i)] = raw
 		c, err := state.DecodeJSON[[]cluster.Copy](raw)
 		if err != nil {
 			return nil, nil, fmt.Errorf("load snapshot %s %s: %w", key, unplacedSK(key, i), err)
 		}
 		snap.Copies = append(snap.Copies, c...)
 	}
-	snap.Sort()
-	d.snap, d.ctrs = snap, ctrs
-	remember(d)
-	return cloneSnapshot(snap), cloneCounters(ctrs), nil
+	return snap, ctrs, nil
 }
 
 // loadUnspread reads the rest of a snapshot written before chunks were spread over partitions:

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 )
 
@@ -27,37 +28,66 @@ var gzipMagic = []byte{0x1f, 0x8b}
 // IsCompressed reports whether b is a Compress'd value.
 func IsCompressed(b []byte) bool { return bytes.HasPrefix(b, gzipMagic) }
 
+// A gzip writer allocates about 800 KB of tables and a reader about 40 KB: a snapshot of many
+// chunks compressed with a new one each spent more in allocation than in compression, so they are
+// pooled and Reset.
+var (
+	gzipWriters sync.Pool // *gzip.Writer
+	gzipReaders sync.Pool // *gzip.Reader
+)
+
 // Compress gzips b. Large snapshot chunks go through it to stay under MaxValueBytes and to cost
 // fewer DynamoDB write units.
 func Compress(b []byte) ([]byte, error) {
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
+	buf.Grow(len(b)/4 + 64)
+	zw, ok := gzipWriters.Get().(*gzip.Writer)
+	if ok {
+		zw.Reset(&buf)
+	} else {
+		zw = gzip.NewWriter(&buf)
+	}
 	if _, err := zw.Write(b); err != nil {
 		return nil, fmt.Errorf("compress %d bytes: %w", len(b), err)
 	}
 	if err := zw.Close(); err != nil {
 		return nil, fmt.Errorf("compress %d bytes: %w", len(b), err)
 	}
+	gzipWriters.Put(zw)
 	return buf.Bytes(), nil
 }
 
 // Decompress reverses Compress, refusing output over MaxDecompressedBytes.
 func Decompress(b []byte) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(b))
+	return DecompressTo(nil, b)
+}
+
+// DecompressTo is Decompress appending to dst, so that a caller decoding many values can reuse
+// one buffer.
+func DecompressTo(dst, b []byte) ([]byte, error) {
+	zr, ok := gzipReaders.Get().(*gzip.Reader)
+	var err error
+	if ok {
+		err = zr.Reset(bytes.NewReader(b))
+	} else {
+		zr, err = gzip.NewReader(bytes.NewReader(b))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("decompress %d bytes: %w", len(b), err)
 	}
-	out, err := io.ReadAll(io.LimitReader(zr, MaxDecompressedBytes+1))
+	buf := bytes.NewBuffer(dst[len(dst):])
+	_, err = buf.ReadFrom(io.LimitReader(zr, MaxDecompressedBytes+1))
 	if closeErr := zr.Close(); err == nil {
 		err = closeErr
 	}
 	if err != nil {
 		return nil, fmt.Errorf("decompress %d bytes: %w", len(b), err)
 	}
-	if len(out) > MaxDecompressedBytes {
+	gzipReaders.Put(zr)
+	if buf.Len() > MaxDecompressedBytes {
 		return nil, fmt.Errorf("decompress %d bytes: %w: output over %d bytes", len(b), ErrTooLarge, MaxDecompressedBytes)
 	}
-	return out, nil
+	return append(dst, buf.Bytes()...), nil
 }
 
 // EncodeJSON marshals v, compressing the result when it is over CompressAbove bytes. Use it for
