@@ -102,7 +102,9 @@ func (e *Engine) detect(ctx context.Context, name, snapshotKey, trigger string) 
 		return res, fmt.Errorf("detect %s: %w", name, err)
 	}
 	mkey := state.Key{PK: pk(name), SK: memoryKey}
-	mem, version, err := state.GetJSON[allocation.Memory](ctx, e.Store, mkey)
+	// The memory grows with the moves of the last hour (returnWithin): a large value, stored in
+	// parts of which a cycle rewrites only the changed ones.
+	mem, memRef, err := state.GetLargeJSON[allocation.Memory](ctx, e.Store, mkey)
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return res, fmt.Errorf("detect %s: %w", name, err)
 	}
@@ -129,7 +131,7 @@ func (e *Engine) detect(ctx context.Context, name, snapshotKey, trigger string) 
 		}
 		return res, fmt.Errorf("detect %s: %w", name, err)
 	}
-	if _, err := state.PutJSON(ctx, e.Store, mkey, next, condFor(version), 0, e.now()); err != nil {
+	if _, err := state.PutLargeJSON(ctx, e.Store, mkey, next, memRef, condFor(memRef.Version), 0, e.now()); err != nil {
 		if !errors.Is(err, state.ErrConflict) {
 			return res, fmt.Errorf("detect %s: store streaks: %w", name, err)
 		}

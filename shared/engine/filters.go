@@ -102,7 +102,7 @@ func (e *Engine) cleanupFilters(ctx context.Context, api SettingsEditor, name st
 		}
 		defer l.Release()
 	}
-	mem, _, err := state.GetJSON[allocation.Memory](ctx, e.Store, state.Key{PK: pk(name), SK: memoryKey})
+	mem, _, err := state.GetLargeJSON[allocation.Memory](ctx, e.Store, state.Key{PK: pk(name), SK: memoryKey})
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return fmt.Errorf("filter cleanup: %w", err)
 	}

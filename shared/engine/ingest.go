@@ -152,7 +152,7 @@ func (e *Engine) ingest(ctx context.Context, name string, read readSample, opts 
 			e.log().Error("draining allocation.excluded_nodes failed", "cluster", name, "error", err)
 		}
 	}
-	key, err := snapshots.Save(ctx, e.Store, &snap, sample.Counters, e.ttl(), e.now())
+	key, err := snapshots.Save(ctx, e.Store, &snap, sample.Counters, prev, e.ttl(), e.now())
 	if err != nil {
 		return res, fmt.Errorf("ingest %s: %w", name, err)
 	}

@@ -322,7 +322,9 @@ const memoryAttempts = 3
 func (e *Engine) decideReplicas(ctx context.Context, name string, snap *cluster.Snapshot, inputs []replicas.IndexInput,
 	rcfg replicas.Config, herr error, res *ReplicasResult) (apply []replicas.Decision, stored bool, err error) {
 	mkey := state.Key{PK: pk(name), SK: replicasMemoryKey}
-	mem, version, err := state.GetJSON[map[string]replicas.Memory](ctx, e.Store, mkey)
+	// One entry per index: a large value at tens of thousands of indices, stored in parts of which
+	// a cycle rewrites only the changed ones.
+	mem, memRef, err := state.GetLargeJSON[map[string]replicas.Memory](ctx, e.Store, mkey)
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return nil, false, fmt.Errorf("replicas %s: %w", name, err)
 	}
@@ -338,7 +340,7 @@ func (e *Engine) decideReplicas(ctx context.Context, name string, snap *cluster.
 	if len(apply) < len(changes) {
 		next = heldMemory(next, mem, changes, apply)
 	}
-	if _, err := state.PutJSON(ctx, e.Store, mkey, next, condFor(version), 0, e.now()); err != nil {
+	if _, err := state.PutLargeJSON(ctx, e.Store, mkey, next, memRef, condFor(memRef.Version), 0, e.now()); err != nil {
 		if errors.Is(err, state.ErrConflict) {
 			return nil, false, nil
 		}

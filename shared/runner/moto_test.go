@@ -152,7 +152,7 @@ func TestReplicaCooldownsSurviveInDynamoDB(t *testing.T) {
 			}
 		}
 		if half == 0 {
-			mem, _, err := state.GetJSON[map[string]replicas.Memory](ctx, store, state.Key{PK: "cluster#" + ClusterName, SK: "replicas#memory"})
+			mem, _, err := state.GetLargeJSON[map[string]replicas.Memory](ctx, store, state.Key{PK: "cluster#" + ClusterName, SK: "replicas#memory"})
 			if err != nil {
 				t.Fatalf("cooldowns in DynamoDB: %v", err)
 			}

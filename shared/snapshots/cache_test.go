@@ -39,7 +39,7 @@ func TestLoadAgain(t *testing.T) {
 			between: func(t *testing.T, st *state.Memory, key string, _ *cluster.Snapshot, _ *cluster.Counters) {
 				s, c := small(t0)
 				s.Nodes[1].Write.Load = 42
-				if _, err := Save(t.Context(), st, s, c, time.Hour, t0); err != nil {
+				if _, err := Save(t.Context(), st, s, c, nil, time.Hour, t0); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -50,7 +50,7 @@ func TestLoadAgain(t *testing.T) {
 			between: func(t *testing.T, st *state.Memory, key string, _ *cluster.Snapshot, _ *cluster.Counters) {
 				s, c := small(t0)
 				s.Health = "red"
-				if _, err := Save(t.Context(), st, s, c, time.Hour, t0); err != nil {
+				if _, err := Save(t.Context(), st, s, c, nil, time.Hour, t0); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -61,7 +61,7 @@ func TestLoadAgain(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := store()
 			snap, ctrs := small(t0)
-			key, err := Save(t.Context(), st, snap, ctrs, time.Hour, t0)
+			key, err := Save(t.Context(), st, snap, ctrs, nil, time.Hour, t0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,17 +21,25 @@ import (
 //	uvarint  count of strings, then each as uvarint length and bytes; string 0 is ""
 //	n × uvarint  index, node, relocating node, state: string numbers, one column each
 //	n × uvarint  shard
-//	n × byte     flags: flagPrimary, flagLoadKnown, flagCounters
+//	n × byte     flags: flagPrimary, flagLoadKnown, flagCounters, flagDerived
 //	n × varint   size in bytes
-//	8 × n bytes  write load, float64 bits, most significant byte plane first
-//	8 × n bytes  search load, likewise
+//	8 bytes      dt, the seconds the loads were derived over (float64 bits, big-endian)
+//	d × varint   for the d copies with flagDerived, Δ index time in ms; then Δ search time in ms
+//	8 × u bytes  write load of the u = n - d other copies, float64 bits, most significant byte
+//	             plane first; then their search load, likewise
 //	m × varint   index time in ms of the m copies with flagCounters, then their search time in ms
+//
+// A copy's loads are its counters' growth over its node's interval dt (cluster.Derive): w =
+// float64(Δms)/1000/dt. Where the loads are exactly that for some whole Δms, checked bit for bit,
+// the chunk stores Δms, two or three bytes, instead of the eight of a float that compression
+// cannot shrink; any other load is stored as it is.
 const columnsVersion = 2
 
 const (
 	flagPrimary = 1 << iota
 	flagLoadKnown
 	flagCounters
+	flagDerived
 )
 
 var errColumns = errors.New("malformed column chunk")
@@ -39,8 +47,18 @@ var errColumns = errors.New("malformed column chunk")
 // copyCounters looks up the counters stored with a copy.
 type copyCounters func(c *cluster.Copy) (cluster.CopyCounters, bool)
 
-// encodeColumns appends the column encoding of copies, with head, to dst.
-func encodeColumns(dst, head []byte, copies []cluster.Copy, ctrs copyCounters) []byte {
+// derivedMillis returns the whole Δms that load comes from over dt seconds, if there is one.
+func derivedMillis(load, dt float64) (int64, bool) {
+	if dt <= 0 || math.IsNaN(load) || math.IsInf(load, 0) || load < 0 || load*1000*dt > 1<<53 {
+		return 0, false
+	}
+	d := int64(math.Round(load * 1000 * dt))
+	return d, math.Float64bits(float64(d)/1000/dt) == math.Float64bits(load)
+}
+
+// encodeColumns appends the column encoding of copies, with head, to dst; dt is the seconds the
+// copies' loads were derived over (0: unknown).
+func encodeColumns(dst, head []byte, copies []cluster.Copy, ctrs copyCounters, dt float64) []byte {
 	dst = append(dst, columnsVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(head)))
 	dst = append(dst, head...)
@@ -73,9 +91,19 @@ func encodeColumns(dst, head []byte, copies []cluster.Copy, ctrs copyCounters) [
 		dst = binary.AppendUvarint(dst, uint64(copies[i].Shard))
 	}
 	var counted []cluster.CopyCounters
+	var dw, dr []int64
+	var raw []cluster.Copy
 	for i := range copies {
 		c := &copies[i]
 		var f byte
+		w, wok := derivedMillis(c.WriteLoad, dt)
+		r, rok := derivedMillis(c.SearchLoad, dt)
+		if wok && rok {
+			f |= flagDerived
+			dw, dr = append(dw, w), append(dr, r)
+		} else {
+			raw = append(raw, *c)
+		}
 		if c.Primary {
 			f |= flagPrimary
 		}
@@ -91,8 +119,15 @@ func encodeColumns(dst, head []byte, copies []cluster.Copy, ctrs copyCounters) [
 	for i := range copies {
 		dst = binary.AppendVarint(dst, copies[i].SizeBytes)
 	}
-	dst = appendPlanes(dst, copies, func(c *cluster.Copy) float64 { return c.WriteLoad })
-	dst = appendPlanes(dst, copies, func(c *cluster.Copy) float64 { return c.SearchLoad })
+	dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(dt))
+	for _, d := range dw {
+		dst = binary.AppendVarint(dst, d)
+	}
+	for _, d := range dr {
+		dst = binary.AppendVarint(dst, d)
+	}
+	dst = appendPlanes(dst, raw, func(c *cluster.Copy) float64 { return c.WriteLoad })
+	dst = appendPlanes(dst, raw, func(c *cluster.Copy) float64 { return c.SearchLoad })
 	for _, v := range counted {
 		dst = binary.AppendVarint(dst, v.IndexTimeMillis)
 	}
@@ -170,9 +205,9 @@ func decodeColumns(raw []byte, copies []cluster.Copy, ctrs map[string]cluster.Co
 	}
 	head = r.bytes(r.uvarint("head length"), "head")
 	n := r.uvarint("copy count")
-	// Every copy takes at least 12 bytes (4 string numbers, a shard, flags, a size, 16 load bytes):
+	// Every copy takes at least 9 bytes (4 string numbers, a shard, flags, a size, 2 load bytes):
 	// a count beyond that is corrupt, and must not size an allocation.
-	if n > uint64(len(r.b))/12 {
+	if n > uint64(len(r.b))/9 {
 		r.fail("copy count")
 	}
 	ns := r.uvarint("string count")
@@ -219,17 +254,42 @@ func decodeColumns(raw []byte, copies []cluster.Copy, ctrs map[string]cluster.Co
 	for i := range out {
 		out[i].SizeBytes = r.varint("size")
 	}
-	write := r.bytes(8*n, "write load")
-	search := r.bytes(8*n, "search load")
+	dtBits := r.bytes(8, "interval")
 	if r.err != nil {
 		return nil, copies[:start], r.err
 	}
-	counted := 0
+	dt := math.Float64frombits(binary.BigEndian.Uint64(dtBits))
+	derived := 0
+	for i := range out {
+		if flags[i]&flagDerived != 0 {
+			derived++
+		}
+	}
+	for i := range out {
+		if flags[i]&flagDerived != 0 {
+			out[i].WriteLoad = float64(r.varint("write Δms")) / 1000 / dt
+		}
+	}
+	for i := range out {
+		if flags[i]&flagDerived != 0 {
+			out[i].SearchLoad = float64(r.varint("search Δms")) / 1000 / dt
+		}
+	}
+	u := len(out) - derived
+	write := r.bytes(uint64(8*u), "write load")
+	search := r.bytes(uint64(8*u), "search load")
+	if r.err != nil {
+		return nil, copies[:start], r.err
+	}
+	counted, k := 0, 0
 	for i := range out {
 		out[i].Primary = flags[i]&flagPrimary != 0
 		out[i].LoadKnown = flags[i]&flagLoadKnown != 0
-		out[i].WriteLoad = planeFloat(write, len(out), i)
-		out[i].SearchLoad = planeFloat(search, len(out), i)
+		if flags[i]&flagDerived == 0 {
+			out[i].WriteLoad = planeFloat(write, u, k)
+			out[i].SearchLoad = planeFloat(search, u, k)
+			k++
+		}
 		if flags[i]&flagCounters != 0 {
 			counted++
 		}

@@ -20,22 +20,25 @@ func TestColumnsRoundTrip(t *testing.T) {
 		head   []byte
 		copies []cluster.Copy
 		ctrs   map[string]cluster.CopyCounters
+		dt     float64
 	}{
-		{"no copies", nil, nil, nil},
-		{"a head and no copies", []byte(`{"node":{"id":"a"}}`), nil, nil},
-		{"the small snapshot's copies, some with counters", []byte("head"), snap.Copies, ctrs.Copies},
+		{"no copies", nil, nil, nil, 0},
+		{"a head and no copies", []byte(`{"node":{"id":"a"}}`), nil, nil, 30},
+		{"the small snapshot's copies, some with counters", []byte("head"), snap.Copies, ctrs.Copies, 0},
+		{"the small snapshot's copies, loads not derived over dt", []byte("head"), snap.Copies, ctrs.Copies, 29.997},
+		{"loads derived over dt, and some not", nil, derivedCopies(30.017), nil, 30.017},
 		{"odd values", nil, []cluster.Copy{
 			{Index: "ü-index", Shard: 1 << 20, State: "SOMETHING_NEW", Node: "n", RelocatingNode: "m", SizeBytes: -1,
 				WriteLoad: math.Inf(1), SearchLoad: -0.0, LoadKnown: true},
 			{Index: "", Shard: 0, SizeBytes: math.MaxInt64, WriteLoad: math.SmallestNonzeroFloat64, SearchLoad: math.MaxFloat64},
-		}, map[string]cluster.CopyCounters{cluster.CopyKey("ü-index", 1<<20, "n"): {IndexTimeMillis: math.MinInt64, SearchTimeMillis: -5}}},
+		}, map[string]cluster.CopyCounters{cluster.CopyKey("ü-index", 1<<20, "n"): {IndexTimeMillis: math.MinInt64, SearchTimeMillis: -5}}, 30},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			raw := encodeColumns(nil, tc.head, tc.copies, func(c *cluster.Copy) (cluster.CopyCounters, bool) {
 				v, ok := tc.ctrs[cluster.CopyKey(c.Index, c.Shard, c.Node)]
 				return v, ok
-			})
+			}, tc.dt)
 			prefix := []cluster.Copy{{Index: "kept"}}
 			gotCtrs := map[string]cluster.CopyCounters{}
 			head, got, err := decodeColumns(raw, prefix, gotCtrs)
@@ -55,6 +58,37 @@ func TestColumnsRoundTrip(t *testing.T) {
 	}
 }
 
+// derivedCopies are copies whose loads cluster.Derive would give over dt seconds, but for one
+// load clamped by hand and one copy whose loads are unknown.
+func derivedCopies(dt float64) []cluster.Copy {
+	var out []cluster.Copy
+	for i := range 200 {
+		w, r := int64(i*i*37), int64(i*1013)
+		out = append(out, cluster.Copy{Index: fmt.Sprintf("ix-%03d", i/5), Shard: i % 5, State: cluster.StateStarted, Node: "n",
+			WriteLoad: float64(w) / 1000 / dt, SearchLoad: float64(r) / 1000 / dt, LoadKnown: true})
+	}
+	out[7].WriteLoad = 0.1
+	out[9].WriteLoad, out[9].SearchLoad, out[9].LoadKnown = 0, 0, false
+	return out
+}
+
+// Loads stored as the counter growth they came from take far fewer bytes than as floats.
+func TestDerivedLoadsShrink(t *testing.T) {
+	none := func(*cluster.Copy) (cluster.CopyCounters, bool) { return cluster.CopyCounters{}, false }
+	copies := derivedCopies(30.017)
+	asDerived, err := state.Compress(encodeColumns(nil, nil, copies, none, 30.017))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asFloats, err := state.Compress(encodeColumns(nil, nil, copies, none, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if 2*len(asDerived) > len(asFloats) {
+		t.Errorf("derived loads: %d bytes compressed, want at most half the %d of floats", len(asDerived), len(asFloats))
+	}
+}
+
 // Every truncation and a wrong version or trailing bytes are errors, never a panic or a quietly
 // short snapshot.
 func TestDecodeColumnsRejectsCorrupt(t *testing.T) {
@@ -62,7 +96,8 @@ func TestDecodeColumnsRejectsCorrupt(t *testing.T) {
 	raw := encodeColumns(nil, []byte("head"), snap.Copies, func(c *cluster.Copy) (cluster.CopyCounters, bool) {
 		v, ok := ctrs.Copies[cluster.CopyKey(c.Index, c.Shard, c.Node)]
 		return v, ok
-	})
+	}, 0)
+	derived := encodeColumns(nil, nil, derivedCopies(30), func(*cluster.Copy) (cluster.CopyCounters, bool) { return cluster.CopyCounters{}, false }, 30)
 	cases := map[string][]byte{
 		"another version": append([]byte{columnsVersion + 1}, raw[1:]...),
 		"trailing bytes":  append(append([]byte{}, raw...), 0),
@@ -70,6 +105,9 @@ func TestDecodeColumnsRejectsCorrupt(t *testing.T) {
 	}
 	for n := 1; n < len(raw); n++ {
 		cases[fmt.Sprintf("cut at %d of %d bytes", n, len(raw))] = raw[:n]
+	}
+	for n := 1; n < len(derived); n++ {
+		cases[fmt.Sprintf("derived loads cut at %d of %d bytes", n, len(derived))] = derived[:n]
 	}
 	for name, b := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -147,7 +185,7 @@ func TestFortyThousandIndicesFitItems(t *testing.T) {
 	}
 	snap, ctrs := manyIndices(40000)
 	st := &sizeStore{Store: store()}
-	key, err := Save(t.Context(), st, snap, ctrs, time.Hour, t0)
+	key, err := Save(t.Context(), st, snap, ctrs, nil, time.Hour, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,5 +210,42 @@ func TestFortyThousandIndicesFailedFormat1(t *testing.T) {
 	snap, ctrs := manyIndices(40000)
 	if _, err := saveFormat1(t.Context(), store(), snap, ctrs, time.Hour, t0); !errors.Is(err, state.ErrTooLarge) {
 		t.Errorf("format 1: got %v, want %v", err, state.ErrTooLarge)
+	}
+}
+
+// A snapshot derived from two samples, saved with the earlier counters, loads exactly as derived.
+func TestSaveDerivedRoundTrip(t *testing.T) {
+	cur, ctrs := small(t0)
+	prev := cluster.Counters{At: t0.Add(-30 * time.Second), Nodes: map[string]cluster.NodeCounters{}, Copies: map[string]cluster.CopyCounters{}}
+	for id, n := range ctrs.Nodes {
+		n.At = n.At.Add(-30017 * time.Millisecond)
+		n.WriteCompleted -= 100
+		prev.Nodes[id] = n
+	}
+	for k, c := range ctrs.Copies {
+		prev.Copies[k] = cluster.CopyCounters{IndexTimeMillis: c.IndexTimeMillis * 2 / 3, SearchTimeMillis: c.SearchTimeMillis / 3}
+	}
+	snap := cluster.Derive(&prev, cluster.Sample{Snapshot: *cur, Counters: ctrs})
+	snap.Sort()
+	known := 0
+	for _, c := range snap.Copies {
+		if c.LoadKnown && c.WriteLoad > 0 {
+			known++
+		}
+	}
+	if known == 0 {
+		t.Fatal("fixture: no copy has a derived load")
+	}
+	st := store()
+	key, err := Save(t.Context(), st, &snap, ctrs, &prev, time.Hour, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, gotCtrs, err := Load(t.Context(), st, snap.Cluster, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, &snap) || !reflect.DeepEqual(gotCtrs, &ctrs) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got.Copies, snap.Copies)
 	}
 }

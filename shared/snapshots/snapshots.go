@@ -97,8 +97,10 @@ func unplacedSK(key string, i int) string    { return fmt.Sprintf("%s#unplaced#%
 func indicesSK(key string, i int) string     { return fmt.Sprintf("%s#indices#%04d", key, i) }
 
 // Save stores the snapshot and the counters it was derived from, and points "latest" at it. It
-// writes format 2: indices in items of their own, copies as columns (see columns.go).
-func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs cluster.Counters, ttl time.Duration, now time.Time) (string, error) {
+// writes format 2: indices in items of their own, copies as columns (see columns.go). prev, when
+// given, are the counters the snapshot's loads were derived from (cluster.Derive): each node's
+// interval between them lets loads be stored as the counter growth they came from, in fewer bytes.
+func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs cluster.Counters, prev *cluster.Counters, ttl time.Duration, now time.Time) (string, error) {
 	key := Key(snap.At)
 	pk := PK(snap.Cluster)
 	exp := time.Time{}
@@ -137,6 +139,13 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 	}
 	enc := &columnEncoder{counters: ctrs.Copies}
 	for _, id := range m.NodeIDs {
+		enc.dt = 0
+		if now, ok := ctrs.Nodes[id]; ok && prev != nil {
+			if before, ok := prev.Nodes[id]; ok {
+				// As cluster.Derive's nodeIntervals has it.
+				enc.dt = now.At.Sub(before.At).Seconds()
+			}
+		}
 		parts, err := splitEncode(len(chunks[id].Copies), partBytes, func(lo, hi int) ([]byte, error) { return enc.nodePart(chunks[id], lo, hi) })
 		if err != nil {
 			return "", fmt.Errorf("save snapshot %s node %s: %w", key, id, err)
@@ -146,6 +155,7 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 		}
 		m.NodeParts = append(m.NodeParts, len(parts))
 	}
+	enc.dt = 0
 	parts, err := splitEncode(len(unplaced), partBytes, func(lo, hi int) ([]byte, error) { return enc.encode(nil, unplaced[lo:hi], false) })
 	if err != nil {
 		return "", fmt.Errorf("save snapshot %s unplaced copies: %w", key, err)
@@ -181,7 +191,9 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 // buffer.
 type columnEncoder struct {
 	counters map[string]cluster.CopyCounters
-	buf      []byte
+	// dt is the interval the loads of the copies being encoded were derived over.
+	dt  float64
+	buf []byte
 }
 
 // nodePart encodes the part of c holding copies lo to hi; part 0 also holds the node and its
@@ -206,7 +218,7 @@ func (e *columnEncoder) encode(head []byte, copies []cluster.Copy, withCounters 
 		}
 		v, ok := e.counters[cluster.CopyKey(c.Index, c.Shard, c.Node)]
 		return v, ok
-	})
+	}, e.dt)
 	return state.Compress(e.buf)
 }
 

@@ -67,7 +67,7 @@ func store() *state.Memory { return state.NewMemory(statetest.NewClock(t0).Now) 
 func TestSaveLoadRoundTrip(t *testing.T) {
 	st := store()
 	snap, ctrs := small(t0)
-	key, err := Save(t.Context(), st, snap, ctrs, time.Hour, t0)
+	key, err := Save(t.Context(), st, snap, ctrs, nil, time.Hour, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestLatest(t *testing.T) {
 	var keys []string
 	for i := range 3 {
 		s, c := small(t0.Add(time.Duration(i) * 30 * time.Second))
-		k, err := Save(t.Context(), st, s, c, time.Hour, t0)
+		k, err := Save(t.Context(), st, s, c, nil, time.Hour, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,7 +193,7 @@ func TestLoadErrors(t *testing.T) {
 			clock := statetest.NewClock(t0)
 			st := state.NewMemory(clock.Now)
 			s, c := small(t0)
-			key, err := Save(t.Context(), st, s, c, time.Hour, clock.Now())
+			key, err := Save(t.Context(), st, s, c, nil, time.Hour, clock.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -301,7 +301,7 @@ func TestExpiredLatestIsNone(t *testing.T) {
 	clock := statetest.NewClock(t0)
 	st := state.NewMemory(clock.Now)
 	s, c := small(t0)
-	if _, err := Save(t.Context(), st, s, c, time.Hour, clock.Now()); err != nil {
+	if _, err := Save(t.Context(), st, s, c, nil, time.Hour, clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Latest(t.Context(), st, "prod"); err != nil {
@@ -441,7 +441,7 @@ func saveLarge(t *testing.T, base state.Store, nodes, unassigned int) {
 		t.Fatalf("fixture: %d copies on %d nodes, want 30000 on %d", len(snap.Copies), len(snap.Nodes), nodes)
 	}
 	st := &sizeStore{Store: base}
-	key, err := Save(t.Context(), st, snap, ctrs, time.Hour, t0)
+	key, err := Save(t.Context(), st, snap, ctrs, nil, time.Hour, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
