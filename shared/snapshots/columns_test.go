@@ -29,7 +29,7 @@ func TestColumnsRoundTrip(t *testing.T) {
 		{"loads derived over dt, and some not", nil, derivedCopies(30.017), nil, 30.017},
 		{"odd values", nil, []cluster.Copy{
 			{Index: "ü-index", Shard: 1 << 20, State: "SOMETHING_NEW", Node: "n", RelocatingNode: "m", SizeBytes: -1,
-				WriteLoad: math.Inf(1), SearchLoad: -0.0, LoadKnown: true},
+				WriteLoad: math.Inf(1), SearchLoad: math.Copysign(0, -1), LoadKnown: true},
 			{Index: "", Shard: 0, SizeBytes: math.MaxInt64, WriteLoad: math.SmallestNonzeroFloat64, SearchLoad: math.MaxFloat64},
 		}, map[string]cluster.CopyCounters{cluster.CopyKey("ü-index", 1<<20, "n"): {IndexTimeMillis: math.MinInt64, SearchTimeMillis: -5}}, 30},
 	}

@@ -108,7 +108,7 @@ func PutLarge(ctx context.Context, s Store, key Key, value []byte, prev LargeRef
 	if ttl > 0 {
 		exp = now.Add(ttl)
 	}
-	head := value
+	var head []byte
 	var parts []Item
 	var m manifest
 	packed, err := pack(value)
