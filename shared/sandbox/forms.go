@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/shardwise/shardwise/shared/jsonstrict"
 )
@@ -30,7 +31,9 @@ func (w Warning) String() string { return w.Field + ": " + w.Message }
 //
 // Unknown fields and data after the document are refused, so a misspelled key never silently
 // drops a limit. Every validation error is reported at once (see Validate). Warnings also name
-// every sandbox that keys on an attribute the tasks API does not show (see Unobservable).
+// every sandbox that keys on an attribute the tasks API does not show (see Unobservable), every
+// sandbox only the client-set X-Opaque-Id identifies (Forgeable), and every pair of sandboxes one
+// request can match, with the one that governs it (Overlaps).
 func ParseDocument(data []byte) (Definitions, []Warning, error) {
 	cleaned, warns := dropTrailingCommas(data)
 	var d Definitions
@@ -47,7 +50,7 @@ func ParseDocument(data []byte) (Definitions, []Warning, error) {
 	if err := d.Validate(); err != nil {
 		return Definitions{}, nil, fmt.Errorf("sandbox definitions: %w", err)
 	}
-	return d, append(warns, Unobservable(d)...), nil
+	return d, slices.Concat(warns, Unobservable(d), Forgeable(d), Overlaps(d)), nil
 }
 
 // Parse is ParseDocument without the warnings.
