@@ -161,7 +161,27 @@ func printSummary(w io.Writer, r runner.Result) {
 		r.HotNodeSeconds, r.TimeToCorrectSeconds, r.MaxQueueLatencySeconds, r.P99QueueLatencySeconds, r.RejectedWrites)
 	fmt.Fprintf(w, "  replica changes %d, replica node-hours %.1f, search p99 %.0f ms\n", r.ReplicaChanges, r.ReplicaNodeHours, r.P99SearchLatencyMs)
 	fmt.Fprintf(w, "  plan time p50 %.2f ms max %.2f ms, scale-up signals %d, safety violations %d\n", r.PlanMsP50, r.PlanMsMax, r.ScaleUpSignals, r.SafetyViolations)
-	for _, name := range slices.Sorted(maps.Keys(r.TenantP99SearchLatencyMs)) {
-		fmt.Fprintf(w, "  tenant %s: search p99 %.0f ms, tasks cancelled %d\n", name, r.TenantP99SearchLatencyMs[name], r.TasksCancelledByTenant[name])
+	for _, line := range tenantLines(r.Result) {
+		fmt.Fprintln(w, "  "+line)
 	}
+}
+
+// tenantLines are the per-tenant measures, one line each: the search p99 beside the searches
+// cancelled and rejected. Every tenant is listed (TasksCancelledByTenant has them all); one with
+// no completed search has no p99, which is said rather than printed as 0 ms, the fastest of all.
+func tenantLines(r sim.Result) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(r.TasksCancelledByTenant)) {
+		p99 := "no completions"
+		if v, ok := r.TenantP99SearchLatencyMs[name]; ok {
+			p99 = fmt.Sprintf("%.0f ms", v)
+		}
+		line := fmt.Sprintf("tenant %s: search p99 %s, searches cancelled %d (tasks %d)", name, p99,
+			r.SearchesCancelledByTenant[name], r.TasksCancelledByTenant[name])
+		if n := r.SearchesRejectedByTenant[name]; n > 0 {
+			line += fmt.Sprintf(", rejected %d", n)
+		}
+		out = append(out, line)
+	}
+	return out
 }

@@ -84,6 +84,11 @@ func TestNoisyNeighborContained(t *testing.T) {
 			if res.TasksCancelledByTenant["flood"] == 0 || res.TasksCancelledByTenant["storefront"] != 0 {
 				t.Errorf("cancelled by tenant %v: want the flood's, none of storefront's", res.TasksCancelledByTenant)
 			}
+			if n := res.SearchesCancelledByTenant["flood"]; n == 0 || n > res.TasksCancelledByTenant["flood"] {
+				t.Errorf("flood's searches cancelled %d of its tasks cancelled %d: want some, each search once", n, res.TasksCancelledByTenant["flood"])
+			}
+			t.Logf("storefront p99 %.1f ms (without the flood %.1f ms); searches cancelled %v, rejected %v",
+				p99, quiet, res.SearchesCancelledByTenant, res.SearchesRejectedByTenant)
 		})
 	}
 }

@@ -210,6 +210,9 @@ type Result struct {
 	// when the scenario has tenants.
 	TasksCancelledByTenant   map[string]int     `json:"tasks_cancelled_by_tenant,omitempty"`
 	TenantP99SearchLatencyMs map[string]float64 `json:"tenant_p99_search_latency_ms,omitempty"`
+	// SearchesCancelledByTenant counts, per tenant, the searches a cancellation reached (by a
+	// cancel request or by the workload-management plugin), each once; set with tenants.
+	SearchesCancelledByTenant map[string]int `json:"searches_cancelled_by_tenant,omitempty"`
 	// SearchesRejectedByTenant counts, per tenant, the searches the workload-management plugin
 	// rejected on arrival, whole or on a shard (wlm_enforce.go); tenants with none are left out.
 	SearchesRejectedByTenant map[string]int `json:"searches_rejected_by_tenant,omitempty"`

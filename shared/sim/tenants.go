@@ -56,8 +56,11 @@ type tenant struct {
 	pending []*tenantQuery
 
 	cancelled int
-	rejected  int        // searches the workload-management plugin rejected, whole or on a shard
-	latency   []weighted // ms, weighted by queries
+	// searchesCancelled counts the searches a cancellation reached, each once however many of its
+	// tasks were cancelled.
+	searchesCancelled int
+	rejected          int        // searches the workload-management plugin rejected, whole or on a shard
+	latency           []weighted // ms, weighted by queries
 }
 
 // tenantBatch is one tick's arrivals, between the load computation and the pools' step.
@@ -86,6 +89,15 @@ type tenantQuery struct {
 	shards    []*tenantShardTask
 	group     string // the workload group's id the plugin gave it on arrival; "" default
 	rejected  bool   // rejected by the plugin on arrival, on its coordinating node or a shard's
+	counted   bool   // counted in its tenant's searchesCancelled
+}
+
+// countCancelled counts the search as cancelled, once.
+func (q *tenantQuery) countCancelled() {
+	if !q.counted {
+		q.counted = true
+		q.tn.searchesCancelled++
+	}
 }
 
 // end is when the query's slowest shard-level task is done.
@@ -452,6 +464,7 @@ func (s *Sim) cancelTenantTask(t *simTask) {
 		}
 	}
 	q.tn.cancelled++
+	q.countCancelled()
 }
 
 // tenantResults fills the result's per-tenant measures.
@@ -461,8 +474,10 @@ func (s *Sim) tenantResults(r *Result) {
 	}
 	r.TasksCancelledByTenant = map[string]int{}
 	r.TenantP99SearchLatencyMs = map[string]float64{}
+	r.SearchesCancelledByTenant = map[string]int{}
 	for _, tn := range s.tenants {
 		r.TasksCancelledByTenant[tn.spec.Name] = tn.cancelled
+		r.SearchesCancelledByTenant[tn.spec.Name] = tn.searchesCancelled
 		if tn.rejected > 0 {
 			if r.SearchesRejectedByTenant == nil {
 				r.SearchesRejectedByTenant = map[string]int{}

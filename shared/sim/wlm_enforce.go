@@ -397,6 +397,7 @@ func (s *Sim) cancelOver(api, mode string, n *node, g *wlmGroup, tasks []wlmTask
 	for _, tk := range selected {
 		s.stopShardTask(tk.c, x)
 		tk.c.q.tn.cancelled++
+		tk.c.q.countCancelled()
 		st.cancellations++
 		for _, i := range reasons {
 			st.res[i].cancellations++
