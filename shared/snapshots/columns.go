@@ -9,30 +9,33 @@ import (
 	"github.com/shardwise/shardwise/shared/cluster"
 )
 
-// A chunk of format 2 holds its copies as columns rather than JSON objects: the strings once each
-// in a table, every other field as one run of varints or, for the loads, of float bits split into
-// byte planes (the high bytes of similar floats repeat, which the compressor then finds). Decoding
-// is a few passes over a byte slice with no reflection, and a 30,000-copy snapshot stores in about
-// a third of the bytes of its JSON, compressed both.
+// A copies item of format 2 holds a run of the snapshot's copies, in the snapshot's order, as
+// columns rather than JSON objects: the strings once each in a table, every other field as one run
+// of varints. Decoding is a few passes over a byte slice with no reflection.
+//
+// Two things make the columns small. A copy's loads are its counters' growth over its node's
+// interval dt (cluster.Derive): w = float64(Δms)/1000/dt. Where a load is exactly that for a whole
+// Δms, checked bit for bit, the column holds Δms, two or three bytes, instead of the eight of a
+// float that compression cannot shrink; any other load is stored as it is. And the copies of one
+// shard sit side by side in the snapshot's order, with nearly the same size, counters and growth:
+// each number of a copy following another copy of its shard is stored as the difference.
 //
 //	byte     columnsVersion
-//	uvarint  length of head, then head: the chunk's JSON header (a node and its counters), or none
 //	uvarint  n, the copies
 //	uvarint  count of strings, then each as uvarint length and bytes; string 0 is ""
+//	uvarint  count of intervals, then each as the string number of a node and its dt (float64
+//	         bits, big-endian)
 //	n × uvarint  index, node, relocating node, state: string numbers, one column each
 //	n × uvarint  shard
 //	n × byte     flags: flagPrimary, flagLoadKnown, flagCounters, flagDerived
 //	n × varint   size in bytes
-//	8 bytes      dt, the seconds the loads were derived over (float64 bits, big-endian)
 //	d × varint   for the d copies with flagDerived, Δ index time in ms; then Δ search time in ms
 //	8 × u bytes  write load of the u = n - d other copies, float64 bits, most significant byte
 //	             plane first; then their search load, likewise
 //	m × varint   index time in ms of the m copies with flagCounters, then their search time in ms
 //
-// A copy's loads are its counters' growth over its node's interval dt (cluster.Derive): w =
-// float64(Δms)/1000/dt. Where the loads are exactly that for some whole Δms, checked bit for bit,
-// the chunk stores Δms, two or three bytes, instead of the eight of a float that compression
-// cannot shrink; any other load is stored as it is.
+// Every varint column is "paired": a value whose copy is of the same shard as the column's
+// previous copy is stored as the difference from that copy's value.
 const columnsVersion = 2
 
 const (
@@ -56,12 +59,38 @@ func derivedMillis(load, dt float64) (int64, bool) {
 	return d, math.Float64bits(float64(d)/1000/dt) == math.Float64bits(load)
 }
 
-// encodeColumns appends the column encoding of copies, with head, to dst; dt is the seconds the
-// copies' loads were derived over (0: unknown).
-func encodeColumns(dst, head []byte, copies []cluster.Copy, ctrs copyCounters, dt float64) []byte {
+// pairs writes or reads one paired varint column.
+type pairs struct {
+	prev    int64
+	index   string
+	shard   int
+	started bool
+}
+
+// delta is what the column stores for v, the value of copy c.
+func (p *pairs) delta(c *cluster.Copy, v int64) int64 {
+	d := v
+	if p.started && p.index == c.Index && p.shard == c.Shard {
+		d = v - p.prev
+	}
+	p.prev, p.index, p.shard, p.started = v, c.Index, c.Shard, true
+	return d
+}
+
+// value is the value of copy c whose column holds d.
+func (p *pairs) value(c *cluster.Copy, d int64) int64 {
+	v := d
+	if p.started && p.index == c.Index && p.shard == c.Shard {
+		v = p.prev + d
+	}
+	p.prev, p.index, p.shard, p.started = v, c.Index, c.Shard, true
+	return v
+}
+
+// encodeColumns appends the column encoding of copies to dst. dt gives the interval each node's
+// loads were derived over (absent or 0: unknown).
+func encodeColumns(dst []byte, copies []cluster.Copy, ctrs copyCounters, dt map[string]float64) []byte {
 	dst = append(dst, columnsVersion)
-	dst = binary.AppendUvarint(dst, uint64(len(head)))
-	dst = append(dst, head...)
 	dst = binary.AppendUvarint(dst, uint64(len(copies)))
 	strs := map[string]uint64{"": 0}
 	table := []string{""}
@@ -74,15 +103,27 @@ func encodeColumns(dst, head []byte, copies []cluster.Copy, ctrs copyCounters, d
 		}
 		return i
 	}
-	refs := make([]uint64, 4*len(copies))
+	n := len(copies)
+	refs := make([]uint64, 4*n)
 	for i := range copies {
 		c := &copies[i]
-		refs[i], refs[len(copies)+i], refs[2*len(copies)+i], refs[3*len(copies)+i] = ref(c.Index), ref(c.Node), ref(c.RelocatingNode), ref(c.State)
+		refs[i], refs[n+i], refs[2*n+i], refs[3*n+i] = ref(c.Index), ref(c.Node), ref(c.RelocatingNode), ref(c.State)
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(table)))
 	for _, s := range table {
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		dst = append(dst, s...)
+	}
+	var nodes []uint64
+	for i, s := range table {
+		if dt[s] > 0 {
+			nodes = append(nodes, uint64(i))
+		}
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(nodes)))
+	for _, i := range nodes {
+		dst = binary.AppendUvarint(dst, i)
+		dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(dt[table[i]]))
 	}
 	for _, r := range refs {
 		dst = binary.AppendUvarint(dst, r)
@@ -90,20 +131,17 @@ func encodeColumns(dst, head []byte, copies []cluster.Copy, ctrs copyCounters, d
 	for i := range copies {
 		dst = binary.AppendUvarint(dst, uint64(copies[i].Shard))
 	}
-	var counted []cluster.CopyCounters
+	type counted struct {
+		c *cluster.Copy
+		v cluster.CopyCounters
+	}
+	var withCtrs []counted
+	var derived []*cluster.Copy
 	var dw, dr []int64
 	var raw []cluster.Copy
 	for i := range copies {
 		c := &copies[i]
 		var f byte
-		w, wok := derivedMillis(c.WriteLoad, dt)
-		r, rok := derivedMillis(c.SearchLoad, dt)
-		if wok && rok {
-			f |= flagDerived
-			dw, dr = append(dw, w), append(dr, r)
-		} else {
-			raw = append(raw, *c)
-		}
 		if c.Primary {
 			f |= flagPrimary
 		}
@@ -112,27 +150,37 @@ func encodeColumns(dst, head []byte, copies []cluster.Copy, ctrs copyCounters, d
 		}
 		if v, ok := ctrs(c); ok {
 			f |= flagCounters
-			counted = append(counted, v)
+			withCtrs = append(withCtrs, counted{c, v})
+		}
+		w, wok := derivedMillis(c.WriteLoad, dt[c.Node])
+		r, rok := derivedMillis(c.SearchLoad, dt[c.Node])
+		if wok && rok {
+			f |= flagDerived
+			derived, dw, dr = append(derived, c), append(dw, w), append(dr, r)
+		} else {
+			raw = append(raw, *c)
 		}
 		dst = append(dst, f)
 	}
+	var size pairs
 	for i := range copies {
-		dst = binary.AppendVarint(dst, copies[i].SizeBytes)
+		dst = binary.AppendVarint(dst, size.delta(&copies[i], copies[i].SizeBytes))
 	}
-	dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(dt))
-	for _, d := range dw {
-		dst = binary.AppendVarint(dst, d)
+	var pw, pr pairs
+	for i, c := range derived {
+		dst = binary.AppendVarint(dst, pw.delta(c, dw[i]))
 	}
-	for _, d := range dr {
-		dst = binary.AppendVarint(dst, d)
+	for i, c := range derived {
+		dst = binary.AppendVarint(dst, pr.delta(c, dr[i]))
 	}
 	dst = appendPlanes(dst, raw, func(c *cluster.Copy) float64 { return c.WriteLoad })
 	dst = appendPlanes(dst, raw, func(c *cluster.Copy) float64 { return c.SearchLoad })
-	for _, v := range counted {
-		dst = binary.AppendVarint(dst, v.IndexTimeMillis)
+	var pi, ps pairs
+	for _, w := range withCtrs {
+		dst = binary.AppendVarint(dst, pi.delta(w.c, w.v.IndexTimeMillis))
 	}
-	for _, v := range counted {
-		dst = binary.AppendVarint(dst, v.SearchTimeMillis)
+	for _, w := range withCtrs {
+		dst = binary.AppendVarint(dst, ps.delta(w.c, w.v.SearchTimeMillis))
 	}
 	return dst
 }
@@ -196,14 +244,21 @@ func (r *columnReader) bytes(n uint64, what string) []byte {
 	return out
 }
 
-// decodeColumns reads a chunk written by encodeColumns: its head, and its copies appended to
-// copies. Each copy's counters go to ctrs under cluster.CopyKey.
-func decodeColumns(raw []byte, copies []cluster.Copy, ctrs map[string]cluster.CopyCounters) (head []byte, _ []cluster.Copy, _ error) {
-	r := &columnReader{b: raw}
-	if v := r.bytes(1, "version"); r.err == nil && v[0] != columnsVersion {
-		return nil, copies, fmt.Errorf("%w: version %d, want %d", errColumns, v[0], columnsVersion)
+// decodeColumns reads a chunk written by encodeColumns, appending its copies to copies. Each
+// copy's counters go to ctrs under cluster.CopyKey.
+func decodeColumns(raw []byte, copies []cluster.Copy, ctrs map[string]cluster.CopyCounters) ([]cluster.Copy, error) {
+	start := len(copies)
+	out, err := readColumns(&columnReader{b: raw}, ctrs)
+	if err != nil {
+		return copies[:start], err
 	}
-	head = r.bytes(r.uvarint("head length"), "head")
+	return append(copies, out...), nil
+}
+
+func readColumns(r *columnReader, ctrs map[string]cluster.CopyCounters) ([]cluster.Copy, error) {
+	if v := r.bytes(1, "version"); r.err == nil && v[0] != columnsVersion {
+		return nil, fmt.Errorf("%w: version %d, want %d", errColumns, v[0], columnsVersion)
+	}
 	n := r.uvarint("copy count")
 	// Every copy takes at least 9 bytes (4 string numbers, a shard, flags, a size, 2 load bytes):
 	// a count beyond that is corrupt, and must not size an allocation.
@@ -218,70 +273,88 @@ func decodeColumns(raw []byte, copies []cluster.Copy, ctrs map[string]cluster.Co
 	for range ns {
 		table = append(table, string(r.bytes(r.uvarint("string length"), "string")))
 	}
+	nd := r.uvarint("interval count")
+	if nd > uint64(len(r.b))/9 {
+		r.fail("interval count")
+	}
+	dt := make([]float64, len(table))
+	for range nd {
+		i := r.uvarint("interval node")
+		bits := r.bytes(8, "interval")
+		if r.err != nil {
+			break
+		}
+		if i >= uint64(len(table)) {
+			r.fail("interval node")
+			break
+		}
+		dt[i] = math.Float64frombits(binary.BigEndian.Uint64(bits))
+	}
 	if r.err != nil {
-		return nil, copies, r.err
+		return nil, r.err
 	}
 	if len(table) == 0 || table[0] != "" {
-		return nil, copies, fmt.Errorf("%w: string 0 is not empty", errColumns)
+		return nil, fmt.Errorf("%w: string 0 is not empty", errColumns)
 	}
-	start := len(copies)
-	copies = append(copies, make([]cluster.Copy, n)...)
-	out := copies[start:]
-	str := func(what string) string {
+	out := make([]cluster.Copy, n)
+	nodeRefs := make([]uint64, n)
+	str := func(what string) (string, uint64) {
 		i := r.uvarint(what)
 		if i >= uint64(len(table)) {
 			r.fail(what)
-			return ""
+			return "", 0
 		}
-		return table[i]
+		return table[i], i
 	}
 	for i := range out {
-		out[i].Index = str("index")
+		out[i].Index, _ = str("index")
 	}
 	for i := range out {
-		out[i].Node = str("node")
+		out[i].Node, nodeRefs[i] = str("node")
 	}
 	for i := range out {
-		out[i].RelocatingNode = str("relocating node")
+		out[i].RelocatingNode, _ = str("relocating node")
 	}
 	for i := range out {
-		out[i].State = str("state")
+		out[i].State, _ = str("state")
 	}
 	for i := range out {
 		out[i].Shard = int(r.uvarint("shard"))
 	}
 	flags := r.bytes(n, "flags")
+	var size pairs
 	for i := range out {
-		out[i].SizeBytes = r.varint("size")
+		out[i].SizeBytes = size.value(&out[i], r.varint("size"))
 	}
-	dtBits := r.bytes(8, "interval")
 	if r.err != nil {
-		return nil, copies[:start], r.err
+		return nil, r.err
 	}
-	dt := math.Float64frombits(binary.BigEndian.Uint64(dtBits))
-	derived := 0
+	var derived []int
 	for i := range out {
 		if flags[i]&flagDerived != 0 {
-			derived++
+			derived = append(derived, i)
 		}
 	}
-	for i := range out {
-		if flags[i]&flagDerived != 0 {
-			out[i].WriteLoad = float64(r.varint("write Δms")) / 1000 / dt
+	for _, i := range derived {
+		if dt[nodeRefs[i]] <= 0 {
+			return nil, fmt.Errorf("%w: a derived load on node %q, which has no interval", errColumns, out[i].Node)
 		}
 	}
-	for i := range out {
-		if flags[i]&flagDerived != 0 {
-			out[i].SearchLoad = float64(r.varint("search Δms")) / 1000 / dt
-		}
+	var pw, pr pairs
+	for _, i := range derived {
+		out[i].WriteLoad = float64(pw.value(&out[i], r.varint("write Δms"))) / 1000 / dt[nodeRefs[i]]
 	}
-	u := len(out) - derived
+	for _, i := range derived {
+		out[i].SearchLoad = float64(pr.value(&out[i], r.varint("search Δms"))) / 1000 / dt[nodeRefs[i]]
+	}
+	u := len(out) - len(derived)
 	write := r.bytes(uint64(8*u), "write load")
 	search := r.bytes(uint64(8*u), "search load")
 	if r.err != nil {
-		return nil, copies[:start], r.err
+		return nil, r.err
 	}
-	counted, k := 0, 0
+	var counted []int
+	k := 0
 	for i := range out {
 		out[i].Primary = flags[i]&flagPrimary != 0
 		out[i].LoadKnown = flags[i]&flagLoadKnown != 0
@@ -291,29 +364,29 @@ func decodeColumns(raw []byte, copies []cluster.Copy, ctrs map[string]cluster.Co
 			k++
 		}
 		if flags[i]&flagCounters != 0 {
-			counted++
+			counted = append(counted, i)
 		}
 	}
-	idx := make([]int64, counted)
-	for i := range idx {
-		idx[i] = r.varint("index time")
+	idx := make([]int64, len(counted))
+	var pi, ps pairs
+	for j, i := range counted {
+		idx[j] = pi.value(&out[i], r.varint("index time"))
 	}
-	j := 0
-	for i := range out {
-		if flags[i]&flagCounters == 0 {
-			continue
-		}
+	for j, i := range counted {
 		c := &out[i]
-		ctrs[cluster.CopyKey(c.Index, c.Shard, c.Node)] = cluster.CopyCounters{IndexTimeMillis: idx[j], SearchTimeMillis: r.varint("search time")}
-		j++
+		v := cluster.CopyCounters{IndexTimeMillis: idx[j], SearchTimeMillis: ps.value(c, r.varint("search time"))}
+		if r.err != nil {
+			return nil, r.err
+		}
+		ctrs[cluster.CopyKey(c.Index, c.Shard, c.Node)] = v
 	}
 	if r.err != nil {
-		return nil, copies[:start], r.err
+		return nil, r.err
 	}
 	if len(r.b) != 0 {
-		return nil, copies[:start], fmt.Errorf("%w: %d bytes after the last column", errColumns, len(r.b))
+		return nil, fmt.Errorf("%w: %d bytes after the last column", errColumns, len(r.b))
 	}
-	return head, copies, nil
+	return out, nil
 }
 
 func planeFloat(planes []byte, n, i int) float64 {

@@ -17,36 +17,35 @@ func TestColumnsRoundTrip(t *testing.T) {
 	snap, ctrs := small(t0)
 	cases := []struct {
 		name   string
-		head   []byte
 		copies []cluster.Copy
 		ctrs   map[string]cluster.CopyCounters
-		dt     float64
+		dt     map[string]float64
 	}{
-		{"no copies", nil, nil, nil, 0},
-		{"a head and no copies", []byte(`{"node":{"id":"a"}}`), nil, nil, 30},
-		{"the small snapshot's copies, some with counters", []byte("head"), snap.Copies, ctrs.Copies, 0},
-		{"the small snapshot's copies, loads not derived over dt", []byte("head"), snap.Copies, ctrs.Copies, 29.997},
-		{"loads derived over dt, and some not", nil, derivedCopies(30.017), nil, 30.017},
-		{"odd values", nil, []cluster.Copy{
+		{"no copies", nil, nil, nil},
+		{"the small snapshot's copies, some with counters", snap.Copies, ctrs.Copies, nil},
+		{"the small snapshot's copies, loads not derived over dt", snap.Copies, ctrs.Copies, map[string]float64{"id-node-a": 29.997, "id-node-c": 30}},
+		{"loads derived over dt, and some not", derivedCopies(30.017), nil, map[string]float64{"n": 30.017, "m": 10}},
+		{"odd values", []cluster.Copy{
 			{Index: "ü-index", Shard: 1 << 20, State: "SOMETHING_NEW", Node: "n", RelocatingNode: "m", SizeBytes: -1,
 				WriteLoad: math.Inf(1), SearchLoad: math.Copysign(0, -1), LoadKnown: true},
-			{Index: "", Shard: 0, SizeBytes: math.MaxInt64, WriteLoad: math.SmallestNonzeroFloat64, SearchLoad: math.MaxFloat64},
-		}, map[string]cluster.CopyCounters{cluster.CopyKey("ü-index", 1<<20, "n"): {IndexTimeMillis: math.MinInt64, SearchTimeMillis: -5}}, 30},
+			{Index: "ü-index", Shard: 1 << 20, Node: "m", SizeBytes: math.MaxInt64, WriteLoad: math.SmallestNonzeroFloat64, SearchLoad: math.MaxFloat64},
+			{Index: "", Shard: 0, SizeBytes: math.MinInt64},
+		}, map[string]cluster.CopyCounters{
+			cluster.CopyKey("ü-index", 1<<20, "n"): {IndexTimeMillis: math.MinInt64, SearchTimeMillis: -5},
+			cluster.CopyKey("ü-index", 1<<20, "m"): {IndexTimeMillis: math.MaxInt64, SearchTimeMillis: 5},
+		}, map[string]float64{"n": 30}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			raw := encodeColumns(nil, tc.head, tc.copies, func(c *cluster.Copy) (cluster.CopyCounters, bool) {
+			raw := encodeColumns(nil, tc.copies, func(c *cluster.Copy) (cluster.CopyCounters, bool) {
 				v, ok := tc.ctrs[cluster.CopyKey(c.Index, c.Shard, c.Node)]
 				return v, ok
 			}, tc.dt)
 			prefix := []cluster.Copy{{Index: "kept"}}
 			gotCtrs := map[string]cluster.CopyCounters{}
-			head, got, err := decodeColumns(raw, prefix, gotCtrs)
+			got, err := decodeColumns(raw, prefix, gotCtrs)
 			if err != nil {
 				t.Fatal(err)
-			}
-			if string(head) != string(tc.head) {
-				t.Errorf("head: got %q want %q", head, tc.head)
 			}
 			if want := append([]cluster.Copy{{Index: "kept"}}, tc.copies...); !reflect.DeepEqual(got, want) {
 				t.Errorf("copies:\n got %+v\nwant %+v", got, want)
@@ -76,11 +75,11 @@ func derivedCopies(dt float64) []cluster.Copy {
 func TestDerivedLoadsShrink(t *testing.T) {
 	none := func(*cluster.Copy) (cluster.CopyCounters, bool) { return cluster.CopyCounters{}, false }
 	copies := derivedCopies(30.017)
-	asDerived, err := state.Compress(encodeColumns(nil, nil, copies, none, 30.017))
+	asDerived, err := state.Compress(encodeColumns(nil, copies, none, map[string]float64{"n": 30.017}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	asFloats, err := state.Compress(encodeColumns(nil, nil, copies, none, 0))
+	asFloats, err := state.Compress(encodeColumns(nil, copies, none, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,11 +92,11 @@ func TestDerivedLoadsShrink(t *testing.T) {
 // short snapshot.
 func TestDecodeColumnsRejectsCorrupt(t *testing.T) {
 	snap, ctrs := small(t0)
-	raw := encodeColumns(nil, []byte("head"), snap.Copies, func(c *cluster.Copy) (cluster.CopyCounters, bool) {
+	raw := encodeColumns(nil, snap.Copies, func(c *cluster.Copy) (cluster.CopyCounters, bool) {
 		v, ok := ctrs.Copies[cluster.CopyKey(c.Index, c.Shard, c.Node)]
 		return v, ok
-	}, 0)
-	derived := encodeColumns(nil, nil, derivedCopies(30), func(*cluster.Copy) (cluster.CopyCounters, bool) { return cluster.CopyCounters{}, false }, 30)
+	}, nil)
+	derived := encodeColumns(nil, derivedCopies(30), func(*cluster.Copy) (cluster.CopyCounters, bool) { return cluster.CopyCounters{}, false }, map[string]float64{"n": 30})
 	cases := map[string][]byte{
 		"another version": append([]byte{columnsVersion + 1}, raw[1:]...),
 		"trailing bytes":  append(append([]byte{}, raw...), 0),
@@ -111,7 +110,7 @@ func TestDecodeColumnsRejectsCorrupt(t *testing.T) {
 	}
 	for name, b := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, got, err := decodeColumns(b, nil, map[string]cluster.CopyCounters{})
+			got, err := decodeColumns(b, nil, map[string]cluster.CopyCounters{})
 			if !errors.Is(err, errColumns) {
 				t.Errorf("got %d copies and error %v, want %v", len(got), err, errColumns)
 			}

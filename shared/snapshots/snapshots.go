@@ -1,16 +1,19 @@
-// Package snapshots stores cluster snapshots in the state table so a 30,000-shard cluster fits
-// DynamoDB's 400 KB item limit and no partition takes the whole write burst. A snapshot is a meta
-// item (health, settings, indices and the layout below) in the cluster's partition, and chunk
-// items of at most partBytes each: a node's copies and their counters in as many parts as they
-// need, and the copies no node chunk holds (unassigned ones). Chunk items are spread over up to
-// maxPartitions partition keys of their own, about partitionBytes each. The meta item is written
-// last, so a reader never sees half a snapshot. The counters stored with a snapshot are the
-// "previous counters" the next ingest derives rates from.
+// Package snapshots stores cluster snapshots in the state table so a cluster of 100,000 shard
+// copies and tens of thousands of indices fits DynamoDB's 400 KB item limit and no partition takes
+// the whole write burst. A snapshot is a meta item (health, settings and the layout below) in the
+// cluster's partition, and items of at most partBytes each holding its indices, its nodes with
+// their counters, and its copies with theirs, the copies as compressed columns (columns.go).
+// These items are spread over up to maxPartitions partition keys of their own, about
+// partitionBytes each. The meta item is written last, so a reader never sees half a snapshot. The
+// counters stored with a snapshot are the "previous counters" the next ingest derives rates from.
+//
+// Load also reads the format written before (format 1: the indices in the meta item, one JSON
+// chunk per node in parts, and before that one unspread item per node), so that snapshots stored
+// before an upgrade stay readable for their TTL.
 package snapshots
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -66,8 +69,11 @@ type meta struct {
 	Partitions int `json:"partitions,omitempty"`
 	// NodeParts holds, for each of NodeIDs, how many items its chunk takes.
 	NodeParts []int `json:"node_parts,omitempty"`
-	// IndexParts counts the items holding Indices in format 2.
+	// IndexParts, NodeItems and CopyItems count the items holding the indices, the nodes with
+	// their counters, and the copies with theirs, in format 2.
 	IndexParts int `json:"index_parts,omitempty"`
+	NodeItems  int `json:"node_items,omitempty"`
+	CopyItems  int `json:"copy_items,omitempty"`
 	// Copies is how many copies the snapshot holds, so that Load allocates once (format 2).
 	Copies int `json:"copies,omitempty"`
 }
@@ -79,13 +85,14 @@ const (
 	copiesHint = 1 << 20
 )
 
-// nodeChunk is one part of a node's chunk. Part 0 carries the node and its counters; every part
-// carries some of its copies and their counters.
+// nodeChunk is a node and its counters (format 2's nodes items hold a list of them) or, in format
+// 1, one part of a node's chunk: part 0 carries the node and its counters, every part some of its
+// copies and their counters.
 type nodeChunk struct {
 	Node     cluster.Node                    `json:"node"`
-	Copies   []cluster.Copy                  `json:"copies"`
+	Copies   []cluster.Copy                  `json:"copies,omitempty"`
 	Counters cluster.NodeCounters            `json:"counters"`
-	CopyCtrs map[string]cluster.CopyCounters `json:"copy_counters"`
+	CopyCtrs map[string]cluster.CopyCounters `json:"copy_counters,omitempty"`
 	HasCtrs  bool                            `json:"has_counters"`
 }
 
@@ -95,11 +102,14 @@ func Key(at time.Time) string { return "snap#" + at.UTC().Format(keyLayout) }
 func nodeSK(key, id string, part int) string { return fmt.Sprintf("%s#node#%s#%04d", key, id, part) }
 func unplacedSK(key string, i int) string    { return fmt.Sprintf("%s#unplaced#%04d", key, i) }
 func indicesSK(key string, i int) string     { return fmt.Sprintf("%s#indices#%04d", key, i) }
+func nodesSK(key string, i int) string       { return fmt.Sprintf("%s#nodes#%04d", key, i) }
+func copiesSK(key string, i int) string      { return fmt.Sprintf("%s#copies#%04d", key, i) }
 
 // Save stores the snapshot and the counters it was derived from, and points "latest" at it. It
-// writes format 2: indices in items of their own, copies as columns (see columns.go). prev, when
-// given, are the counters the snapshot's loads were derived from (cluster.Derive): each node's
-// interval between them lets loads be stored as the counter growth they came from, in fewer bytes.
+// writes format 2: the indices, the nodes and the copies each in items of their own, the copies
+// as columns (see columns.go) in the snapshot's order. prev, when given, are the counters the
+// snapshot's loads were derived from (cluster.Derive): each node's interval between them lets
+// loads be stored as the counter growth they came from, in fewer bytes.
 func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs cluster.Counters, prev *cluster.Counters, ttl time.Duration, now time.Time) (string, error) {
 	key := Key(snap.At)
 	pk := PK(snap.Cluster)
@@ -107,64 +117,60 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 	if ttl > 0 {
 		exp = now.Add(ttl)
 	}
-	chunks := make(map[string]*nodeChunk, len(snap.Nodes))
 	m := meta{Format: formatColumns, Cluster: snap.Cluster, At: snap.At, IntervalSeconds: snap.IntervalSeconds, Health: snap.Health,
 		Settings: snap.Settings, CountersAt: ctrs.At, Copies: len(snap.Copies)}
-	for _, n := range snap.Nodes {
-		c := &nodeChunk{Node: n}
-		c.Counters, c.HasCtrs = ctrs.Nodes[n.ID]
-		chunks[n.ID] = c
-		m.NodeIDs = append(m.NodeIDs, n.ID)
-	}
-	var unplaced []cluster.Copy
-	for _, c := range snap.Copies {
-		ch, ok := chunks[c.Node]
-		if !ok {
-			unplaced = append(unplaced, c)
-			continue
+	nodes := make([]nodeChunk, len(snap.Nodes))
+	known := make(map[string]bool, len(snap.Nodes))
+	dt := make(map[string]float64, len(snap.Nodes))
+	for i, n := range snap.Nodes {
+		nodes[i].Node = n
+		nodes[i].Counters, nodes[i].HasCtrs = ctrs.Nodes[n.ID]
+		known[n.ID] = true
+		if before, ok := prevNode(prev, n.ID); ok && nodes[i].HasCtrs {
+			// As cluster.Derive's nodeIntervals has it.
+			dt[n.ID] = nodes[i].Counters.At.Sub(before.At).Seconds()
 		}
-		ch.Copies = append(ch.Copies, c)
 	}
 	var values [][]byte
 	var sks []string
-	ixParts, err := splitEncode(len(snap.Indices), partBytes, func(lo, hi int) ([]byte, error) { return state.EncodeJSON(snap.Indices[lo:hi]) })
-	if err != nil {
-		return "", fmt.Errorf("save snapshot %s indices: %w", key, err)
-	}
-	if len(snap.Indices) > 0 {
-		for i, b := range ixParts {
-			values, sks = append(values, b), append(sks, indicesSK(key, i))
+	add := func(what string, n int, sk func(key string, i int) string, encode func(lo, hi int) ([]byte, error)) (int, error) {
+		if n == 0 {
+			return 0, nil
 		}
-		m.IndexParts = len(ixParts)
-	}
-	enc := &columnEncoder{counters: ctrs.Copies}
-	for _, id := range m.NodeIDs {
-		enc.dt = 0
-		if now, ok := ctrs.Nodes[id]; ok && prev != nil {
-			if before, ok := prev.Nodes[id]; ok {
-				// As cluster.Derive's nodeIntervals has it.
-				enc.dt = now.At.Sub(before.At).Seconds()
-			}
-		}
-		parts, err := splitEncode(len(chunks[id].Copies), partBytes, func(lo, hi int) ([]byte, error) { return enc.nodePart(chunks[id], lo, hi) })
+		parts, err := splitEncode(n, partBytes, encode)
 		if err != nil {
-			return "", fmt.Errorf("save snapshot %s node %s: %w", key, id, err)
+			return 0, fmt.Errorf("save snapshot %s %s: %w", key, what, err)
 		}
 		for i, b := range parts {
-			values, sks = append(values, b), append(sks, nodeSK(key, id, i))
+			values, sks = append(values, b), append(sks, sk(key, i))
 		}
-		m.NodeParts = append(m.NodeParts, len(parts))
+		return len(parts), nil
 	}
-	enc.dt = 0
-	parts, err := splitEncode(len(unplaced), partBytes, func(lo, hi int) ([]byte, error) { return enc.encode(nil, unplaced[lo:hi], false) })
-	if err != nil {
-		return "", fmt.Errorf("save snapshot %s unplaced copies: %w", key, err)
+	var err error
+	if m.IndexParts, err = add("indices", len(snap.Indices), indicesSK, func(lo, hi int) ([]byte, error) {
+		return state.EncodeJSON(snap.Indices[lo:hi])
+	}); err != nil {
+		return "", err
 	}
-	if len(unplaced) > 0 {
-		for i, b := range parts {
-			values, sks = append(values, b), append(sks, unplacedSK(key, i))
+	if m.NodeItems, err = add("nodes", len(nodes), nodesSK, func(lo, hi int) ([]byte, error) {
+		return state.EncodeJSON(nodes[lo:hi])
+	}); err != nil {
+		return "", err
+	}
+	var buf []byte
+	// Counters are kept for the copies of known nodes only, as cluster.Derive reads them.
+	counters := func(c *cluster.Copy) (cluster.CopyCounters, bool) {
+		if !known[c.Node] {
+			return cluster.CopyCounters{}, false
 		}
-		m.UnplacedChunks = len(parts)
+		v, ok := ctrs.Copies[cluster.CopyKey(c.Index, c.Shard, c.Node)]
+		return v, ok
+	}
+	if m.CopyItems, err = add("copies", len(snap.Copies), copiesSK, func(lo, hi int) ([]byte, error) {
+		buf = encodeColumns(buf[:0], snap.Copies[lo:hi], counters, dt)
+		return state.Compress(buf)
+	}); err != nil {
+		return "", err
 	}
 	m.Partitions = partitions(values)
 	items := make([]state.Item, len(values))
@@ -187,39 +193,13 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 	return key, nil
 }
 
-// columnEncoder encodes the copies of one snapshot into compressed column chunks, reusing one
-// buffer.
-type columnEncoder struct {
-	counters map[string]cluster.CopyCounters
-	// dt is the interval the loads of the copies being encoded were derived over.
-	dt  float64
-	buf []byte
-}
-
-// nodePart encodes the part of c holding copies lo to hi; part 0 also holds the node and its
-// counters, as JSON.
-func (e *columnEncoder) nodePart(c *nodeChunk, lo, hi int) ([]byte, error) {
-	var head []byte
-	if lo == 0 {
-		var err error
-		if head, err = json.Marshal(nodeChunk{Node: c.Node, Counters: c.Counters, HasCtrs: c.HasCtrs}); err != nil {
-			return nil, fmt.Errorf("encode node %s: %w", c.Node.ID, err)
-		}
+// prevNode returns a node's earlier counters, if any.
+func prevNode(prev *cluster.Counters, id string) (cluster.NodeCounters, bool) {
+	if prev == nil {
+		return cluster.NodeCounters{}, false
 	}
-	return e.encode(head, c.Copies[lo:hi], true)
-}
-
-// encode compresses the column encoding of copies with head; withCounters stores each copy's
-// counters, which only copies on a known node have.
-func (e *columnEncoder) encode(head []byte, copies []cluster.Copy, withCounters bool) ([]byte, error) {
-	e.buf = encodeColumns(e.buf[:0], head, copies, func(c *cluster.Copy) (cluster.CopyCounters, bool) {
-		if !withCounters {
-			return cluster.CopyCounters{}, false
-		}
-		v, ok := e.counters[cluster.CopyKey(c.Index, c.Shard, c.Node)]
-		return v, ok
-	}, e.dt)
-	return state.Compress(e.buf)
+	n, ok := prev.Nodes[id]
+	return n, ok
 }
 
 // splitEncode encodes items 0 to n through encode in as few consecutive ranges as keep each
@@ -322,7 +302,7 @@ func Load(ctx context.Context, st state.Store, clusterName, key string) (*cluste
 	if m.Partitions == 0 {
 		return loadUnspread(ctx, st, clusterName, key, &m)
 	}
-	if m.Partitions > maxPartitions || len(m.NodeParts) != len(m.NodeIDs) {
+	if m.Partitions > maxPartitions || m.Format != formatColumns && len(m.NodeParts) != len(m.NodeIDs) {
 		return nil, nil, fmt.Errorf("load snapshot %s: meta lists %d partitions and %d part counts for %d nodes", key, m.Partitions, len(m.NodeParts), len(m.NodeIDs))
 	}
 	stored := map[string][]byte{}
@@ -364,17 +344,24 @@ func chunk(stored, used map[string][]byte, sk string) ([]byte, bool) {
 	return raw, ok
 }
 
-// decodeColumnChunks assembles a format 2 snapshot from its chunk items.
+// decodeColumnChunks assembles a format 2 snapshot from its items.
 func decodeColumnChunks(key string, m *meta, stored, used map[string][]byte) (*cluster.Snapshot, *cluster.Counters, error) {
 	snap, ctrs := assemble(m)
 	// The count only sizes the first allocation; a corrupt one costs at most copiesHint.
 	hint := max(0, min(m.Copies, copiesHint))
 	snap.Copies = make([]cluster.Copy, 0, hint)
 	ctrs.Copies = make(map[string]cluster.CopyCounters, hint)
-	for i := range m.IndexParts {
-		raw, ok := chunk(stored, used, indicesSK(key, i))
+	item := func(what string, sk func(string, int) string, i int) ([]byte, error) {
+		raw, ok := chunk(stored, used, sk(key, i))
 		if !ok {
-			return nil, nil, fmt.Errorf("load snapshot %s: indices part %d missing (expired or partial write)", key, i)
+			return nil, fmt.Errorf("load snapshot %s: %s item %d missing (expired or partial write)", key, what, i)
+		}
+		return raw, nil
+	}
+	for i := range m.IndexParts {
+		raw, err := item("indices", indicesSK, i)
+		if err != nil {
+			return nil, nil, err
 		}
 		ixs, err := state.DecodeJSON[[]cluster.Index](raw)
 		if err != nil {
@@ -382,50 +369,30 @@ func decodeColumnChunks(key string, m *meta, stored, used map[string][]byte) (*c
 		}
 		snap.Indices = append(snap.Indices, ixs...)
 	}
-	var buf []byte
-	decode := func(sk string, raw []byte) ([]byte, error) {
-		var err error
-		if buf, err = state.DecompressTo(buf[:0], raw); err != nil {
-			return nil, fmt.Errorf("load snapshot %s %s: %w", key, sk, err)
-		}
-		var head []byte
-		if head, snap.Copies, err = decodeColumns(buf, snap.Copies, ctrs.Copies); err != nil {
-			return nil, fmt.Errorf("load snapshot %s %s: %w", key, sk, err)
-		}
-		return head, nil
-	}
-	for n, id := range m.NodeIDs {
-		for i := range m.NodeParts[n] {
-			sk := nodeSK(key, id, i)
-			raw, ok := chunk(stored, used, sk)
-			if !ok {
-				return nil, nil, fmt.Errorf("load snapshot %s: node chunk %s part %d missing (expired or partial write)", key, id, i)
-			}
-			head, err := decode(sk, raw)
-			if err != nil {
-				return nil, nil, err
-			}
-			if i > 0 {
-				continue
-			}
-			var c nodeChunk
-			if err := json.Unmarshal(head, &c); err != nil {
-				return nil, nil, fmt.Errorf("load snapshot %s %s: node: %w", key, sk, err)
-			}
-			if c.Node.ID != id {
-				return nil, nil, fmt.Errorf("load snapshot %s %s: holds node %q", key, sk, c.Node.ID)
-			}
-			addNode(snap, ctrs, c)
-		}
-	}
-	for i := range m.UnplacedChunks {
-		sk := unplacedSK(key, i)
-		raw, ok := chunk(stored, used, sk)
-		if !ok {
-			return nil, nil, fmt.Errorf("load snapshot %s: unplaced copies chunk %d missing (expired or partial write)", key, i)
-		}
-		if _, err := decode(sk, raw); err != nil {
+	for i := range m.NodeItems {
+		raw, err := item("nodes", nodesSK, i)
+		if err != nil {
 			return nil, nil, err
+		}
+		nodes, err := state.DecodeJSON[[]nodeChunk](raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("load snapshot %s %s: %w", key, nodesSK(key, i), err)
+		}
+		for _, n := range nodes {
+			addNode(snap, ctrs, n)
+		}
+	}
+	var buf []byte
+	for i := range m.CopyItems {
+		raw, err := item("copies", copiesSK, i)
+		if err != nil {
+			return nil, nil, err
+		}
+		if buf, err = state.DecompressTo(buf[:0], raw); err != nil {
+			return nil, nil, fmt.Errorf("load snapshot %s %s: %w", key, copiesSK(key, i), err)
+		}
+		if snap.Copies, err = decodeColumns(buf, snap.Copies, ctrs.Copies); err != nil {
+			return nil, nil, fmt.Errorf("load snapshot %s %s: %w", key, copiesSK(key, i), err)
 		}
 	}
 	return snap, ctrs, nil

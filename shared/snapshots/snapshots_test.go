@@ -125,6 +125,35 @@ func TestLatest(t *testing.T) {
 	}
 }
 
+// deleteItem damages a stored snapshot by deleting one of its items (a small snapshot's items are
+// all in partition 0).
+func deleteItem(sk func(string, int) string, i int) func(*testing.T, *state.Memory, *statetest.Clock, string) string {
+	return func(t *testing.T, st *state.Memory, _ *statetest.Clock, key string) string {
+		if err := st.Delete(t.Context(), state.Key{PK: ChunkPK("prod", 0), SK: sk(key, i)}, state.Condition{}); err != nil {
+			t.Fatal(err)
+		}
+		return key
+	}
+}
+
+// overwriteItem damages a stored snapshot by replacing one of its items' value.
+func overwriteItem(sk func(string, int) string, i int, value []byte) func(*testing.T, *state.Memory, *statetest.Clock, string) string {
+	return func(t *testing.T, st *state.Memory, _ *statetest.Clock, key string) string {
+		if _, err := st.Put(t.Context(), state.Item{Key: state.Key{PK: ChunkPK("prod", 0), SK: sk(key, i)}, Value: value}, state.Condition{}); err != nil {
+			t.Fatal(err)
+		}
+		return key
+	}
+}
+
+func mustCompress(b []byte) []byte {
+	z, err := state.Compress(b)
+	if err != nil {
+		panic(err)
+	}
+	return z
+}
+
 func TestLoadErrors(t *testing.T) {
 	cases := []struct {
 		name string
@@ -134,24 +163,19 @@ func TestLoadErrors(t *testing.T) {
 		is      error
 	}{
 		{
-			name: "missing node chunk",
-			damage: func(t *testing.T, st *state.Memory, _ *statetest.Clock, key string) string {
-				if err := st.Delete(t.Context(), state.Key{PK: ChunkPK("prod", 0), SK: nodeSK(key, "id-node-b", 0)}, state.Condition{}); err != nil {
-					t.Fatal(err)
-				}
-				return key
-			},
-			wantErr: "node chunk id-node-b part 0 missing",
+			name:    "missing copies item",
+			damage:  deleteItem(copiesSK, 0),
+			wantErr: "copies item 0 missing",
 		},
 		{
-			name: "missing unplaced copies chunk",
-			damage: func(t *testing.T, st *state.Memory, _ *statetest.Clock, key string) string {
-				if err := st.Delete(t.Context(), state.Key{PK: ChunkPK("prod", 0), SK: key + "#unplaced#0000"}, state.Condition{}); err != nil {
-					t.Fatal(err)
-				}
-				return key
-			},
-			wantErr: "unplaced copies chunk 0 missing",
+			name:    "missing nodes item",
+			damage:  deleteItem(nodesSK, 0),
+			wantErr: "nodes item 0 missing",
+		},
+		{
+			name:    "missing indices item",
+			damage:  deleteItem(indicesSK, 0),
+			wantErr: "indices item 0 missing",
 		},
 		{
 			name: "missing meta",
@@ -170,14 +194,19 @@ func TestLoadErrors(t *testing.T) {
 			wantErr: "load snapshot",
 		},
 		{
-			name: "corrupt node chunk",
-			damage: func(t *testing.T, st *state.Memory, _ *statetest.Clock, key string) string {
-				if _, err := st.Put(t.Context(), state.Item{Key: state.Key{PK: ChunkPK("prod", 0), SK: nodeSK(key, "id-node-a", 0)}, Value: []byte("{not json")}, state.Condition{}); err != nil {
-					t.Fatal(err)
-				}
-				return key
-			},
-			wantErr: "#node#id-node-a#0000",
+			name:    "corrupt nodes item",
+			damage:  overwriteItem(nodesSK, 0, []byte("{not json")),
+			wantErr: "#nodes#0000",
+		},
+		{
+			name:    "copies item not compressed columns",
+			damage:  overwriteItem(copiesSK, 0, []byte("{not columns")),
+			wantErr: "#copies#0000",
+		},
+		{
+			name:    "copies item of another column version",
+			damage:  overwriteItem(copiesSK, 0, mustCompress([]byte{columnsVersion + 1, 0, 1, 0, 0})),
+			wantErr: "malformed column chunk",
 		},
 		{
 			name: "expired snapshot",
