@@ -162,7 +162,7 @@ func (k *benchKinds) note(items ...state.Item) {
 	defer k.mu.Unlock()
 	for _, it := range items {
 		kind, _, _ := strings.Cut(it.Key.SK, "#")
-		for _, part := range []string{"#meta", "#node#", "#indices#", "#unplaced#", "#memory", "#latest"} {
+		for _, part := range []string{"#meta", "#copies#", "#nodes#", "#indices#", "#part#", "#memory", "#latest"} {
 			if strings.Contains(it.Key.SK, part) {
 				kind += part
 			}
