@@ -556,18 +556,18 @@ func (s *Sim) bestNode(b *balance, sh *shard, c *shardCopy, skip *node) (*node, 
 	return best, bestType
 }
 
-// allocate is one round of OpenSearch's allocator, run between ticks: assign unassigned copies, move
+// Allocate is one round of OpenSearch's allocator, run between ticks: assign unassigned copies, move
 // copies that may not remain where they are, then (when allowed) rebalance shard counts. With the
 // es-weights rebalancer, Elasticsearch's Balancer does the whole round instead (esweights.go).
 // It reports how many relocations the rebalancer started.
-func (s *Sim) allocate() (rebalanced int) {
+func (s *Sim) Allocate() (rebalanced int) {
 	s.refresh()
 	if len(s.presentNodes()) == 0 {
 		return 0
 	}
 	// Copies whose data is on a node back from a restart go there first (restart.go), as
 	// OpenSearch's gateway allocator runs before the balancer.
-	if s.allocateExistingData() > 0 {
+	if s.AllocateExistingData() > 0 {
 		s.refresh()
 	}
 	if s.rebalancer == RebalancerESWeights || s.rebalancer == RebalancerESWeightsLive {
@@ -583,6 +583,17 @@ func (s *Sim) allocate() (rebalanced int) {
 		rebalanced = s.rebalance(b)
 	}
 	return rebalanced
+}
+
+// AllocateAndMove assigns unassigned copies and moves copies that may no longer remain where they
+// are, without rebalancing: OpenSearch's reroute after an index settings change.
+func (s *Sim) AllocateAndMove() {
+	s.refresh()
+	b := s.newBalance()
+	if len(b.nodes) > 0 {
+		s.allocateUnassigned(b)
+		s.moveShards(b)
+	}
 }
 
 // allocateUnassigned assigns unassigned copies, in OpenSearch's order (sortUnassigned), each to its

@@ -65,8 +65,8 @@ const (
 	// avgDocBytes converts shard_bytes into a starting document count: an assumption of 1 KiB documents.
 	avgDocBytes = 1024
 
-	// versionNumber and friends describe the OpenSearch release the simulator answers as (brief: 2.19.3).
-	versionNumber       = "2.19.3"
+	// versionLucene and friends describe the OpenSearch release the simulator answers as
+	// (versionNumber).
 	versionLucene       = "9.12.2"
 	versionBuildHash    = "a9ce3f2ba5ff43aeb8d3ac0dc4d5d4f7a8c3b5a1"
 	versionBuildDate    = "2025-07-17T10:57:51.469416Z"
@@ -77,3 +77,7 @@ const (
 	firstTransportPort  = 9300
 	defaultEpochRFC3339 = "2026-01-01T00:00:00Z"
 )
+
+// versionNumber is the OpenSearch release the simulator answers as unless the scenario names
+// another (brief: 2.19.3).
+const versionNumber = "2.19.3"

@@ -109,20 +109,15 @@ func (s *Sim) applyIndexSettings(indices []*index, updates map[string]*string) {
 		ix.settingsVersion++
 	}
 	s.changed()
-	s.refresh()
-	b := s.newBalance()
-	if len(b.nodes) > 0 {
-		s.allocateUnassigned(b)
-		s.moveShards(b)
-	}
+	s.alloc.AllocateAndMove()
 }
 
 // validateSetIndexSettings checks a set_index_settings event's settings as PUT _settings would.
-func validateSetIndexSettings(settings map[string]any, path string) error {
-	if len(settings) == 0 {
+func validateSetIndexSettings(values map[string]any, path string) error {
+	if len(values) == 0 {
 		return fieldError(path, "required, e.g. {\"index.number_of_replicas\": 2}")
 	}
-	updates, err := indexSettingUpdates(settings)
+	updates, err := indexSettingUpdates(values)
 	if err != nil {
 		return fieldError(path, "%v", err)
 	}

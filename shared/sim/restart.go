@@ -53,18 +53,18 @@ func (s *Sim) returnRestartedNodes() []string {
 	}
 	if len(back) > 0 {
 		s.refresh()
-		s.allocateExistingData()
+		s.alloc.AllocateExistingData()
 	}
 	return back
 }
 
-// allocateExistingData allocates each unassigned copy whose data is on a present node to that node
+// AllocateExistingData allocates each unassigned copy whose data is on a present node to that node
 // when the deciders say YES, as OpenSearch's gateway allocator does before the balancer: a primary
 // whose every copy was lost recovers from its own store, a replica whose node_left delay has not
 // run out (or has, but it is still unassigned) recovers by replaying the operations it missed.
 // Neither copies files, so the recovery ends at the next tick's recoveries; the replay is not
 // timed. It returns how many it allocated.
-func (s *Sim) allocateExistingData() int {
+func (s *Sim) AllocateExistingData() int {
 	allocated := 0
 	for _, ix := range s.indices {
 		for _, sh := range ix.shards {

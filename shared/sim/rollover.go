@@ -29,9 +29,9 @@ func (s *Sim) createIndex(spec *IndexSpec, rolloverFrom string) *index {
 		ix.rolloverOf = s.byIndex[rolloverFrom]
 	}
 	s.changed()
-	s.allocate()
+	s.alloc.Allocate()
 	s.startEmptyPrimaries(ix)
-	s.allocate()
+	s.alloc.Allocate()
 	return ix
 }
 

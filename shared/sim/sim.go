@@ -51,6 +51,31 @@ const (
 	RebalancerOff Rebalancer = "off"
 )
 
+// Allocator is OpenSearch's allocator as the cluster runs it (package alloc): a round between ticks,
+// the reroute after an index settings change, and the gateway allocation of a returning node's
+// data.
+type Allocator interface {
+	// Allocate is one round: it reports how many relocations the rebalancer started.
+	Allocate() int
+	// AllocateAndMove assigns unassigned copies and moves those that may not remain, without
+	// rebalancing.
+	AllocateAndMove()
+	// AllocateExistingData puts copies whose data is on a present node back on it, and reports
+	// how many.
+	AllocateExistingData() int
+}
+
+// Plugins is the work inside the nodes that is not the indices' own (package plugins): the
+// tenants' searches, and the workload-management plugin acting on them.
+type Plugins interface {
+	// TenantLoads offers the tenants' searches over the tick from t to t+dt to the search pools.
+	TenantLoads(t, dt float64)
+	// TenantSettle settles the tenants' searches once the pools' waits for the tick are known.
+	TenantSettle()
+	// TenantResults adds the tenants' measures to a run's result.
+	TenantResults(r *Result)
+}
+
 // Sim is a simulated OpenSearch cluster on a virtual clock. All methods are safe for concurrent use.
 type Sim struct {
 	mu sync.RWMutex
@@ -118,6 +143,9 @@ type Sim struct {
 
 	// live is sim serve's clock within a tick (live.go); off for simulate runs.
 	live live
+
+	alloc   Allocator
+	plugins Plugins
 }
 
 type weighted struct{ v, w float64 }
@@ -261,6 +289,7 @@ func New(sc *Scenario, opts Options) (*Sim, error) {
 		return nil, fmt.Errorf("new simulation: rebalancer %q: want %s, %s, %s, %s or %s", s.rebalancer,
 			RebalancerOpenSearch, RebalancerESWeights, RebalancerESWeightsLive, RebalancerESWriteLoad, RebalancerOff)
 	}
+	s.alloc, s.plugins = s, s
 	s.res.Scenario = sc.Name
 	s.clusterUUID = makeID(sc.Seed, "cluster/"+sc.Name)
 	s.watermarkDefault = cmp.Or(sc.Cluster.DiskHighWatermark, cluster.DefaultDiskHighWatermark)
@@ -492,7 +521,7 @@ func (s *Sim) beginTick() TickReport {
 	clear(s.cancelled)
 	s.tickReroutes, s.tickMoves = 0, 0
 	rep := TickReport{Tick: s.ticks + 1, Events: applied, MaxCopyWriteLoad: s.computeLoads(t)}
-	s.tenantLoads(t, dt)
+	s.plugins.TenantLoads(t, dt)
 	rejected := 0.0
 	anyHot := false
 	for _, n := range s.nodes {
@@ -524,7 +553,7 @@ func (s *Sim) beginTick() TickReport {
 			SearchLatencyMs: searchMs, WriteLoad: n.writeLoad, WriteThreads: n.write.threads,
 		})
 	}
-	s.tenantSettle()
+	s.plugins.TenantSettle()
 	s.serveCopies()
 	s.res.rejectedRaw += rejected
 	s.res.RejectedWrites = int64(math.Round(s.res.rejectedRaw))
@@ -546,7 +575,7 @@ func (s *Sim) endTick(rep *TickReport) {
 	}
 	s.ticks++
 	rep.At = s.now()
-	rep.BuiltinRelocations = s.allocate()
+	rep.BuiltinRelocations = s.alloc.Allocate()
 	rep.Violations = s.checkTickInvariants()
 	s.refresh()
 	byName := map[string]*node{}
@@ -980,7 +1009,7 @@ func (s *Sim) Result() Result {
 	}
 	r.HotspotSecondsP50 = percentile(episodes, 0.5)
 	r.HotspotSecondsMax = float64(r.longestEp) * s.tickSecs
-	s.tenantResults(&r)
+	s.plugins.TenantResults(&r)
 	return r
 }
 

@@ -158,10 +158,10 @@ func (s *Sim) newTenants() {
 // overlap is the length of [a, b) ∩ [c, d).
 func overlap(a, b, c, d float64) float64 { return math.Max(0, math.Min(b, d)-math.Max(a, c)) }
 
-// tenantLoads adds the tenants' offered search work over [t, t+dt) to their copies and nodes, after
+// TenantLoads adds the tenants' offered search work over [t, t+dt) to their copies and nodes, after
 // computeLoads: the kept queries' tasks still running, and this tick's arrivals. It first drops
 // what ended, was cancelled, or lost its node.
-func (s *Sim) tenantLoads(t, dt float64) {
+func (s *Sim) TenantLoads(t, dt float64) {
 	if len(s.tenants) == 0 {
 		return
 	}
@@ -285,10 +285,10 @@ func (s *Sim) newQuery(tn *tenant, i int, present []*node, wait func(*shardCopy)
 	return q
 }
 
-// tenantSettle runs after the pools' step over [t, t+dt): this tick's arrivals take their nodes'
+// TenantSettle runs after the pools' step over [t, t+dt): this tick's arrivals take their nodes'
 // queue waits, those still running at t+dt are kept, and queries that ended within the tick
 // uncancelled give their latency.
-func (s *Sim) tenantSettle() {
+func (s *Sim) TenantSettle() {
 	if len(s.tenants) == 0 {
 		return
 	}
@@ -467,8 +467,8 @@ func (s *Sim) cancelTenantTask(t *simTask) {
 	q.countCancelled()
 }
 
-// tenantResults fills the result's per-tenant measures.
-func (s *Sim) tenantResults(r *Result) {
+// TenantResults fills the result's per-tenant measures.
+func (s *Sim) TenantResults(r *Result) {
 	if len(s.tenants) == 0 {
 		return
 	}
