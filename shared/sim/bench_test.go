@@ -1,15 +1,20 @@
-package sim
+package sim_test
 
 import (
+	"github.com/shardwise/shardwise/shared/sim"
+
 	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/shardwise/shardwise/shared/sim/scenario"
+	"github.com/shardwise/shardwise/shared/sim/simtest"
 )
 
 // bigScenario is the scale target: 37 nodes and 30,000 primaries with a replica each (60,000 shard
 // copies of 256 MiB, about 405 GiB a node) in 10,000 indices whose loads follow a zipf skew.
-func bigScenario(tb testing.TB) *Scenario {
+func bigScenario(tb testing.TB) *scenario.Scenario {
 	tb.Helper()
 	nodes := make([]string, 37)
 	for i := range nodes {
@@ -24,16 +29,16 @@ func bigScenario(tb testing.TB) *Scenario {
 	    "write_load": {"kind": "sine", "mean": 150, "amplitude": 50, "period_seconds": 3600},
 	    "search_load": {"kind": "constant", "value": 200},
 	    "skew": {"kind": "zipf", "s": 1.1}}]}`
-	sc, err := ParseScenario([]byte(doc))
+	sc, err := scenario.ParseScenario([]byte(doc))
 	if err != nil {
 		tb.Fatalf("parse: %v", err)
 	}
 	return sc
 }
 
-func newBig(tb testing.TB) *Sim {
+func newBig(tb testing.TB) *sim.Sim {
 	tb.Helper()
-	s, err := New(bigScenario(tb), Options{})
+	s, err := sim.New(bigScenario(tb), sim.Options{})
 	if err != nil {
 		tb.Fatalf("new: %v", err)
 	}
@@ -46,20 +51,20 @@ func TestBigClusterServes(t *testing.T) {
 	}
 	s := newBig(t)
 	s.Step()
-	_, h := callJSON(t, s, "GET", "/_cluster/health", "")
+	_, h := simtest.CallJSON(t, s, "GET", "/_cluster/health", "")
 	if h["active_shards"] != float64(60000) || h["number_of_data_nodes"] != float64(37) || h["status"] != "green" {
 		t.Errorf("health: got %v", h)
 	}
-	code, body := call(t, s, "GET", "/_stats?level=shards&filter_path=indices.*.shards.*.routing.node,indices.*.shards.*.indexing.index_time_in_millis", "")
+	code, body := simtest.Call(t, s, "GET", "/_stats?level=shards&filter_path=indices.*.shards.*.routing.node,indices.*.shards.*.indexing.index_time_in_millis", "")
 	if code != 200 || strings.Count(body, `"routing"`) != 60000 {
 		t.Errorf("_stats?level=shards with filter_path: status %d, %d routing entries, want 60000", code, strings.Count(body, `"routing"`))
 	}
 	// Copies spread evenly: the allocator balances counts, 60000/37 ≈ 1621.6 per node.
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	for _, n := range s.nodes {
-		if n.shardCount < 1621 || n.shardCount > 1622 {
-			t.Errorf("%s holds %d copies, want 1621 or 1622", n.name, n.shardCount)
+	s.Mu.RLock()
+	defer s.Mu.RUnlock()
+	for _, n := range s.Nodes {
+		if n.ShardCount < 1621 || n.ShardCount > 1622 {
+			t.Errorf("%s holds %d copies, want 1621 or 1622", n.Name, n.ShardCount)
 		}
 	}
 }
@@ -75,7 +80,7 @@ func BenchmarkStep(b *testing.B) {
 func BenchmarkStatsLevelShards(b *testing.B) {
 	s := newBig(b)
 	s.Step()
-	srv := httptest.NewServer(s.Handler())
+	srv := httptest.NewServer(s.REST.Handler())
 	defer srv.Close()
 	for _, bc := range []struct{ name, query string }{
 		{"full", "/_stats?level=shards"},
@@ -83,7 +88,7 @@ func BenchmarkStatsLevelShards(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			for range b.N {
-				code, _ := call(b, s, "GET", bc.query, "")
+				code, _ := simtest.Call(b, s, "GET", bc.query, "")
 				if code != 200 {
 					b.Fatalf("status %d", code)
 				}
@@ -97,7 +102,7 @@ func BenchmarkNodesStats(b *testing.B) {
 	s.Step()
 	b.ResetTimer()
 	for range b.N {
-		if code, _ := call(b, s, "GET", "/_nodes/stats/thread_pool,indices,jvm,fs", ""); code != 200 {
+		if code, _ := simtest.Call(b, s, "GET", "/_nodes/stats/thread_pool,indices,jvm,fs", ""); code != 200 {
 			b.Fatalf("status %d", code)
 		}
 	}
@@ -107,7 +112,7 @@ func BenchmarkNew(b *testing.B) {
 	sc := bigScenario(b)
 	b.ResetTimer()
 	for range b.N {
-		if _, err := New(sc, Options{}); err != nil {
+		if _, err := sim.New(sc, sim.Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,0 +1,24 @@
+package model
+
+// Figures of the model that are measured on real OpenSearch rather than taken from a default or
+// an article. `make it` measures each on a three-node OpenSearch 2.19 (it/calibration_test.go),
+// prints the measurement beside the value here, and fails when they differ by more than 25 %.
+const (
+	// DefaultSegmentReplicaShare is the part of a shard's write load that each of its replicas
+	// pays under segment replication (index.replication.type: SEGMENT), where only the primary
+	// indexes and the replicas copy its segments: WRITE-pool use on a replica's node over that
+	// on the primary's node, for the same shard under a steady bulk load. Measured 0.02 to 0.11,
+	// 0.10 to 0.11 once the JVMs were warm (docs/calibration.md): a segment replica's WRITE
+	// thread only appends to its translog.
+	DefaultSegmentReplicaShare = 0.1
+
+	// DefaultTranslogReplaySpeed is how fast a relocation's target replays the operations
+	// indexed on the source while its files were copied, in thread-seconds of indexing replayed
+	// per second: a relocation of a copy written at w threads takes bytes/rate for the files,
+	// then w × (bytes/rate) / DefaultTranslogReplaySpeed for the replay. Measured 0.05 to 0.48,
+	// mostly 0.10 to 0.15 (docs/calibration.md): the target replays far slower than the source
+	// indexed while it also takes the live writes, so a hot copy's relocation is mostly replay.
+	// A scenario turns the replay on with cluster.translog_replay_speed (this figure, or its own);
+	// without it a relocation takes its bytes alone (docs/calibration.md says why).
+	DefaultTranslogReplaySpeed = 0.12
+)

@@ -1,0 +1,63 @@
+package model
+
+import (
+	"slices"
+	"strconv"
+)
+
+// ApplyIndexSettings sets checked updates on indices. Replicas and allocation filters take effect
+// at once, as OpenSearch's reroute after a settings change does: new replicas start initializing,
+// copies on newly excluded nodes start relocating.
+func (s *Sim) ApplyIndexSettings(indices []*Index, updates map[string]*string) {
+	for _, ix := range indices {
+		for k, v := range updates {
+			if k == "index.number_of_replicas" {
+				want := 1 // OpenSearch's default when the setting is reset
+				if v != nil {
+					want, _ = strconv.Atoi(*v)
+				}
+				s.setReplicas(ix, want)
+				continue
+			}
+			if v == nil {
+				delete(ix.Settings, k)
+			} else {
+				ix.Settings[k] = *v
+			}
+		}
+		ix.compileSettings()
+		ix.SettingsVersion++
+	}
+	s.Changed()
+	s.alloc.AllocateAndMove()
+}
+
+// setReplicas changes number_of_replicas: new copies wait unassigned for the allocator; removed ones go
+// at once, unassigned first, then initializing, then started, never the primary.
+func (s *Sim) setReplicas(ix *Index, want int) {
+	if want == ix.Replicas {
+		return
+	}
+	s.Res.ReplicaChanges++
+	for _, sh := range ix.Shards {
+		for len(sh.Copies) < want+1 {
+			sh.Copies = append(sh.Copies, &ShardCopy{Sh: sh, UnassignedReason: "REPLICA_ADDED", UnassignedAt: s.NowLocked()})
+		}
+		for len(sh.Copies) > want+1 {
+			victim := -1
+			for _, st := range []shardState{StateUnassigned, StateInitializing, StateStarted, StateRelocating} {
+				for i := len(sh.Copies) - 1; i >= 0 && victim < 0; i-- {
+					if c := sh.Copies[i]; !c.Primary && c.State == st {
+						victim = i
+					}
+				}
+			}
+			if c := sh.Copies[victim]; c.Rec != nil {
+				s.Recoveries = slices.DeleteFunc(s.Recoveries, func(x *Recovery) bool { return x == c.Rec })
+			}
+			sh.Copies = slices.Delete(sh.Copies, victim, victim+1)
+		}
+	}
+	ix.Replicas = want
+	s.Changed()
+}

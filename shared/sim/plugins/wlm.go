@@ -1,0 +1,236 @@
+package plugins
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/sim/scenario"
+	"github.com/shardwise/shardwise/shared/sim/settings"
+	"github.com/shardwise/shardwise/shared/sim/wire"
+)
+
+type WlmGroup struct {
+	Id, Name, Mode string
+	Limits         map[string]float64
+	Updated        int64
+}
+
+type WlmRule struct {
+	Id, Description string
+	IndexPattern    []string
+	Username, Role  []string
+	Group           string
+	Updated         time.Time
+}
+
+type WlmState struct {
+	Groups []*WlmGroup // in creation order
+	Rules  []*WlmRule
+	Seq    int
+	Rt     wlmRuntime // the plugin at work on tasks (wlm_enforce.go)
+}
+
+// WlmAPI is the group API the cluster serves ("" for none), whether it serves rules, and whether
+// rules take principal attributes.
+func (s *Plugins) WlmAPI() (api string, rules, principal bool) {
+	if !slices.Contains(s.Spec.Cluster.Plugins, scenario.PluginWorkloadManagement) {
+		return "", false, false
+	}
+	major, minor, err := scenario.ParseVersion(s.OsVersion())
+	if err != nil || !scenario.AtLeast(major, minor, 2, 18) {
+		return "", false, false
+	}
+	if !scenario.AtLeast(major, minor, 3, 1) {
+		return "query_group", false, false
+	}
+	return "workload_group", true, scenario.AtLeast(major, minor, 3, 3)
+}
+
+// GroupKind is the plugin's name for a group in its messages.
+func GroupKind(api string) string {
+	if api == "query_group" {
+		return "QueryGroup"
+	}
+	return "WorkloadGroup"
+}
+
+// wlmSettingChecks are the plugin's settings under wlm.<api>., with their bounds.
+var wlmSettingChecks = map[string]settings.SettingCheck{
+	"mode":                               settings.OneOf("enabled", "monitor_only", "disabled"),
+	"node.memory_rejection_threshold":    fractionAtMost(0.9),
+	"node.cpu_rejection_threshold":       fractionAtMost(0.9),
+	"node.memory_cancellation_threshold": fractionAtMost(0.95),
+	"node.cpu_cancellation_threshold":    fractionAtMost(0.95),
+	"duress_streak":                      settings.IntAtLeast(3),
+	"enforcement_interval":               settings.IntAtLeast(1000),
+}
+
+var wlmSettingDefaults = map[string]string{
+	"mode":                               "monitor_only",
+	"node.memory_rejection_threshold":    "0.8",
+	"node.cpu_rejection_threshold":       "0.8",
+	"node.memory_cancellation_threshold": "0.9",
+	"node.cpu_cancellation_threshold":    "0.9",
+	"duress_streak":                      "3",
+	"enforcement_interval":               "1000",
+}
+
+func fractionAtMost(most float64) settings.SettingCheck {
+	return func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		switch {
+		case err != nil || math.IsNaN(f):
+			return fmt.Errorf("failed to parse value [%s] as a double", v)
+		case f < 0:
+			return fmt.Errorf("value [%s] cannot be negative", v)
+		case f > most:
+			return fmt.Errorf("value [%s] cannot be greater than %v as it can result in a node drop", v, most)
+		}
+		return nil
+	}
+}
+
+// InitWLM starts the plugin's state and adds its settings to the defaults when it is installed.
+func (s *Plugins) InitWLM() {
+	s.WLM = &WlmState{}
+	api, _, _ := s.WlmAPI()
+	if api == "" {
+		return
+	}
+	for k, v := range wlmSettingDefaults {
+		s.Defaults["wlm."+api+"."+k] = v
+	}
+}
+
+// ValidateSetting is validateClusterSetting with the plugin's settings when it is installed.
+func (s *Plugins) ValidateSetting(scope, key, value string) error {
+	if api, _, _ := s.WlmAPI(); api != "" {
+		if rest, ok := strings.CutPrefix(key, "wlm."+api+"."); ok {
+			if check, ok := wlmSettingChecks[rest]; ok {
+				if err := check(value); err != nil {
+					return fmt.Errorf("%s for setting [%s]", err.Error(), key)
+				}
+				return nil
+			}
+		}
+	}
+	return settings.ValidateClusterSetting(scope, key, value)
+}
+
+// CheckWLMThresholds refuses an update after which a resource's cancellation threshold would be
+// under its rejection threshold, as the plugin's settings validators do; the values in effect
+// (transient over persistent over defaults) after the update are compared.
+func (s *Plugins) CheckWLMThresholds(updates map[string]map[string]*string) error {
+	api, _, _ := s.WlmAPI()
+	if api == "" {
+		return nil
+	}
+	effective := func(key string) float64 {
+		v, ok := s.Defaults[key]
+		for _, layer := range []struct {
+			store map[string]string
+			scope string
+		}{{s.Persistent, "persistent"}, {s.Transient, "transient"}} {
+			if u, given := updates[layer.scope][key]; given {
+				if u != nil {
+					v, ok = *u, true
+				}
+				continue
+			}
+			if sv, set := layer.store[key]; set {
+				v, ok = sv, true
+			}
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil {
+			return math.NaN()
+		}
+		return f
+	}
+	for _, r := range []string{"memory", "cpu"} {
+		rej, can := "wlm."+api+".node."+r+"_rejection_threshold", "wlm."+api+".node."+r+"_cancellation_threshold"
+		if effective(can) < effective(rej) {
+			return fmt.Errorf("%s value should not be less than %s", can, rej)
+		}
+	}
+	return nil
+}
+
+func (g *WlmGroup) Json() wire.Object {
+	limits := wire.Object{}
+	for _, k := range []string{"cpu", "memory"} {
+		if v, ok := g.Limits[k]; ok {
+			limits = append(limits, wire.Field{k, v})
+		}
+	}
+	return wire.Object{{"_id", g.Id}, {"name", g.Name}, {"resiliency_mode", g.Mode}, {"resource_limits", limits}, {"updated_at", g.Updated}}
+}
+
+func (w *WlmState) Group(name string) *WlmGroup {
+	for _, g := range w.Groups {
+		if g.Name == name {
+			return g
+		}
+	}
+	return nil
+}
+
+func (r *WlmRule) Json() wire.Object {
+	o := wire.Object{{"id", r.Id}, {"description", r.Description}}
+	if len(r.IndexPattern) > 0 {
+		o = append(o, wire.Field{"index_pattern", slices.Clone(r.IndexPattern)})
+	}
+	if len(r.Username)+len(r.Role) > 0 {
+		p := wire.Object{}
+		if len(r.Username) > 0 {
+			p = append(p, wire.Field{"username", r.Username})
+		}
+		if len(r.Role) > 0 {
+			p = append(p, wire.Field{"role", r.Role})
+		}
+		o = append(o, wire.Field{"principal", p})
+	}
+	return append(o, wire.Field{"workload_group", r.Group}, wire.Field{"updated_at", r.Updated.UTC().Format("2006-01-02T15:04:05.000Z")})
+}
+
+func (w *WlmState) Rule(id string) *WlmRule {
+	for _, r := range w.Rules {
+		if r.Id == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// RuleBody is a rule's create or update body.
+type RuleBody struct {
+	Description  *string   `json:"description"`
+	IndexPattern *[]string `json:"index_pattern"`
+	Principal    *struct {
+		Username *[]string `json:"username"`
+		Role     *[]string `json:"role"`
+	} `json:"principal"`
+	WorkloadGroup *string `json:"workload_group"`
+}
+
+func (r *WlmRule) Apply(b RuleBody) {
+	if b.Description != nil {
+		r.Description = *b.Description
+	}
+	if b.IndexPattern != nil {
+		r.IndexPattern = slices.Clone(*b.IndexPattern)
+	}
+	if b.Principal != nil && b.Principal.Username != nil {
+		r.Username = slices.Clone(*b.Principal.Username)
+	}
+	if b.Principal != nil && b.Principal.Role != nil {
+		r.Role = slices.Clone(*b.Principal.Role)
+	}
+	if b.WorkloadGroup != nil {
+		r.Group = *b.WorkloadGroup
+	}
+}

@@ -1,0 +1,293 @@
+package rest
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/sim/model"
+	"github.com/shardwise/shardwise/shared/sim/settings"
+	"github.com/shardwise/shardwise/shared/sim/wire"
+)
+
+// indexStatMetrics are the metrics of _stats/{metric}. The model produces docs, store, indexing and
+// search; the others are accepted and left out, as if the cluster had none of that activity to report.
+var indexStatMetrics = []string{"docs", "store", "indexing", "get", "search", "merge", "refresh", "flush", "warmer",
+	"query_cache", "fielddata", "completion", "segments", "translog", "request_cache", "recovery", "suggest"}
+
+// statsAgg sums copy counters for one stats object.
+type statsAgg struct {
+	docs, store                                     float64
+	indexTotal, indexTime, indexCur                 float64
+	queryTotal, queryTime, queryCur, fetchTotal, ft float64
+}
+
+// copyStats is copy c's counters as a stats object of their own, lag of the last tick's work not
+// yet shown (live.go).
+func copyStats(c *model.ShardCopy, lag float64) statsAgg {
+	t := &c.Tick
+	return statsAgg{
+		docs: c.Docs, store: float64(c.Sh.Idx.ShardBytes),
+		indexTotal: model.Shown(c.IndexTotal, t.IndexTotal, lag), indexTime: model.Shown(c.IndexTimeMS, t.IndexTimeMS, lag), indexCur: c.IndexCurrent,
+		queryTotal: model.Shown(c.QueryTotal, t.QueryTotal, lag), queryTime: model.Shown(c.QueryTimeMS, t.QueryTimeMS, lag), queryCur: c.QueryCurrent,
+		fetchTotal: model.Shown(c.FetchTotal, t.FetchTotal, lag), ft: model.Shown(c.FetchTimeMS, t.FetchTimeMS, lag),
+	}
+}
+
+// add sums copy c's counters in.
+func (a *statsAgg) add(c *model.ShardCopy, lag float64) {
+	one := copyStats(c, lag)
+	a.merge(&one)
+}
+
+func (a *statsAgg) merge(b *statsAgg) {
+	a.docs += b.docs
+	a.store += b.store
+	a.indexTotal += b.indexTotal
+	a.indexTime += b.indexTime
+	a.indexCur += b.indexCur
+	a.queryTotal += b.queryTotal
+	a.queryTime += b.queryTime
+	a.queryCur += b.queryCur
+	a.fetchTotal += b.fetchTotal
+	a.ft += b.ft
+}
+
+// whole truncates a counter to the integer OpenSearch would report.
+func whole(f float64) int64 { return int64(math.Floor(f)) }
+
+// render writes the stats sections that metrics selects (nil: all modelled ones).
+func (a *statsAgg) render(metrics map[string]bool) wire.Object {
+	o := make(wire.Object, 0, 4)
+	want := func(m string) bool { return metrics == nil || metrics[m] }
+	if want("docs") {
+		o = append(o, wire.Field{"docs", wire.Object{{"count", whole(a.docs)}, {"deleted", 0}}})
+	}
+	if want("store") {
+		o = append(o, wire.Field{"store", wire.Object{{"size_in_bytes", whole(a.store)}, {"reserved_in_bytes", 0}}})
+	}
+	if want("indexing") {
+		o = append(o, wire.Field{"indexing", indexingStats(a.indexTotal, a.indexTime, a.indexCur)})
+	}
+	if want("search") {
+		o = append(o, wire.Field{"search", searchStats(a.queryTotal, a.queryTime, a.queryCur, a.fetchTotal, a.ft)})
+	}
+	return o
+}
+
+func indexingStats(total, timeMS, current float64) wire.Object {
+	return wire.Object{
+		{"index_total", whole(total)}, {"index_time_in_millis", whole(timeMS)}, {"index_current", int64(math.Round(current))},
+		{"index_failed", 0}, {"delete_total", 0}, {"delete_time_in_millis", 0}, {"delete_current", 0},
+		{"noop_update_total", 0}, {"is_throttled", false}, {"throttle_time_in_millis", 0},
+	}
+}
+
+func searchStats(queryTotal, queryMS, queryCur, fetchTotal, fetchMS float64) wire.Object {
+	return wire.Object{
+		{"open_contexts", 0}, {"query_total", whole(queryTotal)}, {"query_time_in_millis", whole(queryMS)},
+		{"query_current", int64(math.Round(queryCur))}, {"fetch_total", whole(fetchTotal)}, {"fetch_time_in_millis", whole(fetchMS)},
+		{"fetch_current", 0}, {"scroll_total", 0}, {"scroll_time_in_millis", 0}, {"scroll_current", 0},
+		{"suggest_total", 0}, {"suggest_time_in_millis", 0}, {"suggest_current", 0},
+	}
+}
+
+// parseStatMetrics reads a comma list of index stats metrics; nil means all.
+func parseStatMetrics(rq *wire.Request, list string) (map[string]bool, *wire.ApiError) {
+	return parseMetrics(rq, list, indexStatMetrics)
+}
+
+// handleStats is GET _stats[/{metric}] and GET {index}/_stats[/{metric}], level cluster|indices|shards.
+func (s *Server) handleStats(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+	lag := s.Lag()
+	expr, metricSeg := "", ""
+	if rq.Segs[0] == "_stats" {
+		if len(rq.Segs) == 2 {
+			metricSeg = rq.Segs[1]
+		}
+	} else {
+		expr = rq.Segs[0]
+		if len(rq.Segs) == 3 {
+			metricSeg = rq.Segs[2]
+		}
+	}
+	metrics, err := parseStatMetrics(rq, metricSeg)
+	if err != nil {
+		return wire.Reply{}, err
+	}
+	level := rq.Param("level")
+	switch level {
+	case "", "indices", "cluster", "shards":
+	default:
+		return wire.Reply{}, wire.IllegalArgument(fmt.Sprintf("level parameter must be one of [cluster] or [indices] or [shards] but was [%s]", level))
+	}
+	indices, err := s.ResolveIndices(expr, rq.Flag("ignore_unavailable"))
+	if err != nil {
+		return wire.Reply{}, err
+	}
+	var allP, allT statsAgg
+	total, ok := 0, 0
+	perIndex := make(wire.Object, 0, len(indices))
+	for _, ix := range indices {
+		var p, t statsAgg
+		var shards wire.Object
+		if level == "shards" {
+			shards = make(wire.Object, 0, len(ix.Shards))
+		}
+		for _, sh := range ix.Shards {
+			var entries []any
+			for _, c := range sh.Copies {
+				total++
+				if c.Node == nil {
+					continue
+				}
+				ok++
+				t.add(c, lag)
+				if c.Primary {
+					p.add(c, lag)
+				}
+				if level == "shards" {
+					entries = append(entries, shardStatsEntry(c, metrics, lag))
+				}
+			}
+			if level == "shards" {
+				shards = append(shards, wire.Field{strconv.Itoa(sh.Num), append([]any{}, entries...)})
+			}
+		}
+		allP.merge(&p)
+		allT.merge(&t)
+		if level == "cluster" {
+			continue
+		}
+		io := wire.Object{{"uuid", ix.Uuid}, {"primaries", p.render(metrics)}, {"total", t.render(metrics)}}
+		if level == "shards" {
+			io = append(io, wire.Field{"shards", shards})
+		}
+		perIndex = append(perIndex, wire.Field{ix.Name, io})
+	}
+	o := wire.Object{
+		{"_shards", wire.Object{{"total", total}, {"successful", ok}, {"failed", 0}}},
+		{"_all", wire.Object{{"primaries", allP.render(metrics)}, {"total", allT.render(metrics)}}},
+	}
+	if level != "cluster" {
+		o = append(o, wire.Field{"indices", perIndex})
+	}
+	return wire.JsonReply(o), nil
+}
+
+// shardStatsEntry is one copy in _stats?level=shards, built when written. It reads the copy when the
+// answer is written, which happens under the same read lock as the handler.
+func shardStatsEntry(c *model.ShardCopy, metrics map[string]bool, lag float64) wire.LazyObject {
+	return func() wire.Object {
+		one := copyStats(c, lag)
+		var relocating any
+		if c.Target != nil {
+			relocating = c.Target.Id
+		}
+		e := wire.Object{{"routing", wire.Object{
+			{"state", c.State.String()}, {"primary", c.Primary}, {"node", c.Node.Id}, {"relocating_node", relocating},
+		}}}
+		e = append(e, one.render(metrics)...)
+		seq := whole(c.Sh.SeqNo) - 1
+		return append(e, wire.Field{"seq_no", wire.Object{{"max_seq_no", seq}, {"local_checkpoint", seq}, {"global_checkpoint", seq}}})
+	}
+}
+
+// indexSettings are an index's settings as flat keys, fixed ones first.
+func (s *Server) indexSettings(ix *model.Index) map[string]string {
+	m := map[string]string{
+		"index.creation_date":      strconv.FormatInt(ix.Created.UnixMilli(), 10),
+		"index.number_of_shards":   strconv.Itoa(len(ix.Shards)),
+		"index.number_of_replicas": strconv.Itoa(ix.Replicas),
+		"index.uuid":               ix.Uuid,
+		"index.version.created":    model.VersionIDCreated,
+		"index.provided_name":      ix.Name,
+	}
+	maps.Copy(m, ix.Settings)
+	return m
+}
+
+// handleGetIndexSettings is GET _settings, {index}/_settings and {index}/_settings/{name}.
+func (s *Server) handleGetIndexSettings(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+	expr, names := "", ""
+	if rq.Segs[0] != "_settings" {
+		expr = rq.Segs[0]
+		if len(rq.Segs) == 3 {
+			names = rq.Segs[2]
+		}
+	}
+	indices, err := s.ResolveIndices(expr, rq.Flag("ignore_unavailable"))
+	if err != nil {
+		return wire.Reply{}, err
+	}
+	o := make(wire.Object, 0, len(indices))
+	for _, ix := range indices {
+		set := s.indexSettings(ix)
+		if names != "" {
+			for k := range set {
+				keep := false
+				for p := range strings.SplitSeq(names, ",") {
+					if cluster.SimpleMatch(p, k) {
+						keep = true
+					}
+				}
+				if !keep {
+					delete(set, k)
+				}
+			}
+			if len(set) == 0 {
+				continue
+			}
+		}
+		o = append(o, wire.Field{ix.Name, wire.Object{{"settings", settings.RenderSettings(set, rq.Flag("flat_settings"))}}})
+	}
+	return wire.JsonReply(o), nil
+}
+
+// handleGetIndex is GET {index}: aliases, mappings and settings.
+func (s *Server) handleGetIndex(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+	indices, err := s.ResolveIndices(rq.Segs[0], rq.Flag("ignore_unavailable"))
+	if err != nil {
+		return wire.Reply{}, err
+	}
+	o := make(wire.Object, 0, len(indices))
+	for _, ix := range indices {
+		o = append(o, wire.Field{ix.Name, wire.Object{
+			{"aliases", wire.Object{}}, {"mappings", wire.Object{}}, {"settings", settings.RenderSettings(s.indexSettings(ix), rq.Flag("flat_settings"))},
+		}})
+	}
+	return wire.JsonReply(o), nil
+}
+
+// handlePutIndexSettings is PUT {index}/_settings: replicas and allocation filters take effect at once,
+// as OpenSearch's reroute after a settings change does (new replicas start initializing, copies on
+// newly excluded nodes start relocating).
+func (s *Server) handlePutIndexSettings(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+	expr := ""
+	if rq.Segs[0] != "_settings" {
+		expr = rq.Segs[0]
+	}
+	indices, err := s.ResolveIndices(expr, rq.Flag("ignore_unavailable"))
+	if err != nil {
+		return wire.Reply{}, err
+	}
+	body, err := wire.DecodeBody(rq.Body)
+	if err != nil {
+		return wire.Reply{}, err
+	}
+	updates, e := settings.IndexSettingUpdates(body)
+	if e != nil {
+		return wire.Reply{}, wire.IllegalArgument(e.Error())
+	}
+	if len(updates) == 0 {
+		return wire.Reply{}, wire.NewError(400, "action_request_validation_exception", "Validation Failed: 1: no settings to update;", nil)
+	}
+	if e := settings.CheckIndexSettingUpdates(updates); e != nil {
+		return wire.Reply{}, wire.IllegalArgument(e.Msg)
+	}
+	s.ApplyIndexSettings(indices, updates)
+	return wire.JsonReply(wire.Object{{"acknowledged", true}}), nil
+}
