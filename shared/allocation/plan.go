@@ -322,6 +322,8 @@ type planner struct {
 	// incoming counts, per node, the peer recoveries into it: in flight in the snapshot (taken on
 	// first use) and planned this cycle.
 	incoming map[string]int
+	// inFlight counts, per node, the recoveries in flight in the snapshot (recoveriesInFlight).
+	inFlight map[string]int
 	// applied counts the moves added to the view; heapFull caches heapRefusesAll per source node
 	// for heapFullAt moves applied.
 	applied    int
@@ -372,6 +374,25 @@ func (p *planner) heapRefusesAll(c *cluster.Copy) bool {
 		p.screened++
 	}
 	return full
+}
+
+// recoveriesInFlight counts, per node, the peer recoveries in flight in the snapshot that copy
+// into or out of it (taken on first use).
+func (p *planner) recoveriesInFlight() map[string]int {
+	if p.inFlight == nil {
+		p.inFlight = map[string]int{}
+		for i := range p.v.Snap.Copies {
+			c := &p.v.Snap.Copies[i]
+			switch {
+			case c.State == cluster.StateRelocating && c.RelocatingNode != "":
+				p.inFlight[c.Node]++
+				p.inFlight[c.RelocatingNode]++
+			case c.State == cluster.StateInitializing && !c.Primary && c.Node != "":
+				p.inFlight[c.Node]++
+			}
+		}
+	}
+	return p.inFlight
 }
 
 // incomingFree reports whether a node can start one more incoming recovery under

@@ -51,8 +51,9 @@ type option struct {
 	rank     int // target's place in preference order
 	srcAfter float64
 	drop     float64
-	// tier is the hot copy's tier in the shard-choice heuristic's order for its node.
-	tier int
+	// tier is the hot copy's tier in the shard-choice heuristic's order for its node, and order its
+	// place in that order.
+	tier, order int
 }
 
 func (o *option) sufficient(goal float64) bool { return o.srcAfter <= goal+1e-9 }
@@ -156,6 +157,18 @@ func (p *planner) hotspots(hs []Hotspot) {
 	}
 	var outweighed []string
 	var copyProof *ScaleUp
+	// Nodes with no relocation under way off them first: their relief is the more urgent, and the
+	// cycle's move budget goes to the plan order's first groups.
+	slices.SortStableFunc(hot, func(a, b Hotspot) int {
+		ra, rb := p.relocatingOff(a.Node), p.relocatingOff(b.Node)
+		switch {
+		case ra == rb:
+			return 0
+		case rb:
+			return -1
+		}
+		return 1
+	})
 	for _, h := range hot {
 		outcome, proof := p.relieve(h)
 		if outcome == reliefOutweighed {
@@ -431,36 +444,121 @@ func smallOnly(order []Candidate, need float64) bool {
 	return true
 }
 
-// one is the best single group for the hot node on the view as it stands.
+// one is the best single group for the hot node on the view as it stands. Every candidate within
+// the search bounds is weighed, not only the first with a plan: candidates that could bring the node
+// to its goal alone first, then the rest, and the options compared by cheaper (reaching the goal
+// first, then the relief bought per byte copied). The heuristic's order only breaks ties.
 func (s *search) one(order []Candidate, goal float64) *option {
 	need := s.need(goal)
-	tried := map[int]*option{}
+	var best *option
+	tried := map[int]bool{}
+	// Copies of one index with the same load, size and role have the same options: once one has a
+	// plan, it stands for the rest, so many small equal copies do not use up the search's bounds.
+	type kind struct {
+		index   string
+		load    float64
+		size    int64
+		primary bool
+	}
+	seen := map[kind]bool{}
 	for pass := 0; pass < 2; pass++ {
 		for i, cand := range order {
-			if s.spent() || s.bounds.Candidates >= searchCandidates && tried[i] == nil {
+			if s.spent() || s.bounds.Candidates >= searchCandidates {
 				break
 			}
-			if pass == 0 && cand.Load < need || s.skipShards[cand.Copy.ID()] {
+			if tried[i] || pass == 0 && cand.Load < need || s.skipShards[cand.Copy.ID()] {
 				continue
 			}
-			o, seen := tried[i]
-			if !seen {
-				s.bounds.Candidates++
-				o = s.bestFor(cand)
-				if o != nil {
-					o.tier = cand.Tier
-				}
-				tried[i] = o
+			tried[i] = true
+			k := kind{cand.Copy.Index, cand.Load, cand.Copy.SizeBytes, cand.Copy.Primary}
+			if best != nil && seen[k] {
+				continue
 			}
+			seen[k] = true
+			s.bounds.Candidates++
+			o := s.bestFor(cand)
 			if o == nil {
 				continue
 			}
-			if pass == 1 || o.sufficient(goal) {
-				return o
+			o.tier, o.order = cand.Tier, i
+			if best == nil || s.cheaper(o, best, goal) {
+				best = o
 			}
 		}
+		if best != nil && best.sufficient(goal) {
+			// A candidate that could not reach the goal alone does not reach it in a group either.
+			break
+		}
 	}
-	return nil
+	return best
+}
+
+// reliefOverhead is the fixed cost of a relocation in bytes-equivalent when relief is timed: a
+// recovery's setup, its handoff and the sample that must show its effect cost about what copying a
+// gibibyte does at OpenSearch's default 40 MiB/s recovery rate (25 s).
+const reliefOverhead = 1 << 30
+
+// cheaper orders options across candidates by the cost of their relief. An option reaching the goal
+// beats one that does not. Of two that do, the gentler rule (fewer NOT_PREFERRED answers taken),
+// then the sooner relief (see reliefTime: a hot node stays hot until its relocations finish), then
+// the fewer bytes. Of two that do not, the more excess lowered per unit of relief time: the node
+// stays hot either way, and what lowers its backlog soonest counts. The shard-choice heuristic's
+// order breaks ties.
+func (s *search) cheaper(a, b *option, goal float64) bool {
+	if sa, sb := a.sufficient(goal), b.sufficient(goal); sa != sb {
+		return sa
+	}
+	ta, tb := s.reliefTime(a), s.reliefTime(b)
+	if a.sufficient(goal) {
+		if ra, rb := ruleRank(a.judged[a.hot()].Admission.Rule), ruleRank(b.judged[b.hot()].Admission.Rule); ra != rb {
+			return ra < rb
+		}
+		if ta != tb {
+			return ta < tb
+		}
+		return a.bytes() < b.bytes()
+	}
+	if ra, rb := a.drop/ta, b.drop/tb; ra != rb {
+		return ra > rb
+	}
+	return a.order < b.order
+}
+
+// reliefTime estimates, in bytes at one recovery's full rate, when the last move taking load off the
+// hot node finishes. A node's concurrent recoveries, incoming and outgoing, share its recovery rate
+// (indices.recovery.max_bytes_per_sec is one limiter per node), so a move runs at the rate over the
+// recoveries of the busier of its two nodes: those in flight, those planned this cycle and the
+// option's own. A count-neutral return onto the hot node thus doubles the time its hot copy takes.
+func (s *search) reliefTime(o *option) float64 {
+	users := map[string]int{}
+	for n, k := range s.p.recoveriesInFlight() {
+		users[n] = k
+	}
+	for _, m := range s.p.plan.Moves {
+		users[m.From]++
+		users[m.To]++
+	}
+	for _, m := range o.group {
+		users[m.From]++
+		users[m.To]++
+	}
+	t := 0.0
+	for _, m := range o.group {
+		if m.From != s.src.ID {
+			continue
+		}
+		t = max(t, float64(m.SizeBytes+reliefOverhead)*float64(max(users[m.From], users[m.To], 1)))
+	}
+	return max(t, 1)
+}
+
+// bytes is what the option's relocations copy.
+func (o *option) bytes() int64 {
+	var n int64
+	for _, m := range o.group {
+		n += m.SizeBytes
+	}
+	return n
 }
 
 // bundle adds further groups to first, each found on the view with the earlier ones applied and over
@@ -483,7 +581,9 @@ func (s *search) bundle(first *option, order []Candidate, goal float64) *option 
 		next := s.one(order, goal)
 		undo()
 		s.skipShards, s.skipNodes = nil, nil
-		if next == nil || len(out.group)+len(next.group) > chainDepth+1 {
+		if next == nil || len(s.p.plan.Moves)+len(out.group)+len(next.group) > chainDepth+1 {
+			// One cycle's default budget is chainDepth+1 moves, and the move function refuses a
+			// group that does not fit what earlier groups left, whole.
 			break
 		}
 		group := append(slices.Clone(out.group), next.group...)

@@ -161,14 +161,44 @@ func TestReliefTargets(t *testing.T) {
 			name: "a target another decider prefers not is never taken, even over one only the improvement rule accepts",
 			build: func() (*cluster.Snapshot, []string) {
 				// c is idle but holds 3 copies of x, its index-balance limit; b ends at 94 % with x[1].
+				// x[2] fits b under the goal but leaves a over it, so it is not the better plan.
 				f := newFixture("a", "b", "c").
-					index("x", 1<<30, []float64{4, 2.5, 1.5, 0, 0, 0}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"c"}, []string{"c"}, []string{"c"}).
+					index("x", 1<<30, []float64{4.8, 2.5, 0.7, 0, 0, 0}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"c"}, []string{"c"}, []string{"c"}).
 					index("other", 1<<30, []float64{5}, []string{"b"}).
 					queueing("a", 6)
 				return f.snap(), []string{"a"}
 			},
 			moves: []string{"x[1] a->b write-hotspot"},
 			why:   []string{"rule improves-excess"},
+		},
+		{
+			name: "a plan whose target stays within the allocation threshold beats the heuristic's first, which only the improvement rule accepts",
+			build: func() (*cluster.Snapshot, []string) {
+				// a carries 8 threads (100 %). x[1] (2.5, the heuristic's first) brings a to its
+				// goal but leaves b at 94 %, over it; x[2] (1.5) does too and leaves b at 81 %.
+				f := newFixture("a", "b", "c").
+					index("x", 1<<30, []float64{4, 2.5, 1.5, 0, 0, 0}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"c"}, []string{"c"}, []string{"c"}).
+					index("other", 1<<30, []float64{5}, []string{"b"}).
+					queueing("a", 6)
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"x[2] a->b write-hotspot"},
+			why:   []string{"rule all-yes", "a ends at 81% (goal 90%), b at 81%"},
+		},
+		{
+			name: "of two copies that each bring the node to its goal, the one copying fewer bytes goes",
+			build: func() (*cluster.Snapshot, []string) {
+				// a carries 8.8 threads (110 %): 1.6 must leave. p[0] (2.2, 16 GiB) is closest to ½
+				// of the hottest, but q[0] (2.6, 1 GiB) relieves a as well and its relocation, the
+				// time a stays hot, is a sixteenth as long.
+				f := newFixture("a", "b", "c").
+					index("h", 1<<30, []float64{4}, []string{"a"}).
+					index("p", 16<<30, []float64{2.2}, []string{"a"}).
+					index("q", 1<<30, []float64{2.6}, []string{"a"}).
+					queueing("a", 6)
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"q[0] a->b write-hotspot"},
 		},
 		{
 			name: "a copy that alone brings the node to its goal goes before the heuristic's favourite",
@@ -202,17 +232,19 @@ func TestReliefTargets(t *testing.T) {
 			moves: []string{"q[0] a->c write-hotspot"},
 		},
 		{
-			name: "no copy alone reaches the goal: the heuristic's first copy leads a bundle that does",
+			name: "no copy alone reaches the goal: the copies lowering the excess most for their bytes go together in a bundle that does",
 			build: func() (*cluster.Snapshot, []string) {
-				// a carries 12 threads (150 %): 4.8 must leave and no copy carries that much. x[2]
-				// (2.5, closest to ½ of 4) moves to b and x[3] to c in the same group; a ends at 88 %.
+				// a carries 12 threads (150 %): 4.8 must leave and no copy carries that much. The
+				// copies are the same size, so x[0] (4) lowers the excess most for its bytes and
+				// moves to b; x[2] (2.5, first of the rest in the heuristic's order, closest to ½ of
+				// 4) goes to c in the same group; a ends at 69 %.
 				f := newFixture("a", "b", "c").
 					index("x", 1<<30, []float64{4, 3, 2.5, 2.5}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
 					queueing("a", 6)
 				return f.snap(), []string{"a"}
 			},
-			moves: []string{"x[2] a->b write-hotspot", "x[3] a->c write-hotspot"},
-			why:   []string{"as a bundle: a ends at 88% (goal 90%)", "tier 1 of the ½-of-hottest heuristic"},
+			moves: []string{"x[0] a->b write-hotspot", "x[2] a->c write-hotspot"},
+			why:   []string{"as a bundle: a ends at 69% (goal 90%)", "tier 3 of the ½-of-hottest heuristic"},
 		},
 	}
 	for _, tc := range cases {

@@ -110,9 +110,7 @@ func TestBalancerScenarios(t *testing.T) {
 		{name: "tight-packing", fixable: true, gap: &gap{ratio: 0.35}},
 		{name: "node-leave-mid-hotspot", fixable: true},
 		{name: "hotspot-three-zones", fixable: true},
-		// Relieved to 0.34× since the recovery rate is shared: shardwise's moves and OpenSearch's
-		// own rebalancing onto the new nodes copy at once and split the rate.
-		{name: "write-spike-scale-out", fixable: true, builtinBusy: true, gap: &gap{ratio: 0.35}},
+		{name: "write-spike-scale-out", fixable: true, builtinBusy: true},
 		// A managed domain refusing reroute: the default strategy moves through index filters.
 		{name: "write-hotspot-managed", fixable: true},
 		{name: "shard-outweighs-node", bound: boundCopy},
