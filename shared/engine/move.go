@@ -150,12 +150,7 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	// The view the planner judged the moves on (the hot nodes' demand included), built in one place.
 	view := allocation.PlannedView(&snap, plan.Hotspots, e.Config.Allocation)
 
-	// Groups the cluster's recovery limits or shardwise's own moves in flight hold back are
-	// dropped before the budgets count: a group that cannot run must not use up the cycle's
-	// budget that a later group, for another hot node, could run in.
-	kept, refused := safety.Throttle(plan.Moves, safety.RecoveriesOf(&snap, own))
-	kept, over := safety.Budget(kept, e.Config.Safety)
-	refused = append(refused, over...)
+	kept, refused := safety.Hold(plan.Moves, safety.RecoveriesOf(&snap, own), e.Config.Safety)
 	for _, r := range refused {
 		res.Outcomes = append(res.Outcomes, MoveOutcome{Move: r.Move, Outcome: OutcomeSkipped, Reason: fmt.Sprintf("budget %s: %s", r.Budget, r.Reason)})
 	}

@@ -72,3 +72,13 @@ func nodeName(g []allocation.Move, id string) string {
 	}
 	return id
 }
+
+// Hold keeps the moves that both the cluster's recovery limits and shardwise's own moves in flight
+// (Throttle) and the budgets (Budget) let run, in plan order. Throttle goes first: a group it holds
+// back cannot run, so it must not use up the cycle's budget that a later group, for another hot
+// node, could run in.
+func Hold(moves []allocation.Move, r Recoveries, cfg Config) ([]allocation.Move, []Refusal) {
+	kept, throttled := Throttle(moves, r)
+	kept, over := Budget(kept, cfg)
+	return kept, append(throttled, over...)
+}

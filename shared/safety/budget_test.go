@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/size"
 )
 
@@ -166,6 +167,53 @@ func TestBudget(t *testing.T) {
 			}
 			if len(kept)+len(refused) != len(tc.moves) {
 				t.Errorf("kept %d + refused %d != %d planned: a move was lost", len(kept), len(refused), len(tc.moves))
+			}
+		})
+	}
+}
+
+func TestHold(t *testing.T) {
+	// Node a has one of shardwise's moves in flight; b has a free slot.
+	inFlight := Recoveries{PerNode: true, Limits: cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 2, Known: true},
+		OwnAt:    map[string]allocation.Move{"id-a": mv("w", 0, "a", "z", 1, 0)},
+		Incoming: map[string]int{"id-z": 1}, Outgoing: map[string]int{"id-a": 1}}
+	cfg := DefaultConfig()
+	cfg.MaxMovesPerCycle = 4
+	cases := []struct {
+		name    string
+		moves   []allocation.Move
+		kept    []string
+		refused []string
+	}{
+		{
+			name: "a group held back by a move in flight leaves the cycle's budget to the next",
+			moves: []allocation.Move{mv("x", 0, "a", "b", 1, 1), mv("y", 0, "b", "a", 1, 1),
+				mv("p", 0, "c", "d", 1, 2), mv("q", 0, "d", "c", 1, 2), mv("p", 1, "c", "e", 1, 2), mv("q", 1, "e", "c", 1, 2)},
+			kept:    []string{"p[0] c->d", "q[0] d->c", "p[1] c->e", "q[1] e->c"},
+			refused: []string{"x[0] a->b own_move_in_flight_per_node", "y[0] b->a own_move_in_flight_per_node"},
+		},
+		{
+			name:    "groups that can run share the budget in plan order",
+			moves:   []allocation.Move{mv("x", 0, "f", "b", 1, 1), mv("y", 0, "b", "f", 1, 1), mv("p", 0, "c", "d", 1, 2), mv("q", 0, "d", "c", 1, 2), mv("p", 1, "c", "e", 1, 2)},
+			kept:    []string{"x[0] f->b", "y[0] b->f"},
+			refused: []string{"p[0] c->d max_moves_per_cycle", "q[0] d->c max_moves_per_cycle", "p[1] c->e max_moves_per_cycle"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			kept, refused := Hold(tc.moves, inFlight, cfg)
+			var gotKept, gotRefused []string
+			for _, m := range kept {
+				gotKept = append(gotKept, label(m))
+			}
+			for _, r := range refused {
+				gotRefused = append(gotRefused, label(r.Move)+" "+r.Budget)
+			}
+			if !slices.Equal(gotKept, tc.kept) {
+				t.Errorf("kept: got %v want %v", gotKept, tc.kept)
+			}
+			if !slices.Equal(gotRefused, tc.refused) {
+				t.Errorf("refused: got %v want %v", gotRefused, tc.refused)
 			}
 		})
 	}
