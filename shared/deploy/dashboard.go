@@ -54,6 +54,16 @@ func dashboardGraphs() []dashboardGraph {
 		{title: "Scale-up signals per cluster and bound", metrics: []string{"ScaleUpNeeded"},
 			dimensions: []string{"Bound", telemetry.DimensionCluster}, stat: "Sum", unit: "signals"},
 		{title: "Breaker refusals per cluster", metrics: []string{"BreakerOpen"}, dimensions: cluster, stat: "Sum", unit: "refusals"},
+		// Tenants: one line per sandbox (and node), as the sandbox function measures them or, where
+		// workload management enforces them, as the plugin's _wlm/stats reports them.
+		{title: "Sandbox usage and limit per tenant, node and resource", metrics: []string{"SandboxUsage", "SandboxLimit"},
+			dimensions: []string{telemetry.DimensionCluster, "Mode", telemetry.DimensionNode, "Resource", "Sandbox"}, stat: "Maximum", unit: "share of the node"},
+		{title: "Requests cancelled or rejected per tenant", metrics: []string{"SandboxRequestsCancelled"},
+			dimensions: []string{telemetry.DimensionCluster, "Sandbox"}, stat: "Sum", unit: "requests"},
+		{title: "Hard sandboxes over their limit", metrics: []string{"SandboxOverLimit"},
+			dimensions: []string{telemetry.DimensionCluster, "Sandbox"}, stat: "Maximum", unit: "over (1) or within (0)"},
+		{title: "Workload management: highest usage and limit per tenant", metrics: []string{"WLMSandboxUsage", "WLMSandboxLimit"},
+			dimensions: []string{telemetry.DimensionCluster, "Resource", "Sandbox"}, stat: "Maximum", unit: "share of the node"},
 	}
 }
 

@@ -18,6 +18,8 @@ type function struct {
 	description string
 	// memoryMB also buys CPU: Lambda allocates CPU in proportion to memory.
 	memoryMB int
+	// timeoutSeconds is the function's Lambda timeout; 0 takes timeoutSeconds.
+	timeoutSeconds int
 	// openSearch lists the requests the function sends to OpenSearch: its IAM grant on the
 	// domain and its fine-grained access control role (access.go).
 	openSearch []request
@@ -138,6 +140,10 @@ func functions() []function {
 			name:        "sandbox",
 			description: "Measures each sandbox's share of the nodes' CPU and heap, cancels the newest requests of sandboxes over their limits, and syncs the sandboxes to workload management.",
 			memoryMB:    128,
+			// Its loop samples the tasks until 5 s (engine.SandboxMargin) before this timeout:
+			// 30 s, one stats cycle, so each invocation hands over to the next one's and a flood
+			// is met between cycles too.
+			timeoutSeconds: sandboxTimeoutSeconds,
 			// Health for the breaker, the nodes' own CPU and heap, the search tasks and their
 			// cancellation; the version (GET /) and the workload-management groups, rules and wlm.*
 			// settings it syncs. It keeps no state of its own.

@@ -44,6 +44,8 @@ const (
 	buildMethod = "go1.x"
 	// Every invocation must end before the next 30 s stats cycle starts (docs/architecture.md).
 	timeoutSeconds = 25
+	// The sandbox function is the exception: it loops for a cycle and its margin (functions.go).
+	sandboxTimeoutSeconds = 35
 	// The stats refresh period (statistics every 30 seconds).
 	cadenceSeconds = 30
 	// EventBridge schedules cannot fire more often than once a minute.

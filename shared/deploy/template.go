@@ -3,6 +3,7 @@
 package deploy
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -99,6 +100,9 @@ func Template(opts Options) (*cloudformation.Template, error) {
 	for id, r := range alarmResources() {
 		t.Resources[id] = r
 	}
+	for id, r := range sandboxAlarmResources() {
+		t.Resources[id] = r
+	}
 	board, err := dashboard()
 	if err != nil {
 		return nil, err
@@ -183,6 +187,9 @@ func eventBus() *events.EventBus {
 func parameters(opts Options) cloudformation.Parameters {
 	out := operationsParameters()
 	for k, v := range alarmParameters() {
+		out[k] = v
+	}
+	for k, v := range sandboxAlarmParameters() {
 		out[k] = v
 	}
 	out[paramWebhookConcurrency] = webhookConcurrencyParameter()
@@ -274,6 +281,9 @@ func conditions() map[string]any {
 	for k, v := range alarmConditions() {
 		out[k] = v
 	}
+	for k, v := range sandboxAlarmConditions() {
+		out[k] = v
+	}
 	for k, v := range domainConditions() {
 		out[k] = v
 	}
@@ -335,7 +345,7 @@ func lambda(fn function, opts Options) withProperties {
 		Runtime:       cloudformation.String(runtime),
 		Architectures: []string{architecture},
 		MemorySize:    cloudformation.Int(fn.memoryMB),
-		Timeout:       cloudformation.Int(timeoutSeconds),
+		Timeout:       cloudformation.Int(cmp.Or(fn.timeoutSeconds, timeoutSeconds)),
 		Environment: &serverless.Function_FunctionEnvironment{Variables: map[string]string{
 			"SHARDWISE_TABLE":    cloudformation.Ref(tableID),
 			"SHARDWISE_BUS":      cloudformation.Ref(busID),

@@ -261,12 +261,21 @@ func (e *Engine) sandboxPass(ctx context.Context, name string, api TenantCluster
 		e.metric(name, "BreakerOpen", telemetry.UnitCount, 1)
 	}
 	executed := 0
+	bySandbox := map[string]int{}
 	for _, o := range res.Outcomes[first:] {
 		if o.Outcome == CancelExecuted {
 			executed++
+			bySandbox[o.Sandbox]++
 		}
 	}
 	e.metric(name, "SandboxTasksCancelled", telemetry.UnitCount, float64(executed))
+	if e.Metrics != nil {
+		// Per sandbox, so the dashboard shows each tenant's cancellations beside its usage.
+		for sb, n := range bySandbox {
+			e.Metrics.Add("SandboxRequestsCancelled", telemetry.UnitCount, float64(n),
+				telemetry.Dimension{Name: "Cluster", Value: name}, telemetry.Dimension{Name: "Sandbox", Value: sb})
+		}
+	}
 	return e.publishCancellations(ctx, *res, res.Outcomes[first:])
 }
 
@@ -289,12 +298,30 @@ func (e *Engine) sandboxMetrics(name string, rep sandbox.Report) {
 	if e.Metrics == nil {
 		return
 	}
+	// SandboxOverLimit is 1 for a hard sandbox over its cancellation limit on some node in this
+	// pass, else 0: its Maximum over N minutes is what the stack's per-sandbox alarm watches.
+	over := map[string]float64{}
+	for _, f := range rep.Findings {
+		if f.Mode == sandbox.Hard && f.Sandbox != sandbox.GenPop {
+			if f.Usage > f.CancelAbove {
+				over[f.Sandbox] = 1
+			} else if _, ok := over[f.Sandbox]; !ok {
+				over[f.Sandbox] = 0
+			}
+		}
+	}
+	for sb, v := range over {
+		e.Metrics.Add("SandboxOverLimit", telemetry.UnitCount, v, telemetry.Dimension{Name: "Cluster", Value: name}, telemetry.Dimension{Name: "Sandbox", Value: sb})
+	}
 	actions := 0
 	for _, f := range rep.Findings {
-		dims := []telemetry.Dimension{{Name: "Cluster", Value: name}, {Name: "Node", Value: f.Node},
-			{Name: "Sandbox", Value: f.Sandbox}, {Name: "Resource", Value: string(f.Resource)}, {Name: "Mode", Value: string(f.Mode)}}
-		e.Metrics.Add("SandboxUsage", telemetry.UnitNone, f.Usage, dims...)
-		e.Metrics.Add("SandboxLimit", telemetry.UnitNone, f.CancelAbove, dims...)
+		// The dimensions are spelled out at each call, as the dashboard's test reads them.
+		e.Metrics.Add("SandboxUsage", telemetry.UnitNone, f.Usage, telemetry.Dimension{Name: "Cluster", Value: name},
+			telemetry.Dimension{Name: "Node", Value: f.Node}, telemetry.Dimension{Name: "Sandbox", Value: f.Sandbox},
+			telemetry.Dimension{Name: "Resource", Value: string(f.Resource)}, telemetry.Dimension{Name: "Mode", Value: string(f.Mode)})
+		e.Metrics.Add("SandboxLimit", telemetry.UnitNone, f.CancelAbove, telemetry.Dimension{Name: "Cluster", Value: name},
+			telemetry.Dimension{Name: "Node", Value: f.Node}, telemetry.Dimension{Name: "Sandbox", Value: f.Sandbox},
+			telemetry.Dimension{Name: "Resource", Value: string(f.Resource)}, telemetry.Dimension{Name: "Mode", Value: string(f.Mode)})
 		if f.Action != sandbox.ActionNone {
 			actions++
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,8 @@ func TestSandboxLoop(t *testing.T) {
 				return nil
 			}
 			r.e.SandboxLoop = SandboxLoop{Budget: tc.budget}
+			m := &metricRec{}
+			r.e.Metrics = m
 			res, err := r.e.Sandbox(t.Context(), "prod")
 			if err != nil {
 				t.Fatal(err)
@@ -67,6 +70,13 @@ func TestSandboxLoop(t *testing.T) {
 			// Each pass cancels what the fake still lists: three per pass when hard.
 			if tc.mode == "hard" && len(api.cancelled) != 3*tc.wantPasses {
 				t.Errorf("cancel calls %d over %d passes, want 3 each", len(api.cancelled), tc.wantPasses)
+			}
+			// The alarm's metric and the dashboard's per-tenant cancellations.
+			for _, want := range []string{"SandboxOverLimit Cluster=prod,Sandbox=noisy 1.000", "SandboxOverLimit Cluster=prod,Sandbox=steady 0.000",
+				"SandboxRequestsCancelled Cluster=prod,Sandbox=noisy 3.000"} {
+				if tc.mode == "hard" && !slices.Contains(m.seen, want) {
+					t.Errorf("metrics lack %q", want)
+				}
 			}
 		})
 	}

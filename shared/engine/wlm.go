@@ -273,14 +273,14 @@ func (e *Engine) verifyWLM(ctx context.Context, name string, api TenantCluster, 
 		if e.Metrics == nil || s.Nodes == 0 {
 			continue
 		}
-		dims := []telemetry.Dimension{{Name: "Cluster", Value: name}, {Name: "Sandbox", Value: s.Sandbox}}
-		e.Metrics.Add("WLMCancellations", telemetry.UnitCount, float64(s.Cancellations), dims...)
-		e.Metrics.Add("WLMRejections", telemetry.UnitCount, float64(s.Rejections), dims...)
+		e.Metrics.Add("WLMCancellations", telemetry.UnitCount, float64(s.Cancellations), telemetry.Dimension{Name: "Cluster", Value: name}, telemetry.Dimension{Name: "Sandbox", Value: s.Sandbox})
+		e.Metrics.Add("WLMRejections", telemetry.UnitCount, float64(s.Rejections), telemetry.Dimension{Name: "Cluster", Value: name}, telemetry.Dimension{Name: "Sandbox", Value: s.Sandbox})
 		for r, u := range s.MaxUsage {
 			if l, ok := s.Limit[r]; ok {
-				rd := append(slices.Clone(dims), telemetry.Dimension{Name: "Resource", Value: string(r)})
-				e.Metrics.Add("WLMSandboxUsage", telemetry.UnitNone, u, rd...)
-				e.Metrics.Add("WLMSandboxLimit", telemetry.UnitNone, l, rd...)
+				e.Metrics.Add("WLMSandboxUsage", telemetry.UnitNone, u, telemetry.Dimension{Name: "Cluster", Value: name},
+					telemetry.Dimension{Name: "Sandbox", Value: s.Sandbox}, telemetry.Dimension{Name: "Resource", Value: string(r)})
+				e.Metrics.Add("WLMSandboxLimit", telemetry.UnitNone, l, telemetry.Dimension{Name: "Cluster", Value: name},
+					telemetry.Dimension{Name: "Sandbox", Value: s.Sandbox}, telemetry.Dimension{Name: "Resource", Value: string(r)})
 			}
 		}
 	}

@@ -225,9 +225,9 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 	return res, nil
 }
 
-// SandboxLoopBudget is how long the sandbox function loops in a run: as deployed, its 60 s timeout
-// less engine.SandboxMargin.
-const SandboxLoopBudget = 60*time.Second - engine.SandboxMargin
+// SandboxLoopBudget is how long the sandbox function loops in a run: as deployed, its 35 s timeout
+// less engine.SandboxMargin, one 30 s stats cycle.
+const SandboxLoopBudget = 35*time.Second - engine.SandboxMargin
 
 // errRunOver ends the sandbox function's loop when the scenario has run its course.
 var errRunOver = errors.New("the scenario has run its course")
