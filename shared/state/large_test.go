@@ -9,19 +9,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardwise/shardwise/shared/replicas"
 	"github.com/shardwise/shardwise/shared/state"
 )
 
 var tLarge = time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)
 
-// cooldowns is a value shaped like the replica controller's memory: one entry per index, named
-// after an id compression gets no help from.
-func cooldowns(n int, seed uint64) map[string]map[string]any {
+// cooldowns is the replica controller's memory of n indices, named after an id compression gets
+// no help from, each with a recent target and a past change.
+func cooldowns(n int, seed uint64) map[string]replicas.Memory {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	out := make(map[string]map[string]any, n)
+	out := make(map[string]replicas.Memory, n)
 	for range n {
 		name := fmt.Sprintf("tenant-%016x-events", rng.Uint64())
-		out[name] = map[string]any{"index": name, "first_seen_replicas": 1 + rng.IntN(3), "last_change": tLarge.Add(-time.Duration(rng.IntN(1e6)) * time.Second)}
+		changed := tLarge.Add(-time.Duration(rng.IntN(1e6)) * time.Second)
+		out[name] = replicas.Memory{Index: name, FirstSeenReplicas: 1 + rng.IntN(3), WindowMax: 1 + rng.IntN(3),
+			Recent: []replicas.Seen{{At: tLarge, Target: 1 + rng.IntN(3)}}, LastChange: changed, LastReason: "search load share"}
 	}
 	return out
 }
@@ -104,27 +107,31 @@ func roundTripJSON(t *testing.T, v any) map[string]any {
 // A rewrite with a few entries changed writes a few parts, not the value, and leaves only the
 // parts its manifest names.
 func TestLargeRewriteWritesWhatChanged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("encodes 40,000 indices' memory several times")
+	}
 	cases := []struct {
 		name     string
-		change   func(map[string]map[string]any)
+		change   func(map[string]replicas.Memory)
 		maxShare float64 // of the first write's bytes
 	}{
-		{"nothing changed", func(map[string]map[string]any) {}, 0.05},
-		{"three entries changed", func(m map[string]map[string]any) {
+		{"nothing changed", func(map[string]replicas.Memory) {}, 0.05},
+		{"three entries changed", func(m map[string]replicas.Memory) {
 			i := 0
-			for k := range m {
+			for k, v := range m {
 				if i++; i > 3 {
 					break
 				}
-				m[k]["last_change"] = tLarge
+				v.LastChange = tLarge
+				m[k] = v
 			}
 		}, 0.15},
-		{"an entry added and one removed", func(m map[string]map[string]any) {
+		{"an entry added and one removed", func(m map[string]replicas.Memory) {
 			for k := range m {
 				delete(m, k)
 				break
 			}
-			m["tenant-new"] = map[string]any{"index": "tenant-new"}
+			m["tenant-new"] = replicas.Memory{Index: "tenant-new"}
 		}, 0.15},
 	}
 	for _, tc := range cases {
@@ -137,7 +144,7 @@ func TestLargeRewriteWritesWhatChanged(t *testing.T) {
 				t.Fatal(err)
 			}
 			first := meter.Usage()
-			_, ref, err := state.GetLargeJSON[map[string]map[string]any](t.Context(), st, key)
+			_, ref, err := state.GetLargeJSON[map[string]replicas.Memory](t.Context(), st, key)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +157,7 @@ func TestLargeRewriteWritesWhatChanged(t *testing.T) {
 			if share := float64(second.WriteBytes) / float64(first.WriteBytes); share > tc.maxShare {
 				t.Errorf("rewrite wrote %d bytes, %.0f%% of the first write's %d; want at most %.0f%%", second.WriteBytes, 100*share, first.WriteBytes, 100*tc.maxShare)
 			}
-			got, ref2, err := state.GetLargeJSON[map[string]map[string]any](t.Context(), st, key)
+			got, ref2, err := state.GetLargeJSON[map[string]replicas.Memory](t.Context(), st, key)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,6 +174,9 @@ func TestLargeRewriteWritesWhatChanged(t *testing.T) {
 // A writer that lost the race to another writes no manifest and deletes nothing: the winner's
 // value reads whole. A value that shrinks into the item leaves no parts.
 func TestLargeRaceAndShrink(t *testing.T) {
+	if testing.Short() {
+		t.Skip("encodes 40,000 indices' memory several times")
+	}
 	st := state.NewMemory(func() time.Time { return tLarge })
 	key := state.Key{PK: "cluster#big", SK: "allocation#memory"}
 	if _, err := state.PutLargeJSON(t.Context(), st, key, cooldowns(40000, 4), state.LargeRef{}, state.Condition{IfAbsent: true}, 0, tLarge); err != nil {
@@ -203,6 +213,9 @@ func TestLargeRaceAndShrink(t *testing.T) {
 // A manifest naming a part that is gone reads as an error after the retries, never as a short
 // value.
 func TestLargeMissingPart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("encodes 40,000 indices' memory several times")
+	}
 	st := state.NewMemory(func() time.Time { return tLarge })
 	key := state.Key{PK: "cluster#big", SK: "replicas#memory"}
 	if _, err := state.PutLargeJSON(t.Context(), st, key, cooldowns(40000, 7), state.LargeRef{}, state.Condition{}, 0, tLarge); err != nil {
