@@ -26,12 +26,9 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Durat
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
-		v, err := time.ParseDuration(s)
+		v, err := Parse(s)
 		if err != nil {
-			if _, nerr := strconv.ParseFloat(strings.TrimSpace(s), 64); nerr == nil {
-				return fmt.Errorf("duration %q has no unit: write %q, or the number %s without quotes for seconds", s, s+"s", s)
-			}
-			return fmt.Errorf("duration %q: want a number and a unit (ms, s, m, h), such as \"30s\" or \"1h30m\"", s)
+			return err
 		}
 		*d = Duration(v)
 		return nil
@@ -42,6 +39,20 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	*d = Duration(time.Duration(n * float64(time.Second)))
 	return nil
+}
+
+// Parse reads a duration as time.ParseDuration does ("30s", "1h30m", "500ms"), with an error that
+// says how to write one: a bare number in a string, "90", is refused with the fix, as its unit is
+// a guess.
+func Parse(s string) (time.Duration, error) {
+	v, err := time.ParseDuration(s)
+	if err == nil {
+		return v, nil
+	}
+	if _, nerr := strconv.ParseFloat(strings.TrimSpace(s), 64); nerr == nil {
+		return 0, fmt.Errorf("duration %q has no unit: write %q, or the number %s without quotes for seconds", s, s+"s", s)
+	}
+	return 0, fmt.Errorf("duration %q: want a number and a unit (ms, s, m, h), such as \"30s\" or \"1h30m\"", s)
 }
 
 // ParseTimeValue reads an OpenSearch time value ("1m", "30s", "500ms", "2h", "1d", "100micros",

@@ -8,8 +8,13 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/shardwise/shardwise/shared/duration"
+	"github.com/shardwise/shardwise/shared/size"
 )
 
 // Error is a problem in a document, where it is: the line and column (from 1, in characters) of
@@ -66,18 +71,69 @@ type Options struct {
 // in), a value of the wrong type, or a value a field's own UnmarshalJSON refuses. nil when
 // encoding/json, with unknown fields disallowed, would decode data into t.
 func Check(data []byte, t reflect.Type, opts Options) error {
+	_, err := walk(data, t, opts)
+	return err
+}
+
+// walk checks data against t and returns the unit values to rewrite as numbers.
+func walk(data []byte, t reflect.Type, opts Options) ([]edit, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var raw json.RawMessage
 	if err := dec.Decode(&raw); err != nil {
-		return syntaxError(data, err)
+		return nil, syntaxError(data, err)
 	}
 	end := int(dec.InputOffset())
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		off := skipSpace(data, end)
-		return at(data, off, "", errors.New("trailing data after the JSON document"))
+		return nil, at(data, off, "", errors.New("trailing data after the JSON document"))
 	}
-	w := walker{data: data, opts: opts}
-	return w.value(raw, skipSpace(data, 0), t, "")
+	w := walker{data: data, opts: opts, edits: &[]edit{}}
+	if err := w.value(raw, skipSpace(data, 0), t, ""); err != nil {
+		return nil, err
+	}
+	return *w.edits, nil
+}
+
+// Normalize is Check that also rewrites, in a copy of data, each value written with a unit in a
+// field tagged `unit:"bytes"` ("8GiB", "500mb") or `unit:"seconds"` ("5m", "90s") as the plain
+// number the field holds, so a document can write units where its format takes numbers. A number
+// is left as it is. Errors are positioned in data as given.
+func Normalize(data []byte, t reflect.Type, opts Options) ([]byte, error) {
+	edits, err := walk(data, t, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Clone(data)
+	for i := len(edits) - 1; i >= 0; i-- {
+		e := edits[i]
+		out = slices.Concat(out[:e.start], []byte(e.repl), out[e.end:])
+	}
+	return out, nil
+}
+
+// Units a field may be tagged with: what unitValue accepts in a string.
+const (
+	unitBytes   = "bytes"
+	unitSeconds = "seconds"
+)
+
+// unitValue reads s, a value written with a unit, as the number of the field's unit.
+func unitValue(unit, s string) (string, error) {
+	switch unit {
+	case unitBytes:
+		n, err := size.Parse(s)
+		if err != nil {
+			return "", err
+		}
+		return strconv.FormatInt(int64(n), 10), nil
+	case unitSeconds:
+		d, err := duration.Parse(s)
+		if err != nil {
+			return "", err
+		}
+		return strconv.FormatFloat(d.Seconds(), 'f', -1, 64), nil
+	}
+	return "", fmt.Errorf("unknown unit %q in the field's tag", unit)
 }
 
 // syntaxError positions a decoder's error: a syntax error at its offset, a document cut short at
@@ -98,6 +154,14 @@ func syntaxError(data []byte, err error) error {
 type walker struct {
 	data []byte
 	opts Options
+	// edits collects the unit values Normalize rewrites as numbers.
+	edits *[]edit
+}
+
+// edit replaces data[start:end] with repl.
+type edit struct {
+	start, end int
+	repl       string
 }
 
 var (
@@ -126,18 +190,18 @@ func (w walker) value(raw []byte, start int, t reflect.Type, path string) error 
 	switch {
 	case custom || t.Kind() == reflect.Interface:
 	case t.Kind() == reflect.Struct && first == '{':
-		return w.object(raw, start, path, func(key string) (reflect.Type, error) {
+		return w.object(raw, start, path, func(key string) (reflect.Type, string, error) {
 			f, exact := fieldFor(t, key)
 			switch {
 			case f == nil:
-				return nil, fmt.Errorf("%w %q %s", ErrUnknownField, key, section(path))
+				return nil, "", fmt.Errorf("%w %q %s", ErrUnknownField, key, section(path))
 			case !exact && w.opts.ExactKeys:
-				return nil, fmt.Errorf("keys are case-sensitive: write %q", jsonName(*f))
+				return nil, "", fmt.Errorf("keys are case-sensitive: write %q", jsonName(*f))
 			}
-			return f.Type, nil
+			return f.Type, f.Tag.Get("unit"), nil
 		})
 	case t.Kind() == reflect.Map && first == '{':
-		return w.object(raw, start, path, func(string) (reflect.Type, error) { return t.Elem(), nil })
+		return w.object(raw, start, path, func(string) (reflect.Type, string, error) { return t.Elem(), "", nil })
 	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && t.Elem().Kind() != reflect.Uint8 && first == '[':
 		return w.array(raw, start, t.Elem(), path)
 	}
@@ -184,8 +248,8 @@ func kindName(t reflect.Type) string {
 	return t.String()
 }
 
-// object checks each member of the object raw, finding each value's type with field.
-func (w walker) object(raw []byte, start int, path string, field func(key string) (reflect.Type, error)) error {
+// object checks each member of the object raw, finding each value's type and unit with field.
+func (w walker) object(raw []byte, start int, path string, field func(key string) (reflect.Type, string, error)) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if _, err := dec.Token(); err != nil { // {
 		return at(w.data, start, path, err)
@@ -203,7 +267,7 @@ func (w walker) object(raw []byte, start int, path string, field func(key string
 			return at(w.data, keyAt, at1, errors.New("the key appears twice in one object"))
 		}
 		seen[key] = true
-		ft, ferr := field(key)
+		ft, unit, ferr := field(key)
 		if ferr != nil {
 			return at(w.data, keyAt, at1, ferr)
 		}
@@ -211,6 +275,15 @@ func (w walker) object(raw []byte, start int, path string, field func(key string
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
 			return at(w.data, valueAt, at1, err)
+		}
+		var s string
+		if unit != "" && json.Unmarshal(v, &s) == nil {
+			n, err := unitValue(unit, s)
+			if err != nil {
+				return at(w.data, valueAt, at1, err)
+			}
+			*w.edits = append(*w.edits, edit{start: valueAt, end: valueAt + len(v), repl: n})
+			continue
 		}
 		if err := w.value(v, valueAt, ft, at1); err != nil {
 			return err

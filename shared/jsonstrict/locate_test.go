@@ -85,3 +85,42 @@ func TestInFile(t *testing.T) {
 		t.Error("InFile lost the error it wraps")
 	}
 }
+
+type withUnits struct {
+	Disk  int64    `json:"disk_bytes" unit:"bytes"`
+	Tick  float64  `json:"tick_seconds" unit:"seconds"`
+	Delay *float64 `json:"delay_seconds,omitempty" unit:"seconds"`
+	Rate  float64  `json:"rate"`
+	Steps []struct {
+		At float64 `json:"at_seconds" unit:"seconds"`
+	} `json:"steps"`
+}
+
+func TestNormalize(t *testing.T) {
+	cases := []struct {
+		name, in, want, wantErr string
+	}{
+		{"numbers stay", `{"disk_bytes": 1024, "tick_seconds": 30}`, `{"disk_bytes": 1024, "tick_seconds": 30}`, ""},
+		{"units become numbers", `{"disk_bytes": "8GiB", "tick_seconds": "30s", "delay_seconds": "1m", "steps": [{"at_seconds": "1h30m"}]}`,
+			`{"disk_bytes": 8589934592, "tick_seconds": 30, "delay_seconds": 60, "steps": [{"at_seconds": 5400}]}`, ""},
+		{"a size that is not one", "{\n  \"disk_bytes\": \"8 gigs\"}", "", `2:17: disk_bytes: size "8 gigs": want a number of bytes`},
+		{"a duration without a unit names its field", `{"steps": [{}, {"at_seconds": "90"}]}`, "",
+			`1:31: steps[1].at_seconds: duration "90" has no unit: write "90s"`},
+		{"an untagged field takes no unit", `{"rate": "5m"}`, "", `1:10: rate: want a number, got string`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Normalize([]byte(tc.in), reflect.TypeFor[withUnits](), Options{})
+			switch {
+			case tc.wantErr != "":
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Errorf("got %v, want %s", err, tc.wantErr)
+				}
+			case err != nil:
+				t.Errorf("got %v, want %s", err, tc.want)
+			case string(got) != tc.want:
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

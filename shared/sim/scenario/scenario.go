@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"reflect"
@@ -13,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shardwise/shardwise/shared/sim/settings"
+	"github.com/shardwise/shardwise/shared/jsonstrict"
 	"github.com/shardwise/shardwise/shared/sim/wire"
 )
 
@@ -22,8 +21,8 @@ type Scenario struct {
 	Name            string           `json:"name"`
 	Description     string           `json:"description,omitempty"`
 	Seed            uint64           `json:"seed"`
-	TickSeconds     float64          `json:"tick_seconds"`
-	DurationSeconds float64          `json:"duration_seconds"`
+	TickSeconds     float64          `json:"tick_seconds" unit:"seconds"`
+	DurationSeconds float64          `json:"duration_seconds" unit:"seconds"`
 	Cluster         ClusterSpec      `json:"cluster"`
 	NodeDefaults    NodeSpec         `json:"node_defaults"`
 	Nodes           []NodeSpec       `json:"nodes"`
@@ -43,8 +42,8 @@ type TenantSpec struct {
 	OpaqueID      string       `json:"opaque_id"`
 	Index         string       `json:"index"`
 	SearchLoad    *LoadProfile `json:"search_load"`
-	TaskSeconds   float64      `json:"task_seconds"`
-	TaskHeapBytes int64        `json:"task_heap_bytes"`
+	TaskSeconds   float64      `json:"task_seconds" unit:"seconds"`
+	TaskHeapBytes int64        `json:"task_heap_bytes" unit:"bytes"`
 	// Username and Roles are the authenticated principal the tenant searches as; the
 	// workload-management plugin's rules match them (principal.username, principal.role).
 	Username string   `json:"username,omitempty"`
@@ -55,7 +54,7 @@ type TenantSpec struct {
 type ClusterSpec struct {
 	// BuiltinBalancer turns OpenSearch's own count balancer on; absent means on, as in OpenSearch.
 	BuiltinBalancer          *bool   `json:"builtin_balancer,omitempty"`
-	RecoveryBytesPerSecond   float64 `json:"recovery_bytes_per_second,omitempty"`
+	RecoveryBytesPerSecond   float64 `json:"recovery_bytes_per_second,omitempty" unit:"bytes"`
 	NodeConcurrentRecoveries int     `json:"node_concurrent_recoveries,omitempty"`
 	DiskHighWatermark        float64 `json:"disk_high_watermark,omitempty"`
 	// AwarenessAttributes is cluster.routing.allocation.awareness.attributes, set persistently
@@ -82,8 +81,8 @@ type NodeSpec struct {
 	Name          string `json:"name,omitempty"`
 	WriteThreads  int    `json:"write_threads,omitempty"`
 	SearchThreads int    `json:"search_threads,omitempty"`
-	HeapBytes     int64  `json:"heap_bytes,omitempty"`
-	DiskBytes     int64  `json:"disk_bytes,omitempty"`
+	HeapBytes     int64  `json:"heap_bytes,omitempty" unit:"bytes"`
+	DiskBytes     int64  `json:"disk_bytes,omitempty" unit:"bytes"`
 	Zone          string `json:"zone,omitempty"`
 	// Attributes are the node's custom attributes (node.attr.*), beside zone; in nodes and
 	// node_join events they are laid over node_defaults' attributes.
@@ -98,7 +97,7 @@ type IndexSpec struct {
 	Name         string       `json:"name"`
 	Primaries    int          `json:"primaries"`
 	Replicas     int          `json:"replicas"`
-	ShardBytes   int64        `json:"shard_bytes"`
+	ShardBytes   int64        `json:"shard_bytes" unit:"bytes"`
 	WriteLoad    *LoadProfile `json:"write_load,omitempty"`
 	SearchLoad   *LoadProfile `json:"search_load,omitempty"`
 	ShardWeights []float64    `json:"shard_weights,omitempty"`
@@ -110,7 +109,7 @@ type IndexSpec struct {
 	// (cluster_shape.go).
 	Allocation            *AllocationSpec `json:"allocation,omitempty"`
 	TotalShardsPerNode    int             `json:"total_shards_per_node,omitempty"`
-	DelayedTimeoutSeconds *float64        `json:"delayed_timeout_seconds,omitempty"`
+	DelayedTimeoutSeconds *float64        `json:"delayed_timeout_seconds,omitempty" unit:"seconds"`
 	Priority              int             `json:"priority,omitempty"`
 	// ReplicationType is index.replication.type: "document" (the default, every copy indexes) or
 	// "segment" (only the primary indexes; each replica pays DefaultSegmentReplicaShare of it).
@@ -135,7 +134,7 @@ type IndexGroupSpec struct {
 	Count      int          `json:"count"`
 	Primaries  int          `json:"primaries"`
 	Replicas   int          `json:"replicas"`
-	ShardBytes int64        `json:"shard_bytes"`
+	ShardBytes int64        `json:"shard_bytes" unit:"bytes"`
 	WriteLoad  *LoadProfile `json:"write_load,omitempty"`
 	SearchLoad *LoadProfile `json:"search_load,omitempty"`
 	Skew       *Skew        `json:"skew,omitempty"`
@@ -167,7 +166,7 @@ const (
 
 // Event is something that happens at AtSeconds of virtual time.
 type Event struct {
-	AtSeconds float64      `json:"at_seconds"`
+	AtSeconds float64      `json:"at_seconds" unit:"seconds"`
 	Kind      string       `json:"kind"`
 	Index     string       `json:"index,omitempty"`
 	Group     string       `json:"group,omitempty"`
@@ -175,14 +174,14 @@ type Event struct {
 	// Node is a node name for node_leave and a node description for node_join.
 	Node         *EventNode `json:"node,omitempty"`
 	Rate         float64    `json:"rate,omitempty"`
-	UntilSeconds float64    `json:"until_seconds,omitempty"`
+	UntilSeconds float64    `json:"until_seconds,omitempty" unit:"seconds"`
 	MS           float64    `json:"ms,omitempty"`
 	// Spec and RolloverFrom are create_index's new index and the index whose write load it takes.
 	Spec         *IndexSpec `json:"spec,omitempty"`
 	RolloverFrom string     `json:"rollover_from,omitempty"`
 	// DownSeconds is how long a node_restart keeps the node away; WaitForGreen holds the event
 	// (and the events after it) until the cluster is green.
-	DownSeconds  float64 `json:"down_seconds,omitempty"`
+	DownSeconds  float64 `json:"down_seconds,omitempty" unit:"seconds"`
 	WaitForGreen bool    `json:"wait_for_green,omitempty"`
 	// Settings are set_index_settings' index settings, as a PUT {index}/_settings body.
 	Settings map[string]any `json:"settings,omitempty"`
@@ -232,14 +231,14 @@ type LoadProfile struct {
 	Value         float64     `json:"value,omitempty"`
 	Before        float64     `json:"before,omitempty"`
 	After         float64     `json:"after,omitempty"`
-	AtSeconds     float64     `json:"at_seconds,omitempty"`
+	AtSeconds     float64     `json:"at_seconds,omitempty" unit:"seconds"`
 	From          float64     `json:"from,omitempty"`
 	To            float64     `json:"to,omitempty"`
-	StartSeconds  float64     `json:"start_seconds,omitempty"`
-	EndSeconds    float64     `json:"end_seconds,omitempty"`
+	StartSeconds  float64     `json:"start_seconds,omitempty" unit:"seconds"`
+	EndSeconds    float64     `json:"end_seconds,omitempty" unit:"seconds"`
 	Mean          float64     `json:"mean,omitempty"`
 	Amplitude     float64     `json:"amplitude,omitempty"`
-	PeriodSeconds float64     `json:"period_seconds,omitempty"`
+	PeriodSeconds float64     `json:"period_seconds,omitempty" unit:"seconds"`
 	Points        [][]float64 `json:"points,omitempty"`
 
 	// present records which keys the JSON had, so a missing required field is an error rather than 0.
@@ -364,6 +363,10 @@ func LoadScenario(path string) (*Scenario, error) {
 		return nil, fmt.Errorf("load scenario: %w", err)
 	}
 	sc, err := ParseScenario(data)
+	var located *jsonstrict.Error
+	if errors.As(err, &located) {
+		return nil, fmt.Errorf("load scenario %w", jsonstrict.InFile(path, located))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load scenario %s: %w", path, err)
 	}
@@ -371,22 +374,15 @@ func LoadScenario(path string) (*Scenario, error) {
 }
 
 // ParseScenario decodes a scenario strictly (unknown fields are errors) and validates every field.
-// Errors name the field path, e.g. `indices[0].write_load.kind: unknown kind "stepp"`.
+// Errors name the field path, e.g. `indices[0].write_load.kind: unknown kind "stepp"`, and a
+// document error (syntax, an unknown field, a wrong type) its line and column too. Sizes (fields
+// tagged unit:"bytes") may be written "8GiB" and times in seconds (unit:"seconds") "5m".
 func ParseScenario(data []byte) (*Scenario, error) {
-	var tree any
-	gen := json.NewDecoder(bytes.NewReader(data))
-	gen.UseNumber()
-	if err := gen.Decode(&tree); err != nil {
-		return nil, fmt.Errorf("parse scenario: %w", err)
-	}
-	if _, err := gen.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("parse scenario: data after the scenario object")
-	}
-	if _, ok := tree.(map[string]any); !ok {
+	if first := skipSpace(data); first < len(data) && data[first] != '{' {
 		return nil, errors.New("parse scenario: not a JSON object")
 	}
-	// Name the path of an unknown field before the strict decode, whose error does not.
-	if err := checkFields(reflect.TypeFor[Scenario](), tree, ""); err != nil {
+	data, err := jsonstrict.Normalize(data, reflect.TypeFor[Scenario](), jsonstrict.Options{})
+	if err != nil {
 		return nil, fmt.Errorf("parse scenario: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -399,72 +395,6 @@ func ParseScenario(data []byte) (*Scenario, error) {
 		return nil, err
 	}
 	return &sc, nil
-}
-
-// checkFields walks decoded JSON beside the Go type it will fill and reports the first unknown key.
-func checkFields(t reflect.Type, v any, path string) error {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil // a type mismatch, or EventNode's bare string: the strict decode reports those
-		}
-		fields := jsonFields(t)
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			ft, ok := fields[k]
-			if !ok {
-				return fmt.Errorf("%s: unknown field", settings.JoinPath(path, k))
-			}
-			if err := checkFields(ft, m[k], settings.JoinPath(path, k)); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice:
-		a, ok := v.([]any)
-		if !ok {
-			return nil
-		}
-		for i, e := range a {
-			if err := checkFields(t.Elem(), e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// jsonFields maps JSON keys to field types, flattening embedded structs as encoding/json does.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			for k, v := range jsonFields(f.Type) {
-				out[k] = v
-			}
-			continue
-		}
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out[name] = f.Type
-	}
-	return out
 }
 
 // fieldError is a validation error naming the field path.
@@ -1021,4 +951,9 @@ func (sc *Scenario) validateEvents(nodes, indices, groups map[string]bool) error
 		}
 	}
 	return nil
+}
+
+// skipSpace is the offset of data's first byte that is not JSON white space.
+func skipSpace(data []byte) int {
+	return len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
 }

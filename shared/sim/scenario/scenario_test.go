@@ -57,7 +57,7 @@ func TestParseScenario(t *testing.T) {
 		{name: "type mismatch", from: `"seed": 1`, to: `"seed": "one"`, wantErr: "parse scenario"},
 		{name: "trailing data", from: `"events": []
 }`, to: `"events": []
-} {}`, wantErr: "data after the scenario object"},
+} {}`, wantErr: "10:3: trailing data after the JSON document"},
 		{name: "watermark above one", from: `"builtin_balancer": true`, to: `"builtin_balancer": true, "disk_high_watermark": 1.5`, wantErr: "cluster.disk_high_watermark"},
 		{name: "leave takes a name, not an object", from: `"events": []`, to: `"events": [{"at_seconds": 10, "kind": "node_leave", "node": {"name": "a"}}]`, wantErr: "events[0].node: node_leave takes a node name"},
 	}
