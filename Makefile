@@ -125,9 +125,32 @@ it: ## Integration tests on a real three-node OpenSearch 2.19, fetched, started 
 	go test -tags integration -count=1 -v -timeout 35m ./it/...; \
 	echo "it: tests took $$((SECONDS - started))s after a $${SHARDWISE_OPENSEARCH_STARTUP_SECONDS}s start-up"
 
+# Whether `make bench` regenerates docs/results.md and docs/bench: always after a full bench; after
+# a quick one only with DOCS=1, so a quick check leaves the published results alone.
+BENCH_DOCS := $(if $(filter-out 0,$(QUICK)),$(filter-out 0,$(DOCS)),1)
+CHROMIUM ?= $(shell command -v chromium || command -v chromium-browser)
+
 .PHONY: bench
-bench: ## Run every scenario with every balancer into build/bench (results.md, results.json, report.html); QUICK=1: small scenarios only.
+bench: ## Run every scenario with every balancer into build/bench (results.md, results.json, report.html), then regenerate docs/results.md and docs/bench; QUICK=1: small scenarios only, docs left alone unless DOCS=1.
 	go run ./cmd/shardwise bench --scenarios scenarios --out $(BUILD)/bench $(if $(filter-out 0,$(QUICK)),--quick)
+	$(if $(BENCH_DOCS),go run ./cmd/shardwise bench-docs --results $(BUILD)/bench/results.json --docs docs,@echo "docs/ left as they are: a quick bench regenerates them only with DOCS=1")
+
+.PHONY: bench-docs
+bench-docs: ## The full bench, then docs/results.md, docs/bench and the report's first screen (1400x900, headless Chromium).
+	$(MAKE) bench QUICK=
+	$(MAKE) bench-screenshots
+
+.PHONY: bench-docs-render
+bench-docs-render: ## Re-render docs/results.md and docs/bench from docs/bench/results.json, without running the bench (after a change to the report's or the page's generator).
+	go run ./cmd/shardwise bench-docs --results docs/bench/results.json --docs docs
+
+.PHONY: bench-screenshots
+bench-screenshots: ## Screenshot the first screen of build/bench/report.html (1400x900, headless Chromium) into docs/bench/report-screenshot.png.
+	@if [[ -z "$(CHROMIUM)" ]]; then echo "bench-screenshots: no chromium on PATH (apt-get install -y chromium)"; exit 1; fi
+	"$(CHROMIUM)" --headless --no-sandbox --disable-gpu --hide-scrollbars --run-all-compositor-stages-before-draw \
+		--virtual-time-budget=30000 --window-size=1400,900 \
+		--screenshot="$(CURDIR)/docs/bench/report-screenshot.png" "file://$(BUILD)/bench/report.html" 2>/dev/null
+	@echo "wrote docs/bench/report-screenshot.png"
 
 .PHONY: bench-go
 bench-go: ## Run every Go benchmark once, with allocations.

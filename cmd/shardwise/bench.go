@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/shardwise/shardwise/shared/bench"
 	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/jsonstrict"
 )
 
 func newBench() *cobra.Command {
@@ -49,5 +51,38 @@ charts, no network needed) and hot-nodes.png. Progress goes to stderr, the table
 	cmd.Flags().StringVar(&out, "out", "build/bench", "directory to write the results and the report into")
 	cmd.Flags().BoolVar(&quick, "quick", false, `small scenarios only: skip those named "production" or with more than 12 nodes`)
 	cmd.Flags().StringVar(&balancers, "balancers", "", "comma-separated balancers to run (default: all)")
+	return cmd
+}
+
+// newBenchDocs renders the documentation from a bench's results.json (bench.WriteDocs).
+// `make bench` runs it.
+func newBenchDocs() *cobra.Command {
+	var results, docs string
+	cmd := &cobra.Command{
+		Use:    "bench-docs --results FILE --docs DIR",
+		Short:  "Regenerate docs/results.md and docs/bench from a bench's results.json",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			data, err := os.ReadFile(results)
+			if err != nil {
+				return fmt.Errorf("bench results: %w", err)
+			}
+			var res bench.Results
+			if err := jsonstrict.Decode(data, &res); err != nil {
+				return fmt.Errorf("bench results: %w", jsonstrict.InFile(results, err))
+			}
+			files, err := bench.WriteDocs(docs, res)
+			if err != nil {
+				return err
+			}
+			for _, f := range files {
+				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", f)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&results, "results", "build/bench/results.json", "a bench's results.json")
+	cmd.Flags().StringVar(&docs, "docs", "docs", "the documentation directory")
 	return cmd
 }

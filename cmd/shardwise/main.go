@@ -41,7 +41,7 @@ func newCLI() *cli {
 		},
 	}
 	d.register(root)
-	root.AddCommand(newSimulate(), newSim(), newPlan(d), newExplain(d), newTemplate(), newBench(), newSandbox(d))
+	root.AddCommand(newSimulate(), newSim(), newPlan(d), newExplain(d), newTemplate(), newBench(), newBenchDocs(), newSandbox(d))
 	root.AddCommand(newVersion(), newConfigReference())
 	return &cli{root: root, display: d}
 }

@@ -4,6 +4,8 @@ package bench
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/runner"
@@ -57,9 +60,12 @@ type Progress interface {
 type Results struct {
 	Balancers []string       `json:"balancers"`
 	Scenarios []ScenarioInfo `json:"scenarios"`
-	// Skipped names the scenarios --quick left out.
+	// Quick is set when --quick left the large scenarios out; Skipped names them.
+	Quick   bool     `json:"quick,omitempty"`
 	Skipped []string `json:"skipped,omitempty"`
-	Runs    []Record `json:"runs"`
+	// WallSeconds is how long the whole benchmark took on the machine that ran it.
+	WallSeconds float64  `json:"wall_seconds"`
+	Runs        []Record `json:"runs"`
 }
 
 // ScenarioInfo describes a scenario that was run.
@@ -73,6 +79,10 @@ type ScenarioInfo struct {
 	// Config is the scenario's own shardwise configuration, configs/<name>.json beside the
 	// scenarios (a scenario's sandboxes, say), laid over Options.Config; empty when it has none.
 	Config string `json:"config,omitempty"`
+	// File is the scenario file's name and SHA256 its contents' digest, so results can be checked
+	// against the scenarios they claim to measure.
+	File   string `json:"file"`
+	SHA256 string `json:"sha256"`
 }
 
 // Record is one scenario run with one balancer: the runner's result and what happened each tick.
@@ -80,9 +90,8 @@ type Record struct {
 	Scenario string        `json:"scenario"`
 	Balancer string        `json:"balancer"`
 	Result   runner.Result `json:"result"`
-	Series   Series        `json:"series"`
-	// Warnings say where the series and the result disagree, so a chart is not trusted blindly.
-	Warnings []string `json:"warnings,omitempty"`
+	// Series is left out of the copy of the results kept with the documentation (WriteDocs).
+	Series Series `json:"series,omitzero"`
 }
 
 // Series holds one value per tick, in tick order.
@@ -114,16 +123,17 @@ func Run(ctx context.Context, opts Options) (Results, error) {
 	if err != nil {
 		return Results{}, err
 	}
-	scenarios, err := LoadDir(opts.Dir)
+	started := time.Now()
+	files, scenarios, err := loadDir(opts.Dir)
 	if err != nil {
 		return Results{}, err
 	}
-	res := Results{Balancers: balancers}
+	res := Results{Balancers: balancers, Quick: opts.Quick}
 	var (
 		run  []*sim.Scenario
 		cfgs []config.Config
 	)
-	for _, sc := range scenarios {
+	for k, sc := range scenarios {
 		if opts.Quick && !Small(sc) {
 			res.Skipped = append(res.Skipped, sc.Name)
 			continue
@@ -137,6 +147,7 @@ func Run(ctx context.Context, opts Options) (Results, error) {
 		res.Scenarios = append(res.Scenarios, ScenarioInfo{
 			Name: sc.Name, Description: sc.Description, TickSeconds: sc.TickSeconds,
 			DurationSeconds: sc.DurationSeconds, Nodes: nodeCount(sc), Config: path,
+			File: filepath.Base(files[k].path), SHA256: files[k].digest,
 		})
 	}
 	if len(run) == 0 {
@@ -153,6 +164,7 @@ func Run(ctx context.Context, opts Options) (Results, error) {
 			res.Runs = append(res.Runs, r)
 		}
 	}
+	res.WallSeconds = time.Since(started).Seconds()
 	return res, nil
 }
 
@@ -174,26 +186,10 @@ func runOne(ctx context.Context, sc *sim.Scenario, balancer string, cfg config.C
 		return Record{}, fmt.Errorf("bench %s with %s: %w", sc.Name, balancer, err)
 	}
 	r.Result = res
-	r.Warnings = r.check()
 	if p != nil {
 		p.Done(res)
 	}
 	return r, nil
-}
-
-// check compares the per-tick series with the run's totals. Relocations are only seen per tick when
-// the balancer lists its moves in runner.Tick.Moves or the simulator counts them as the built-in
-// balancer's; one that does neither leaves the moves chart short.
-func (r Record) check() []string {
-	sum := 0
-	for _, m := range r.Series.Moves {
-		sum += m
-	}
-	if want := r.Result.Moves + r.Result.BuiltinRelocations; sum != want {
-		return []string{fmt.Sprintf("the moves chart counts %d relocations, the run %d (%d moves, %d built-in): %s does not report each tick's moves",
-			sum, want, r.Result.Moves, r.Result.BuiltinRelocations, r.Balancer)}
-	}
-	return nil
 }
 
 // record appends tick t; nodes maps node names to their index in s.Nodes.
@@ -220,23 +216,49 @@ func (s *Series) record(t runner.Tick, nodes map[string]int) {
 
 // LoadDir loads every *.json scenario in dir, in name order.
 func LoadDir(dir string) ([]*sim.Scenario, error) {
+	_, scenarios, err := loadDir(dir)
+	return scenarios, err
+}
+
+// scenarioFile is a scenario file's path and its contents' SHA256, in hex.
+type scenarioFile struct {
+	path, digest string
+}
+
+// loadDir is LoadDir with each scenario's file.
+func loadDir(dir string) ([]scenarioFile, []*sim.Scenario, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
-		return nil, fmt.Errorf("scenarios in %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("scenarios in %s: %w", dir, err)
 	}
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("scenarios in %s: %w", dir, ErrNoScenarios)
+		return nil, nil, fmt.Errorf("scenarios in %s: %w", dir, ErrNoScenarios)
 	}
 	slices.Sort(paths)
+	files := make([]scenarioFile, 0, len(paths))
 	scenarios := make([]*sim.Scenario, 0, len(paths))
 	for _, p := range paths {
+		digest, err := fileDigest(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("scenario %s: %w", p, err)
+		}
 		sc, err := sim.LoadScenario(p)
 		if err != nil {
-			return nil, fmt.Errorf("scenario %s: %w", p, err)
+			return nil, nil, fmt.Errorf("scenario %s: %w", p, err)
 		}
-		scenarios = append(scenarios, sc)
+		files, scenarios = append(files, scenarioFile{p, digest}), append(scenarios, sc)
 	}
-	return scenarios, nil
+	return files, scenarios, nil
+}
+
+// fileDigest is the SHA256 of the file at path, in hex.
+func fileDigest(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // scenarioConfig is base with the scenario's own configuration, configs/<name>.json in dir, laid

@@ -158,33 +158,7 @@ func TestReportInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	// Exactly these flags; chromedp adds only how it talks to the browser and the first page.
-	ctx, cancel = chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(bin),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	defer cancel()
-	ctx, cancel = chromedp.NewContext(ctx)
-	defer cancel()
-
-	problems := &pageProblems{}
-	if err := chromedp.Listen(ctx, problems.listen); err != nil {
-		t.Fatalf("start Chromium (%s): %v", bin, err)
-	}
-	enableNetwork := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{})
-		return err
-	})
-	page := (&url.URL{Scheme: "file", Path: filepath.Join(out, ReportHTML)}).String()
-	if err := chromedp.Do(ctx, enableNetwork, chromedp.EmulateViewport(1400, 900), chromedp.Navigate(page)); err != nil {
-		t.Fatalf("open %s: %v", page, err)
-	}
+	ctx, problems := openPage(t, bin, filepath.Join(out, ReportHTML))
 	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]chart](chartsJS))
 	if err != nil {
 		t.Fatalf("measure the charts: %v", err)
@@ -217,5 +191,103 @@ func TestReportInBrowser(t *testing.T) {
 			t.Errorf("chart %d (%s): got %.0f×%.0f px with %d drawn lines, want a visible chart with at least %d",
 				i, c.Chart, c.Width, c.Height, c.Lines, want)
 		}
+	}
+}
+
+// openPage opens file in headless Chromium at 1400×900 and returns the tab's context and the
+// problems the page reports.
+func openPage(t *testing.T, bin, file string) (context.Context, *pageProblems) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	t.Cleanup(cancel)
+	// Exactly these flags; chromedp adds only how it talks to the browser and the first page.
+	ctx, cancel = chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(bin),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	t.Cleanup(cancel)
+	ctx, cancel = chromedp.NewContext(ctx)
+	t.Cleanup(cancel)
+
+	problems := &pageProblems{}
+	if err := chromedp.Listen(ctx, problems.listen); err != nil {
+		t.Fatalf("start Chromium (%s): %v", bin, err)
+	}
+	enableNetwork := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{})
+		return err
+	})
+	page := (&url.URL{Scheme: "file", Path: file}).String()
+	if err := chromedp.Do(ctx, enableNetwork, chromedp.EmulateViewport(1400, 900), chromedp.Navigate(page)); err != nil {
+		t.Fatalf("open %s: %v", page, err)
+	}
+	return ctx, problems
+}
+
+// firstScreen is what the report shows in its first 1400×900 pixels.
+type firstScreen struct {
+	// Cards are the bottoms of the who-won-where cards, in pixels from the top.
+	Cards []float64 `json:"cards"`
+	// Verdicts are the cards' sentences.
+	Verdicts []string `json:"verdicts"`
+	// TableShown is whether the full table is visible, not folded.
+	TableShown bool `json:"table_shown"`
+}
+
+const firstScreenJS = `({
+	cards: [...document.querySelectorAll('.card')].map(c => c.getBoundingClientRect().bottom),
+	verdicts: [...document.querySelectorAll('.card .verdict')].map(v => v.textContent),
+	table_shown: document.querySelector('details table').checkVisibility(),
+})`
+
+// TestReportFirstScreen: with a full bench's worth of scenarios and balancers, the first screen
+// at 1400×900 holds who won every scenario that had a hot node, and the full table is folded.
+func TestReportFirstScreen(t *testing.T) {
+	bin := chromium(t)
+	var names []string
+	for i := range 27 {
+		names = append(names, fmt.Sprintf("scenario-%02d", i))
+	}
+	res := fixedResults(names, runner.Balancers...)
+	// As in the full bench: 16 scenarios with a hot node, 11 without.
+	for i := range res.Runs {
+		if strings.Compare(res.Runs[i].Scenario, "scenario-16") >= 0 {
+			res.Runs[i].Result.HotNodeSeconds = 0
+		}
+	}
+	res.Quick, res.Skipped, res.WallSeconds = true, []string{"scale-out-production"}, 277
+	file := filepath.Join(t.TempDir(), ReportHTML)
+	html, err := Report(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, html, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, problems := openPage(t, bin, file)
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[firstScreen](firstScreenJS))
+	if err != nil {
+		t.Fatalf("measure the first screen: %v", err)
+	}
+	for _, p := range problems.all() {
+		t.Errorf("the page reported: %s", p)
+	}
+	if len(got.Cards) != 16 {
+		t.Fatalf("got %d who-won cards, want one per scenario with a hot node, 16", len(got.Cards))
+	}
+	for i, bottom := range got.Cards {
+		if bottom > 900 {
+			t.Errorf("card %d ends at %.0f px, below the first screen (900 px)", i, bottom)
+		}
+		if !strings.Contains(got.Verdicts[i], "fewer than OpenSearch's balancer alone") {
+			t.Errorf("card %d says %q, want the ratio in words", i, got.Verdicts[i])
+		}
+	}
+	if got.TableShown {
+		t.Error("the full table is shown, want it folded")
 	}
 }

@@ -27,13 +27,23 @@ const (
 	chartHeight = 2.8 * vg.Inch
 )
 
-// balancerColors keep a balancer's colour the same on every chart (Okabe and Ito's palette, which
-// colour-blind readers can tell apart).
-var balancerColors = map[string]color.Color{
-	"shardwise":  color.RGBA{R: 0x00, G: 0x72, B: 0xb2, A: 0xff},
-	"none":       color.RGBA{R: 0x44, G: 0x44, B: 0x44, A: 0xff},
-	"es-weights": color.RGBA{R: 0xe6, G: 0x9f, B: 0x00, A: 0xff},
-	"sway":       color.RGBA{R: 0x00, G: 0x9e, B: 0x73, A: 0xff},
+// style is how a balancer's line is drawn: its colour and dash pattern (nil: solid).
+type style struct {
+	Color  color.Color
+	Dashes []vg.Length
+}
+
+// balancerStyles keep a balancer's line the same on every chart. Each has a colour of Okabe and
+// Ito's palette, which colour-blind readers can tell apart, and the related ones also differ in
+// dash: es-weights solid orange, es-weights-live dashed vermilion, es-writeload dotted purple.
+// Equal series, drawn one over the other, still show each dash.
+var balancerStyles = map[string]style{
+	"shardwise":       {Color: color.RGBA{R: 0x00, G: 0x72, B: 0xb2, A: 0xff}},
+	"none":            {Color: color.RGBA{R: 0x44, G: 0x44, B: 0x44, A: 0xff}, Dashes: []vg.Length{vg.Points(7), vg.Points(3)}},
+	"es-weights":      {Color: color.RGBA{R: 0xe6, G: 0x9f, B: 0x00, A: 0xff}},
+	"es-weights-live": {Color: color.RGBA{R: 0xd5, G: 0x5e, B: 0x00, A: 0xff}, Dashes: []vg.Length{vg.Points(5), vg.Points(3)}},
+	"sway":            {Color: color.RGBA{R: 0x00, G: 0x9e, B: 0x73, A: 0xff}, Dashes: []vg.Length{vg.Points(1.5), vg.Points(2.5)}},
+	"es-writeload":    {Color: color.RGBA{R: 0xcc, G: 0x79, B: 0xa7, A: 0xff}, Dashes: []vg.Length{vg.Points(8), vg.Points(2), vg.Points(2), vg.Points(2)}},
 }
 
 // nodeColors cycle over a scenario's nodes; every other round of them is dashed (nodeDashed).
@@ -75,7 +85,8 @@ func countChart(title, ylabel string, runs []Record, value seriesOf, legend bool
 			return nil, fmt.Errorf("%s, %s: %w", title, r.Balancer, err)
 		}
 		l.StepStyle = plotter.PostStep
-		l.Color = balancerColor(r.Balancer, i)
+		st := balancerStyle(r.Balancer, i)
+		l.Color, l.Dashes = st.Color, st.Dashes
 		// Earlier balancers are drawn wider and first, so equal lines stay visible beneath later ones.
 		l.Width = vg.Points(1 + 1.2*float64(len(runs)-1-i))
 		p.Add(l)
@@ -186,11 +197,23 @@ func newPlot(title, ylabel string) *plot.Plot {
 	return p
 }
 
-func balancerColor(b string, i int) color.Color {
-	if c, ok := balancerColors[b]; ok {
-		return c
+// balancerStyle is b's style, or for a balancer without one the i-th node colour, dashed.
+func balancerStyle(b string, i int) style {
+	if st, ok := balancerStyles[b]; ok {
+		return st
 	}
-	return nodeColor(i)
+	return style{Color: nodeColor(i), Dashes: []vg.Length{vg.Points(3), vg.Points(3)}}
+}
+
+// cssBorder is st's dash pattern as a CSS border style for the report's keys.
+func (st style) cssBorder() string {
+	switch {
+	case len(st.Dashes) == 0:
+		return "solid"
+	case st.Dashes[0] < vg.Points(2):
+		return "dotted"
+	}
+	return "dashed"
 }
 
 func nodeColor(i int) color.Color { return nodeColors[i%len(nodeColors)] }

@@ -8,6 +8,8 @@ import (
 	"html/template"
 	"os"
 	"path/filepath"
+	"strconv"
+	"time"
 )
 
 // Output file names in the output directory.
@@ -23,7 +25,10 @@ const (
 //go:embed report.html.tmpl
 var reportSource string
 
-var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"count": count}).Parse(reportSource))
+var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"count": count, "seconds": formatSeconds, "wall": wallTime,
+	"percent": func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" },
+}).Parse(reportSource))
 
 // page is what the report's template fills in.
 type page struct {
@@ -31,12 +36,23 @@ type page struct {
 	Table     Table
 	Legend    string
 	Scenarios []scenarioPage
+	// Standings are the scenarios with a hot node for some balancer, first on the page; Quiet
+	// names the others.
+	Standings []standingPage
+	Quiet     []string
+	// Balancers is the key to every chart's and bar's colours.
+	Balancers []key
+}
+
+// standingPage is a Standing with each bar's colour.
+type standingPage struct {
+	Standing
+	Colors []string
 }
 
 type scenarioPage struct {
 	ScenarioInfo
-	Table    Table
-	Warnings []string
+	Table Table
 	// Balancers name the lines of Hot, Moves and Replicas, which hold a line per balancer each.
 	Balancers            []key
 	Hot, Moves, Replicas template.HTML
@@ -49,10 +65,10 @@ type queueFigure struct {
 	Nodes []key
 }
 
-// key names a chart line under the chart, in its colour.
+// key names a chart line under the chart, in its colour and border style (solid, dashed,
+// dotted) as CSS draws its sample.
 type key struct {
-	Name, Color string
-	Dashed      bool
+	Name, Color, Border string
 }
 
 // Write writes results.json, results.md, report.html and, when PNGScenario was run, hot-nodes.png
@@ -103,15 +119,28 @@ func Write(dir string, res Results) ([]string, error) {
 // opens offline and can be mailed or attached as it is.
 func Report(res Results) ([]byte, error) {
 	pg := page{Results: res, Table: NewTable(res), Legend: legend}
+	for i, b := range res.Balancers {
+		st := balancerStyle(b, i)
+		pg.Balancers = append(pg.Balancers, key{Name: b, Color: cssColor(st.Color), Border: st.cssBorder()})
+	}
+	for _, st := range Standings(res) {
+		if st.Quiet {
+			pg.Quiet = append(pg.Quiet, st.Scenario)
+			continue
+		}
+		sp := standingPage{Standing: st}
+		for i, b := range st.Bars {
+			sp.Colors = append(sp.Colors, cssColor(balancerStyle(b.Balancer, i).Color))
+		}
+		pg.Standings = append(pg.Standings, sp)
+	}
 	for _, sc := range res.Scenarios {
 		runs := runsOf(res, sc.Name)
 		sp := scenarioPage{ScenarioInfo: sc, Table: NewTable(Results{Runs: runs})}
 		ymax := maxQueue(runs)
 		for i, r := range runs {
-			for _, w := range r.Warnings {
-				sp.Warnings = append(sp.Warnings, r.Balancer+": "+w)
-			}
-			sp.Balancers = append(sp.Balancers, key{Name: r.Balancer, Color: cssColor(balancerColor(r.Balancer, i))})
+			st := balancerStyle(r.Balancer, i)
+			sp.Balancers = append(sp.Balancers, key{Name: r.Balancer, Color: cssColor(st.Color), Border: st.cssBorder()})
 			p, err := queueChart(r, ymax)
 			if err != nil {
 				return nil, err
@@ -121,9 +150,13 @@ func Report(res Results) ([]byte, error) {
 				return nil, err
 			}
 			for j, n := range r.Series.Nodes {
-				fig.Nodes = append(fig.Nodes, key{Name: n.Name, Color: cssColor(nodeColor(j)), Dashed: nodeDashed(j)})
+				border := "solid"
+				if nodeDashed(j) {
+					border = "dashed"
+				}
+				fig.Nodes = append(fig.Nodes, key{Name: n.Name, Color: cssColor(nodeColor(j)), Border: border})
 			}
-			fig.Nodes = append(fig.Nodes, key{Name: "hot (3 s)", Color: cssColor(hotColor), Dashed: true})
+			fig.Nodes = append(fig.Nodes, key{Name: "hot (3 s)", Color: cssColor(hotColor), Border: "dashed"})
 			sp.Queue = append(sp.Queue, fig)
 		}
 		charts := []struct {
@@ -180,4 +213,16 @@ func runsOf(res Results, scenario string) []Record {
 		}
 	}
 	return out
+}
+
+// wallTime writes how long a benchmark ran: "52 s", "4 min 10 s", "1 h 3 min".
+func wallTime(seconds float64) string {
+	d := time.Duration(seconds * float64(time.Second)).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
 }

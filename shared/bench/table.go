@@ -138,11 +138,10 @@ func Markdown(res Results) string {
 	t := NewTable(res)
 	var b strings.Builder
 	b.WriteString("# shardwise bench\n\n")
-	fmt.Fprintf(&b, "%s × %s (%s).", count(len(res.Scenarios), "scenario"), count(len(res.Balancers), "balancer"), strings.Join(res.Balancers, ", "))
-	if len(res.Skipped) > 0 {
-		fmt.Fprintf(&b, " Skipped by --quick: %s.", strings.Join(res.Skipped, ", "))
-	}
-	b.WriteString("\n\n")
+	b.WriteString(RunLine(res) + "\n\n")
+	b.WriteString("## Who won where\n\n")
+	b.WriteString(WhoWon(res))
+	b.WriteString("\n## Every figure\n\n")
 	writeRow(&b, t.Header)
 	align := make([]string, len(t.Header))
 	for i, num := range t.Numeric {
@@ -156,12 +155,45 @@ func Markdown(res Results) string {
 		writeRow(&b, row)
 	}
 	b.WriteString("\n" + legend + "\n")
-	heading := "\nWarnings:\n\n"
-	for _, r := range res.Runs {
-		for _, w := range r.Warnings {
-			fmt.Fprintf(&b, "%s- %s with %s: %s\n", heading, r.Scenario, r.Balancer, w)
-			heading = ""
+	return b.String()
+}
+
+// RunLine says what was run, how long it took and what --quick left out, in one sentence or two.
+func RunLine(res Results) string {
+	line := fmt.Sprintf("%s × %s (%s), each run to its end on the simulator's virtual clock, acting, in %s of wall time.",
+		count(len(res.Scenarios), "scenario"), count(len(res.Balancers), "balancer"), strings.Join(res.Balancers, ", "), wallTime(res.WallSeconds))
+	if res.Quick {
+		left := "nothing"
+		if len(res.Skipped) > 0 {
+			left = strings.Join(res.Skipped, ", ")
 		}
+		line += " A quick bench (--quick), which leaves out the large scenarios: " + left + "."
+	}
+	return line
+}
+
+// WhoWon lists, per scenario with a hot node, each balancer's hot node-seconds and the verdict in
+// words, then the scenarios where no balancer had one.
+func WhoWon(res Results) string {
+	var b strings.Builder
+	var quiet []string
+	for _, st := range Standings(res) {
+		if st.Quiet {
+			quiet = append(quiet, st.Scenario)
+			continue
+		}
+		parts := make([]string, 0, len(st.Bars))
+		for _, bar := range st.Bars {
+			v := formatSeconds(bar.HotNodeSeconds)
+			if bar.Best {
+				v = "**" + v + "**"
+			}
+			parts = append(parts, bar.Balancer+" "+v)
+		}
+		fmt.Fprintf(&b, "- **%s**: %s. (%s)\n", st.Scenario, st.Verdict, strings.Join(parts, ", "))
+	}
+	if len(quiet) > 0 {
+		fmt.Fprintf(&b, "- No hot node with any balancer: %s.\n", strings.Join(quiet, ", "))
 	}
 	return b.String()
 }
@@ -169,13 +201,14 @@ func Markdown(res Results) string {
 // legend explains the table's columns, under it in results.md and the report.
 const legend = `hot node-s: Σ over nodes and ticks of the tick's seconds when the node's WRITE queue latency ` +
 	`was at or over 3 s. ÷ none and ÷ best baseline divide it by that of none, and of the best of ` +
-	`none, es-weights and sway (named) in the same scenario; — when no such baseline was run, ` +
+	`none, es-weights, sway and es-writeload (named) in the same scenario; — when no such baseline was run, ` +
 	`1.00 when both are 0, ∞ when only the baseline is 0. hotspots: episodes of consecutive ticks with ` +
 	`any hot node, with the median and longest episode's seconds. moves: reroute moves issued by the balancer; ` +
 	`built-in relocations: those OpenSearch's own balancer started; undone: moves the built-in balancer ` +
 	`moved again. Latencies are true queue waits; replica node-h is Σ replica copies × hours; ` +
 	`search hot node-s is hot node-s for the search pool at a 1 s queue wait; search ms is the search ` +
-	`pools' wait plus service time, median and p99.`
+	`pools' wait plus service time, median and p99. The report's relocation charts count what each ` +
+	`tick reported; the moves and built-in relocations columns are each run's totals.`
 
 func writeRow(b *strings.Builder, cells []string) {
 	b.WriteString("|")
