@@ -316,15 +316,14 @@ func TestPlanCycle(t *testing.T) {
 				return &fixtureResult{f.snap(), []string{"a"}}
 			},
 			cfg:       DefaultConfig(),
-			wantMoves: []string{"hot[0] a->b write-hotspot", "cold[0] b->a swap-return"},
+			wantMoves: []string{"hot[2] a->b write-hotspot", "cold[0] b->a swap-return"},
 		},
 		{
 			name: "a swap that leaves the hot node saturated needs half its overload off",
 			snap: func() *fixtureResult {
 				// a carries 14.4 threads (180 %). No copy alone brings it under saturation, but
-				// hot[0] leaving with a cold copy back takes 5 of its 6.4 threads over saturation
-				// off: more than half, so the swap is made (hot[0] and hot[1] lower the excess the
-				// most for the bytes they copy; hot[0] comes first in the heuristic's order).
+				// hot[2] leaving with a cold copy back takes 4.4 of its 6.4 threads over saturation
+				// off: more than half, so the swap is made.
 				f := newFixture("a", "b").
 					index("hot", 1<<30, []float64{5, 5, 4.4}, []string{"a"}, []string{"a"}, []string{"a"}).
 					index("cold", 1<<20, []float64{0, 0, 0}, []string{"b"}, []string{"b"}, []string{"b"}).
@@ -332,7 +331,7 @@ func TestPlanCycle(t *testing.T) {
 				return &fixtureResult{f.snap(), []string{"a"}}
 			},
 			cfg:       DefaultConfig(),
-			wantMoves: []string{"hot[0] a->b write-hotspot", "cold[0] b->a swap-return"},
+			wantMoves: []string{"hot[2] a->b write-hotspot", "cold[0] b->a swap-return"},
 		},
 		{
 			name: "move that unbalances counts is swapped with a cold copy",

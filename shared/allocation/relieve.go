@@ -501,25 +501,23 @@ const reliefOverhead = 1 << 30
 // cheaper orders options across candidates by the cost of their relief. An option reaching the goal
 // beats one that does not. Of two that do, the gentler rule (fewer NOT_PREFERRED answers taken),
 // then the sooner relief (see reliefTime: a hot node stays hot until its relocations finish), then
-// the fewer bytes. Of two that do not, the more excess lowered per unit of relief time: the node
-// stays hot either way, and what lowers its backlog soonest counts. The shard-choice heuristic's
-// order breaks ties.
+// the fewer bytes. Of two that do not, the shard-choice heuristic's order: ranking those by excess
+// lowered per unit of relief time helped some random clusters and hurt others (it moved the hottest
+// copies first), so it is not the rule. The heuristic's order breaks every tie.
 func (s *search) cheaper(a, b *option, goal float64) bool {
 	if sa, sb := a.sufficient(goal), b.sufficient(goal); sa != sb {
 		return sa
 	}
-	ta, tb := s.reliefTime(a), s.reliefTime(b)
 	if a.sufficient(goal) {
 		if ra, rb := ruleRank(a.judged[a.hot()].Admission.Rule), ruleRank(b.judged[b.hot()].Admission.Rule); ra != rb {
 			return ra < rb
 		}
-		if ta != tb {
+		if ta, tb := s.reliefTime(a), s.reliefTime(b); ta != tb {
 			return ta < tb
 		}
-		return a.bytes() < b.bytes()
-	}
-	if ra, rb := a.drop/ta, b.drop/tb; ra != rb {
-		return ra > rb
+		if ba, bb := a.bytes(), b.bytes(); ba != bb {
+			return ba < bb
+		}
 	}
 	return a.order < b.order
 }
@@ -581,7 +579,7 @@ func (s *search) bundle(first *option, order []Candidate, goal float64) *option 
 		next := s.one(order, goal)
 		undo()
 		s.skipShards, s.skipNodes = nil, nil
-		if next == nil || len(s.p.plan.Moves)+len(out.group)+len(next.group) > chainDepth+1 {
+		if next == nil || len(out.group)+len(next.group) > chainDepth+1 {
 			// One cycle's default budget is chainDepth+1 moves, and the move function refuses a
 			// group that does not fit what earlier groups left, whole.
 			break

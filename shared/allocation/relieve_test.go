@@ -232,19 +232,17 @@ func TestReliefTargets(t *testing.T) {
 			moves: []string{"q[0] a->c write-hotspot"},
 		},
 		{
-			name: "no copy alone reaches the goal: the copies lowering the excess most for their bytes go together in a bundle that does",
+			name: "no copy alone reaches the goal: the heuristic's first copy leads a bundle that does",
 			build: func() (*cluster.Snapshot, []string) {
-				// a carries 12 threads (150 %): 4.8 must leave and no copy carries that much. The
-				// copies are the same size, so x[0] (4) lowers the excess most for its bytes and
-				// moves to b; x[2] (2.5, first of the rest in the heuristic's order, closest to ½ of
-				// 4) goes to c in the same group; a ends at 69 %.
+				// a carries 12 threads (150 %): 4.8 must leave and no copy carries that much. x[2]
+				// (2.5, closest to ½ of 4) moves to b and x[3] to c in the same group; a ends at 88 %.
 				f := newFixture("a", "b", "c").
 					index("x", 1<<30, []float64{4, 3, 2.5, 2.5}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
 					queueing("a", 6)
 				return f.snap(), []string{"a"}
 			},
-			moves: []string{"x[0] a->b write-hotspot", "x[2] a->c write-hotspot"},
-			why:   []string{"as a bundle: a ends at 69% (goal 90%)", "tier 3 of the ½-of-hottest heuristic"},
+			moves: []string{"x[2] a->b write-hotspot", "x[3] a->c write-hotspot"},
+			why:   []string{"as a bundle: a ends at 88% (goal 90%)", "tier 1 of the ½-of-hottest heuristic"},
 		},
 	}
 	for _, tc := range cases {
