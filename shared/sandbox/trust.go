@@ -105,12 +105,9 @@ func Overlaps(d Definitions) []Warning {
 				continue // disjoint, or an OverlapError (or DuplicateAttributesError) of Validate's
 			}
 			req := strings.Join(example, ", ")
-			var msg string
-			switch {
-			case scoreA == scoreB:
-				msg = fmt.Sprintf("a request with %s matches sandboxes %s and %s at the same score %d, so it runs in genPop, governed by neither",
-					req, a.name, b.name, scoreA)
-			default:
+			msg := fmt.Sprintf("a request with %s matches sandboxes %s and %s at the same score %d, so it runs in genPop, governed by neither",
+				req, a.name, b.name, scoreA)
+			if scoreA != scoreB {
 				win, lose, ws, ls := a.name, b.name, scoreA, scoreB
 				if scoreB > scoreA {
 					win, lose, ws, ls = b.name, a.name, scoreB, scoreA
