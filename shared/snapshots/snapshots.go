@@ -83,6 +83,10 @@ const (
 	formatColumns = 2
 	// copiesHint bounds the copies Load allocates room for before it reads them.
 	copiesHint = 1 << 20
+	// copiesPerItem is the first cut of the copies into items. A copy takes 20 to 35 bytes
+	// compressed, so most runs of this many fit partBytes at the first encoding; without the cut,
+	// every copy was encoded and compressed once for nothing before splitEncode split the whole.
+	copiesPerItem = 1500
 )
 
 // nodeChunk is a node and its counters (format 2's nodes items hold a list of them) or, in format
@@ -133,26 +137,33 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 	}
 	var values [][]byte
 	var sks []string
-	add := func(what string, n int, sk func(key string, i int) string, encode func(lo, hi int) ([]byte, error)) (int, error) {
-		if n == 0 {
-			return 0, nil
+	// add encodes n things into items, cutting them first into runs of at most per (0: one run),
+	// each of which splitEncode splits further if it encodes too large.
+	add := func(what string, n, per int, sk func(key string, i int) string, encode func(lo, hi int) ([]byte, error)) (int, error) {
+		if per == 0 {
+			per = n
 		}
-		parts, err := splitEncode(n, partBytes, encode)
-		if err != nil {
-			return 0, fmt.Errorf("save snapshot %s %s: %w", key, what, err)
+		count := 0
+		for lo := 0; lo < n; lo += per {
+			hi := min(n, lo+per)
+			parts, err := splitEncode(hi-lo, partBytes, func(a, b int) ([]byte, error) { return encode(lo+a, lo+b) })
+			if err != nil {
+				return 0, fmt.Errorf("save snapshot %s %s: %w", key, what, err)
+			}
+			for _, b := range parts {
+				values, sks = append(values, b), append(sks, sk(key, count))
+				count++
+			}
 		}
-		for i, b := range parts {
-			values, sks = append(values, b), append(sks, sk(key, i))
-		}
-		return len(parts), nil
+		return count, nil
 	}
 	var err error
-	if m.IndexParts, err = add("indices", len(snap.Indices), indicesSK, func(lo, hi int) ([]byte, error) {
+	if m.IndexParts, err = add("indices", len(snap.Indices), 0, indicesSK, func(lo, hi int) ([]byte, error) {
 		return state.EncodeJSON(snap.Indices[lo:hi])
 	}); err != nil {
 		return "", err
 	}
-	if m.NodeItems, err = add("nodes", len(nodes), nodesSK, func(lo, hi int) ([]byte, error) {
+	if m.NodeItems, err = add("nodes", len(nodes), 0, nodesSK, func(lo, hi int) ([]byte, error) {
 		return state.EncodeJSON(nodes[lo:hi])
 	}); err != nil {
 		return "", err
@@ -166,7 +177,7 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 		v, ok := ctrs.Copies[cluster.CopyKey(c.Index, c.Shard, c.Node)]
 		return v, ok
 	}
-	if m.CopyItems, err = add("copies", len(snap.Copies), copiesSK, func(lo, hi int) ([]byte, error) {
+	if m.CopyItems, err = add("copies", len(snap.Copies), copiesPerItem, copiesSK, func(lo, hi int) ([]byte, error) {
 		buf = encodeColumns(buf[:0], snap.Copies[lo:hi], counters, dt)
 		return state.Compress(buf)
 	}); err != nil {
