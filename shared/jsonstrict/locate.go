@@ -178,15 +178,16 @@ func (w walker) value(raw []byte, start int, t reflect.Type, path string) error 
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if reflect.PointerTo(t).Implements(shaper) || t.Implements(shaper) {
-		shape := reflect.New(t).Interface().(Shaper).JSONShape()
-		return w.value(raw, start, reflect.TypeOf(shape), path)
-	}
-	custom := reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler)
 	first := byte(0)
 	if len(raw) > 0 {
 		first = raw[0]
 	}
+	// An object is walked as the type's shape; anything else is for its UnmarshalJSON to judge.
+	if first == '{' && (reflect.PointerTo(t).Implements(shaper) || t.Implements(shaper)) {
+		shape := reflect.New(t).Interface().(Shaper).JSONShape()
+		return w.value(raw, start, reflect.TypeOf(shape), path)
+	}
+	custom := reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler)
 	switch {
 	case custom || t.Kind() == reflect.Interface:
 	case t.Kind() == reflect.Struct && first == '{':

@@ -1,6 +1,8 @@
 package jsonstrict
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -30,10 +32,22 @@ type scenario struct {
 	Shaped shaped            `json:"shaped"`
 }
 
-// shaped reads its own document and tells Check its keys through JSONShape.
+// shaped reads its own document and tells Check its keys through JSONShape; as the contract asks,
+// its UnmarshalJSON refuses what the shape has no key for.
 type shaped struct{ n int }
 
-func (s *shaped) UnmarshalJSON([]byte) error { s.n = 1; return nil }
+func (s *shaped) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Limit int `json:"limit"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	s.n = v.Limit
+	return nil
+}
 func (shaped) JSONShape() any {
 	return struct {
 		Limit int `json:"limit"`
