@@ -83,10 +83,6 @@ const (
 	formatColumns = 2
 	// copiesHint bounds the copies Load allocates room for before it reads them.
 	copiesHint = 1 << 20
-	// copiesPerItem is the first cut of the copies into items. A copy takes 20 to 35 bytes
-	// compressed, so most runs of this many fit partBytes at the first encoding; without the cut,
-	// every copy was encoded and compressed once for nothing before splitEncode split the whole.
-	copiesPerItem = 1500
 )
 
 // nodeChunk is a node and its counters (format 2's nodes items hold a list of them) or, in format
@@ -138,7 +134,10 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 	var values [][]byte
 	var sks []string
 	// add encodes n things into items, cutting them first into runs of at most per (0: one run),
-	// each of which splitEncode splits further if it encodes too large.
+	// each of which splitEncode splits further if it encodes too large. The copies are not cut
+	// first: each copies item holds a table of the nodes its copies are on, and short runs of a
+	// large cluster's copies each name nearly every node (runs of 1,500 copies at 750 nodes wrote
+	// nine times the bytes).
 	add := func(what string, n, per int, sk func(key string, i int) string, encode func(lo, hi int) ([]byte, error)) (int, error) {
 		if per == 0 {
 			per = n
@@ -177,7 +176,7 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 		v, ok := ctrs.Copies[cluster.CopyKey(c.Index, c.Shard, c.Node)]
 		return v, ok
 	}
-	if m.CopyItems, err = add("copies", len(snap.Copies), copiesPerItem, copiesSK, func(lo, hi int) ([]byte, error) {
+	if m.CopyItems, err = add("copies", len(snap.Copies), 0, copiesSK, func(lo, hi int) ([]byte, error) {
 		buf = encodeColumns(buf[:0], snap.Copies[lo:hi], counters, dt)
 		return state.Compress(buf)
 	}); err != nil {
