@@ -28,7 +28,7 @@ import (
 	"github.com/shardwise/shardwise/shared/sim"
 )
 
-// TestCalibration measures on the real cluster the two figures of shared/sim/calibration.go, prints
+// TestCalibration measures on the real cluster the two figures of shared/sim/model/calibration.go, prints
 // each beside the simulator's value on a line starting with "calibration:", and reports a value more
 // than calibrationTolerance from its measurement (a failure with SHARDWISE_CALIBRATION_STRICT=1).
 // It fails when the method itself fails: nothing measured, or the document-replication control

@@ -7,18 +7,20 @@ const (
 	// DefaultSegmentReplicaShare is the part of a shard's write load that each of its replicas
 	// pays under segment replication (index.replication.type: SEGMENT), where only the primary
 	// indexes and the replicas copy its segments: WRITE-pool use on a replica's node over that
-	// on the primary's node, for the same shard under a steady bulk load. Measured 0.02 to 0.11,
-	// 0.10 to 0.11 once the JVMs were warm (docs/calibration.md): a segment replica's WRITE
-	// thread only appends to its translog.
+	// on the primary's node, for the same shard under a steady bulk load. Measured 0.02 to 0.12,
+	// 0.10 to 0.12 once the JVMs were warm, 0.116 in the latest run (docs/calibration.md): a
+	// segment replica's WRITE thread only appends to its translog.
 	DefaultSegmentReplicaShare = 0.1
 
 	// DefaultTranslogReplaySpeed is how fast a relocation's target replays the operations
 	// indexed on the source while its files were copied, in thread-seconds of indexing replayed
 	// per second: a relocation of a copy written at w threads takes bytes/rate for the files,
-	// then w × (bytes/rate) / DefaultTranslogReplaySpeed for the replay. Measured 0.05 to 0.48,
-	// mostly 0.10 to 0.15 (docs/calibration.md): the target replays far slower than the source
-	// indexed while it also takes the live writes, so a hot copy's relocation is mostly replay.
-	// A scenario turns the replay on with cluster.translog_replay_speed (this figure, or its own);
-	// without it a relocation takes its bytes alone (docs/calibration.md says why).
-	DefaultTranslogReplaySpeed = 0.12
+	// then w × (bytes/rate) / DefaultTranslogReplaySpeed for the replay. The latest `make it`
+	// measured 0.407 (w = 0.72 threads, 11.3 s of files, 20.0 s of replay); earlier runs 0.05 to
+	// 0.48 (docs/calibration.md), as w is WRITE-thread time and moves with how busy the machine
+	// is. The target replays slower than the source indexed while it also takes the live writes,
+	// so a hot copy's relocation is mostly replay. A scenario turns the replay on with
+	// cluster.translog_replay_speed (this figure, or its own); without it a relocation takes its
+	// bytes alone (docs/calibration.md says why).
+	DefaultTranslogReplaySpeed = 0.4
 )
