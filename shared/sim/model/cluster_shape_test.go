@@ -1,6 +1,10 @@
 package model_test
 
 import (
+	"math"
+
+	"github.com/shardwise/shardwise/shared/sim/model"
+
 	"strings"
 	"testing"
 
@@ -294,5 +298,50 @@ func TestRollingRestartWaitsForGreen(t *testing.T) {
 				t.Errorf("safety violations: %v", r.Violations)
 			}
 		})
+	}
+}
+
+// An index_groups entry gives every index of the group the per-index fields an indices entry
+// takes: allocation filters, total_shards_per_node, priority, shard_weights, replication_type and
+// shard growth.
+func TestIndexGroupOptions(t *testing.T) {
+	const doc = `{"name": "group-options", "seed": 5, "tick_seconds": 30, "duration_seconds": 600,
+  "cluster": {"builtin_balancer": false},
+  "nodes": [{"name": "a", "attributes": {"tier": "hot"}}, {"name": "b", "attributes": {"tier": "hot"}}, {"name": "c", "attributes": {"tier": "warm"}}],
+  "index_groups": [{"name_prefix": "g", "count": 2, "primaries": 2, "replicas": 1, "shard_bytes": 1048576,
+    "write_load": {"kind": "constant", "value": 4},
+    "allocation": {"require": {"tier": "hot"}}, "total_shards_per_node": 2, "priority": 3,
+    "shard_weights": [3, 1], "replication_type": "segment", "shard_bytes_growth_per_hour": 3600}]}`
+	s := simtest.MustSim(t, doc)
+	for _, name := range []string{"g0", "g1"} {
+		if got := copiesPerNode(s, name); got["a"] != 2 || got["b"] != 2 || got["c"] != 0 {
+			t.Errorf("%s: got %v, want 2 on a and 2 on b (require tier hot, 2 per node)", name, got)
+		}
+		_, body := simtest.Call(t, s, "GET", "/"+name+"/_settings?flat_settings=true", "")
+		for _, want := range []string{`"index.priority":"3"`, `"index.routing.allocation.total_shards_per_node":"2"`, `"index.routing.allocation.require.tier":"hot"`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("GET %s/_settings lacks %s: %s", name, want, body)
+			}
+		}
+	}
+	rep := s.Step()
+	// Each index writes 2 threads, 1.5 on shard 0 and 0.5 on shard 1; under segment replication a
+	// replica bears DefaultSegmentReplicaShare of its shard's.
+	offered := 0.0
+	for _, n := range rep.Nodes {
+		offered += n.WriteLoad
+	}
+	if want := 4 * (1 + model.DefaultSegmentReplicaShare); math.Abs(offered-want) > 1e-9 {
+		t.Errorf("offered write load: got %v threads, want %v (segment replication)", offered, want)
+	}
+	if rep.MaxCopyWriteLoad != 1.5 {
+		t.Errorf("heaviest copy: got %v threads, want 1.5 (shard_weights 3:1 of 2)", rep.MaxCopyWriteLoad)
+	}
+	simtest.StepN(s, 9)
+	s.Mu.RLock()
+	grown := s.ByIndex["g1"].ShardBytes
+	s.Mu.RUnlock()
+	if grown != 1048576+300 {
+		t.Errorf("g1's shard_bytes after 300 s: got %d, want %d (1 byte a second)", grown, 1048576+300)
 	}
 }

@@ -315,9 +315,15 @@ func New(sc *scenario.Scenario, opts Options) (*Sim, error) {
 		if gs.Skew != nil && gs.Skew.Kind == "zipf" {
 			shares = ZipfShares(gs.Count, gs.Skew.S)
 		}
+		options := gs.HasOptions()
 		for i := range gs.Count {
-			ix := s.addIndex(gs.NamePrefix+strconv.Itoa(i), gs.Primaries, gs.Replicas, gs.ShardBytes, nil)
+			ix := s.addIndex(gs.NamePrefix+strconv.Itoa(i), gs.Primaries, gs.Replicas, gs.ShardBytes, gs.ShardWeights)
 			ix.group, ix.share = g, shares[i]
+			if options {
+				spec := gs.Member(i)
+				ix.applySpecSettings(&spec)
+				ix.applyLoadModel(&spec)
+			}
 			g.members = append(g.members, ix)
 		}
 		s.groups[gs.NamePrefix] = g

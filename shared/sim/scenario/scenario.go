@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"reflect"
@@ -69,9 +70,9 @@ type ClusterSpec struct {
 	// Plugins are the optional plugins installed: "workload-management" serves _wlm/query_group
 	// (2.18 to 3.0) or _wlm/workload_group and _rules/workload_group (3.1 and later) (api_wlm.go).
 	Plugins []string `json:"plugins,omitempty"`
-	// TranslogReplaySpeed turns on the hot-copy recovery model (recovery.go): a relocation of a
-	// copy being written replays, after its files, what was indexed meanwhile, at this many
-	// thread-seconds of indexing a second. DefaultTranslogReplaySpeed is the figure `make it`
+	// TranslogReplaySpeed turns on the hot-copy recovery model (model/recovery.go): a relocation
+	// of a copy being written replays, after its files, what was indexed meanwhile, at this many
+	// thread-seconds of indexing a second. model.DefaultTranslogReplaySpeed is the figure `make it`
 	// measures. Absent or 0: a relocation takes bytes/rate alone, as for an idle copy.
 	TranslogReplaySpeed float64 `json:"translog_replay_speed,omitempty"`
 }
@@ -94,15 +95,22 @@ type NodeSpec struct {
 
 // IndexSpec describes one index and, optionally, where its copies start.
 type IndexSpec struct {
-	Name         string       `json:"name"`
-	Primaries    int          `json:"primaries"`
-	Replicas     int          `json:"replicas"`
-	ShardBytes   int64        `json:"shard_bytes" unit:"bytes"`
-	WriteLoad    *LoadProfile `json:"write_load,omitempty"`
-	SearchLoad   *LoadProfile `json:"search_load,omitempty"`
-	ShardWeights []float64    `json:"shard_weights,omitempty"`
+	Name       string       `json:"name"`
+	Primaries  int          `json:"primaries"`
+	Replicas   int          `json:"replicas"`
+	ShardBytes int64        `json:"shard_bytes" unit:"bytes"`
+	WriteLoad  *LoadProfile `json:"write_load,omitempty"`
+	SearchLoad *LoadProfile `json:"search_load,omitempty"`
 	// Placement lists, per shard, its copies' nodes, primary first.
 	Placement [][]string `json:"placement,omitempty"`
+	IndexOptions
+}
+
+// IndexOptions are the fields of an index beyond its counts and loads, which an index_groups
+// entry gives each of its indices too.
+type IndexOptions struct {
+	// ShardWeights split write_load over the primaries (evenly when absent).
+	ShardWeights []float64 `json:"shard_weights,omitempty"`
 	// Allocation, TotalShardsPerNode, DelayedTimeoutSeconds and Priority are the index settings
 	// index.routing.allocation.{include,exclude,require}.*, .total_shards_per_node,
 	// index.unassigned.node_left.delayed_timeout and index.priority, set at creation
@@ -138,7 +146,19 @@ type IndexGroupSpec struct {
 	WriteLoad  *LoadProfile `json:"write_load,omitempty"`
 	SearchLoad *LoadProfile `json:"search_load,omitempty"`
 	Skew       *Skew        `json:"skew,omitempty"`
+	// IndexOptions apply to every index of the group.
+	IndexOptions
 }
+
+// Member is the spec of the group's index number i: the group's counts and options. Its loads
+// are the group's share, not in the spec.
+func (g *IndexGroupSpec) Member(i int) IndexSpec {
+	return IndexSpec{Name: g.NamePrefix + strconv.Itoa(i), Primaries: g.Primaries, Replicas: g.Replicas,
+		ShardBytes: g.ShardBytes, IndexOptions: g.IndexOptions}
+}
+
+// HasOptions reports whether the group sets any of IndexOptions.
+func (g *IndexGroupSpec) HasOptions() bool { return !reflect.ValueOf(g.IndexOptions).IsZero() }
 
 // Skew says how a group's total load splits over its indices.
 type Skew struct {
@@ -711,7 +731,16 @@ func (g *IndexGroupSpec) validate(path string, indices map[string]bool) error {
 			return fieldError(path+".skew.kind", "unknown kind %q (want even or zipf)", g.Skew.Kind)
 		}
 	}
-	return nil
+	m := g.Member(0)
+	if m.ShardWeights != nil {
+		if err := validateWeights(path+".shard_weights", m.ShardWeights, m.Primaries); err != nil {
+			return err
+		}
+	}
+	if err := m.validateLoadModel(path); err != nil {
+		return err
+	}
+	return m.validateSettingsFields(path)
 }
 
 // validateProfile checks a profile's kind, that it has exactly that kind's fields, and that the load
@@ -817,6 +846,12 @@ var eventFields = map[string][]string{
 	EventNodeRestart:      {"node", "down_seconds", "wait_for_green"},
 	EventSetIndexSettings: {"index", "settings"},
 }
+
+// EventKinds lists the event kinds the format accepts, in name order.
+func EventKinds() []string { return slices.Sorted(maps.Keys(eventFields)) }
+
+// ProfileKinds lists the load profile kinds the format accepts, in name order.
+func ProfileKinds() []string { return slices.Sorted(maps.Keys(profileFields)) }
 
 // setFields names the fields of e that carry a non-zero value.
 func (e *Event) setFields() []string {
