@@ -133,36 +133,30 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 	}
 	var values [][]byte
 	var sks []string
-	// add encodes n things into items, cutting them first into runs of at most per (0: one run),
-	// each of which splitEncode splits further if it encodes too large. The copies are not cut
-	// first: each copies item holds a table of the nodes its copies are on, and short runs of a
-	// large cluster's copies each name nearly every node (runs of 1,500 copies at 750 nodes wrote
-	// nine times the bytes).
-	add := func(what string, n, per int, sk func(key string, i int) string, encode func(lo, hi int) ([]byte, error)) (int, error) {
-		if per == 0 {
-			per = n
+	// add encodes n things into as few items as keep each within partBytes. The copies are not
+	// cut into short runs first to spare splitEncode's first attempt: each copies item holds a
+	// table of the nodes its copies are on, and short runs of a large cluster's copies each name
+	// nearly every node (runs of 1,500 copies at 750 nodes wrote nine times the bytes).
+	add := func(what string, n int, sk func(key string, i int) string, encode func(lo, hi int) ([]byte, error)) (int, error) {
+		if n == 0 {
+			return 0, nil
 		}
-		count := 0
-		for lo := 0; lo < n; lo += per {
-			hi := min(n, lo+per)
-			parts, err := splitEncode(hi-lo, partBytes, func(a, b int) ([]byte, error) { return encode(lo+a, lo+b) })
-			if err != nil {
-				return 0, fmt.Errorf("save snapshot %s %s: %w", key, what, err)
-			}
-			for _, b := range parts {
-				values, sks = append(values, b), append(sks, sk(key, count))
-				count++
-			}
+		parts, err := splitEncode(n, partBytes, encode)
+		if err != nil {
+			return 0, fmt.Errorf("save snapshot %s %s: %w", key, what, err)
 		}
-		return count, nil
+		for i, b := range parts {
+			values, sks = append(values, b), append(sks, sk(key, i))
+		}
+		return len(parts), nil
 	}
 	var err error
-	if m.IndexParts, err = add("indices", len(snap.Indices), 0, indicesSK, func(lo, hi int) ([]byte, error) {
+	if m.IndexParts, err = add("indices", len(snap.Indices), indicesSK, func(lo, hi int) ([]byte, error) {
 		return state.EncodeJSON(snap.Indices[lo:hi])
 	}); err != nil {
 		return "", err
 	}
-	if m.NodeItems, err = add("nodes", len(nodes), 0, nodesSK, func(lo, hi int) ([]byte, error) {
+	if m.NodeItems, err = add("nodes", len(nodes), nodesSK, func(lo, hi int) ([]byte, error) {
 		return state.EncodeJSON(nodes[lo:hi])
 	}); err != nil {
 		return "", err
@@ -176,7 +170,7 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 		v, ok := ctrs.Copies[cluster.CopyKey(c.Index, c.Shard, c.Node)]
 		return v, ok
 	}
-	if m.CopyItems, err = add("copies", len(snap.Copies), 0, copiesSK, func(lo, hi int) ([]byte, error) {
+	if m.CopyItems, err = add("copies", len(snap.Copies), copiesSK, func(lo, hi int) ([]byte, error) {
 		buf = encodeColumns(buf[:0], snap.Copies[lo:hi], counters, dt)
 		return state.Compress(buf)
 	}); err != nil {
