@@ -299,7 +299,13 @@ func TestDetailShapes(t *testing.T) {
 		{
 			name:   TypeScaleUpNeeded,
 			detail: ScaleUpNeeded{Cluster: "prod", Nodes: []string{"a", "b"}, Reason: "all hot"},
-			keys:   []string{"cluster", "nodes", "reason"},
+			keys:   []string{"cluster", "nodes", "reason", "notify"},
+		},
+		{
+			name: TypeScaleUpNeeded + " notifying",
+			detail: ScaleUpNeeded{Cluster: "prod", Nodes: []string{"a", "b"}, Reason: "all hot",
+				Notice: Notice{Notify: true, NotifyReason: "started: bound cluster-capacity"}},
+			keys: []string{"cluster", "nodes", "reason", "notify", "notify_reason"},
 		},
 		{
 			name:   TypeSandboxEnforced,

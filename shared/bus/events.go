@@ -100,6 +100,16 @@ type ScaleUpNeeded struct {
 	Bound   string   `json:"bound,omitempty"`
 	Value   float64  `json:"value,omitempty"`
 	Limit   float64  `json:"limit,omitempty"`
+	Notice
+}
+
+// Notice says whether an event of a standing signal is for people now: every plan that finds the
+// signal publishes its event (the bus is the audit log), and only those with Notify set reach
+// the alert topic, when the signal starts or changes and not within the cluster's cool-down of the
+// last notification (notify_cooldown). NotifyReason says which.
+type Notice struct {
+	Notify       bool   `json:"notify"`
+	NotifyReason string `json:"notify_reason,omitempty"`
 }
 
 // HotspotUnrelieved reports hot nodes the planner found no step for this cycle while nothing was
@@ -109,6 +119,7 @@ type HotspotUnrelieved struct {
 	Cluster    string                  `json:"cluster"`
 	PlanKey    string                  `json:"plan_key"`
 	Unrelieved []allocation.Unrelieved `json:"unrelieved"`
+	Notice
 }
 
 // SandboxEnforced reports what the sandbox function found and did.

@@ -91,6 +91,11 @@ type Config struct {
 	RefreshPeriod duration.Duration `json:"refresh_period"`
 	// SnapshotTTL is how long snapshots, plans and streak records live in the table.
 	SnapshotTTL duration.Duration `json:"snapshot_ttl"`
+	// NotifyCooldown is the least time between two notifications of one signal (Scale Up Needed,
+	// Hotspot Unrelieved) for one cluster. A signal notifies when it starts or changes, never
+	// once per cycle; a change within the cool-down notifies when the cool-down ends, if it still
+	// holds. 0 notifies every change.
+	NotifyCooldown duration.Duration `json:"notify_cooldown"`
 	// MoveStrategy: auto (default: reroute, and allocation filters where the cluster refuses reroute, as
 	// Amazon OpenSearch Service does), reroute, or allocation-filter.
 	MoveStrategy MoveStrategy      `json:"move_strategy"`
@@ -270,8 +275,11 @@ func Default() Config {
 		Bus:           "shardwise",
 		RefreshPeriod: duration.Duration(30 * time.Second),
 		SnapshotTTL:   duration.Duration(2 * time.Hour),
-		MoveStrategy:  StrategyAuto,
-		Allocation:    allocation.DefaultConfig(),
+		// An hour: a saturated cluster stays saturated for hours, and one reminder an hour is
+		// what an on-call inbox takes without muting the topic.
+		NotifyCooldown: duration.Duration(time.Hour),
+		MoveStrategy:   StrategyAuto,
+		Allocation:     allocation.DefaultConfig(),
 		// 5 % of the cluster's search threads: shardwise's own floor, see ReplicasConfig.
 		Replicas: ReplicasConfig{Enabled: true, MinSearchUtilization: 0.05, Config: replicas.DefaultConfig()},
 		Safety:   safety.DefaultConfig(),
@@ -294,8 +302,8 @@ const (
 
 // Validate checks the configuration and returns every bad value it finds, each named by its JSON
 // path, joined into one error: the clusters (at least one, unique names, a valid client
-// configuration each), table, refresh_period, snapshot_ttl, move_strategy, allocation, replicas,
-// safety, sandbox.definitions and log_level. bus is not checked.
+// configuration each), table, refresh_period, snapshot_ttl, notify_cooldown, move_strategy,
+// allocation, replicas, safety, sandbox.definitions and log_level. bus is not checked.
 func (c Config) Validate() error {
 	var errs []error
 	if len(c.Clusters) == 0 {
@@ -329,6 +337,9 @@ func (c Config) Validate() error {
 	} else if err := duration.InRange(c.SnapshotTTL, 2*c.RefreshPeriod, maxSnapshotTTL); err != nil {
 		// Checked only against a bounded refresh period: twice an unbounded one could overflow.
 		errs = append(errs, fmt.Errorf("snapshot_ttl: %w (at least two refresh periods)", err))
+	}
+	if c.NotifyCooldown < 0 {
+		errs = append(errs, fmt.Errorf("notify_cooldown: %v must be >= 0", time.Duration(c.NotifyCooldown)))
 	}
 	if !slices.Contains(MoveStrategies(), c.MoveStrategy) {
 		errs = append(errs, fmt.Errorf("move_strategy: %q must be reroute, allocation-filter or auto", c.MoveStrategy))

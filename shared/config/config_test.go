@@ -44,6 +44,7 @@ func TestValidateNamesFields(t *testing.T) {
 		{"no table", func(c *Config) { c.Table = "" }, "table"},
 		{"zero refresh period", func(c *Config) { c.RefreshPeriod = 0 }, "refresh_period"},
 		{"snapshot ttl under two refresh periods", func(c *Config) { c.SnapshotTTL = duration.Duration(45 * time.Second) }, "snapshot_ttl"},
+		{"negative notify cool-down", func(c *Config) { c.NotifyCooldown = duration.Duration(-time.Minute) }, "notify_cooldown"},
 		{"unknown move strategy", func(c *Config) { c.MoveStrategy = "teleport" }, "move_strategy"},
 		{"allocation field", func(c *Config) { c.Allocation.HotUtilization = 2 }, "allocation.hot_utilization"},
 		{"replicas utilization out of range", func(c *Config) { c.Replicas.MinSearchUtilization = 1 }, "replicas.min_search_utilization"},

@@ -20,6 +20,7 @@ const (
 	alertPolicyID     = "AlertTopicPolicy"
 	alertEmailID      = "AlertEmailSubscription"
 	scaleUpRuleID     = "ScaleUpNeededRule"
+	unrelievedRuleID  = "HotspotUnrelievedRule"
 	dlqPolicyID       = "DeadLetterQueuePolicy"
 	dlqAlarmID        = "DeadLetterAlarm"
 	paramAlertEmail   = "AlertEmail"
@@ -33,7 +34,8 @@ const (
 	logRetentionDays = 30
 	// The bus is the audit log of every decision: a year of it, replayable.
 	archiveRetentionDays = 365
-	// Scale Up Needed is for people: retry its delivery for a day, EventBridge's own maximum.
+	// Scale Up Needed and Hotspot Unrelieved are for people: retry their delivery for a day,
+	// EventBridge's own maximum.
 	alertEventAgeSeconds = 24 * 60 * 60
 	alertRetryAttempts   = 185
 	// The dead-letter alarm looks every 5 minutes: a failed event is worth a look, not a page
@@ -81,20 +83,10 @@ func operationsResources() map[string]cloudformation.Resource {
 			Description:   cloudformation.String("Every shardwise event: the audit log, replayable"),
 		},
 		alertTopicID: topic,
-		scaleUpRuleID: &events.Rule{
-			Description:  cloudformation.String("Scale Up Needed to the alert topic: shardwise proved the cluster needs more nodes"),
-			EventBusName: cloudformation.String(cloudformation.Ref(busID)),
-			EventPattern: map[string]any{"source": []string{bus.Source}, "detail-type": []string{bus.TypeScaleUpNeeded}},
-			Targets: []events.Rule_Target{{
-				Id:  "AlertTopic",
-				Arn: cloudformation.Ref(alertTopicID),
-				RetryPolicy: &events.Rule_RetryPolicy{
-					MaximumEventAgeInSeconds: cloudformation.Int(alertEventAgeSeconds),
-					MaximumRetryAttempts:     cloudformation.Int(alertRetryAttempts),
-				},
-				DeadLetterConfig: &events.Rule_DeadLetterConfig{Arn: cloudformation.String(cloudformation.GetAtt(dlqID, "Arn"))},
-			}},
-		},
+		scaleUpRuleID: alertRule(bus.TypeScaleUpNeeded,
+			"Scale Up Needed to the alert topic when it starts or changes: shardwise proved the cluster needs more nodes"),
+		unrelievedRuleID: alertRule(bus.TypeHotspotUnrelieved,
+			"Hotspot Unrelieved to the alert topic when it starts or changes: hot nodes the planner found no step for"),
 		// A topic policy replaces the default one, so it names every publisher: the rule, the
 		// dead-letter alarm and the cadence alarm.
 		alertPolicyID: &sns.TopicPolicy{
@@ -103,6 +95,8 @@ func operationsResources() map[string]cloudformation.Resource {
 				"Version": "2012-10-17",
 				"Statement": []any{
 					servicePublish("ScaleUpRule", "events.amazonaws.com", "sns:Publish", cloudformation.Ref(alertTopicID), ruleArn),
+					servicePublish("UnrelievedRule", "events.amazonaws.com", "sns:Publish", cloudformation.Ref(alertTopicID),
+						cloudformation.GetAtt(unrelievedRuleID, "Arn")),
 					servicePublish("DeadLetterAlarm", "cloudwatch.amazonaws.com", "sns:Publish", cloudformation.Ref(alertTopicID),
 						cloudformation.GetAtt(dlqAlarmID, "Arn")),
 					servicePublish("CadenceAlarm", "cloudwatch.amazonaws.com", "sns:Publish", cloudformation.Ref(alertTopicID),
@@ -145,6 +139,30 @@ func operationsResources() map[string]cloudformation.Resource {
 	}
 }
 
+// alertRule sends the events of detailType that notify (bus.Notice) to the alert topic. Every plan
+// that finds the signal publishes its event on the bus; only those marked notify (when the signal
+// starts or changes, at most once per cool-down) reach people.
+func alertRule(detailType, description string) *events.Rule {
+	return &events.Rule{
+		Description:  cloudformation.String(description),
+		EventBusName: cloudformation.String(cloudformation.Ref(busID)),
+		EventPattern: map[string]any{
+			"source":      []string{bus.Source},
+			"detail-type": []string{detailType},
+			"detail":      map[string]any{"notify": []bool{true}},
+		},
+		Targets: []events.Rule_Target{{
+			Id:  "AlertTopic",
+			Arn: cloudformation.Ref(alertTopicID),
+			RetryPolicy: &events.Rule_RetryPolicy{
+				MaximumEventAgeInSeconds: cloudformation.Int(alertEventAgeSeconds),
+				MaximumRetryAttempts:     cloudformation.Int(alertRetryAttempts),
+			},
+			DeadLetterConfig: &events.Rule_DeadLetterConfig{Arn: cloudformation.String(cloudformation.GetAtt(dlqID, "Arn"))},
+		}},
+	}
+}
+
 // servicePublish lets one AWS service principal take action on resource, on behalf of source only.
 func servicePublish(sid, service, action, resource, source string) map[string]any {
 	return map[string]any{
@@ -163,7 +181,7 @@ func operationsParameters() cloudformation.Parameters {
 			Type:           "String",
 			Default:        "",
 			AllowedPattern: cloudformation.String(`^$|^[^@\s]+@[^@\s]+$`),
-			Description: cloudformation.String("Email address subscribed to the alert topic (Scale Up Needed, dead letters); " +
+			Description: cloudformation.String("Email address subscribed to the alert topic (Scale Up Needed, Hotspot Unrelieved, alarms, dead letters); " +
 				"the address confirms the subscription. Empty: none"),
 		},
 		paramVpcSubnets: {

@@ -195,33 +195,45 @@ func (e *Engine) detect(ctx context.Context, name, snapshotKey, trigger string) 
 // published. With again set (the plan was stored already) it publishes only a plan not yet
 // marked: its first invocation stored it and then failed to publish, and was retried. Events are
 // at least once: a failure after publishing and before marking publishes again on the retry.
+// The two signals' events carry whether they notify (notices), decided once per plan.
 func (e *Engine) publishPlan(ctx context.Context, name, snapshotKey string, plan allocation.Plan, again bool) error {
 	planKey := planKey(snapshotKey)
 	mark := state.Key{PK: pk(name), SK: publishedKey(planKey)}
-	var events []bus.Event
-	if len(plan.Moves) > 0 {
-		events = append(events, bus.Event{DetailType: bus.TypeMovesPlanned, Time: e.now(), Detail: bus.MovesPlanned{
-			Cluster: name, PlanKey: planKey, SnapshotKey: snapshotKey, Hotspots: plan.Hotspots, Moves: plan.Moves, Notes: plan.Notes}})
-	}
-	if plan.ScaleUp != nil {
-		events = append(events, bus.Event{DetailType: bus.TypeScaleUpNeeded, Time: e.now(), Detail: bus.ScaleUpNeeded{
-			Cluster: name, Nodes: plan.ScaleUp.Nodes, Reason: plan.ScaleUp.Reason,
-			Bound: plan.ScaleUp.Bound, Value: plan.ScaleUp.Value, Limit: plan.ScaleUp.Limit}})
-	}
-	if len(plan.Unrelieved) > 0 {
-		events = append(events, bus.Event{DetailType: bus.TypeHotspotUnrelieved, Time: e.now(), Detail: bus.HotspotUnrelieved{
-			Cluster: name, PlanKey: planKey, Unrelieved: plan.Unrelieved}})
-	}
-	if len(events) == 0 {
-		return nil
-	}
 	if again {
+		if len(plan.Moves) == 0 && plan.ScaleUp == nil && len(plan.Unrelieved) == 0 {
+			return nil
+		}
 		if _, err := e.Store.Get(ctx, mark); err == nil {
 			return nil
 		} else if !errors.Is(err, state.ErrNotFound) {
 			return fmt.Errorf("detect %s: %w", name, err)
 		}
 		e.log().Info("detect: publishing a stored plan whose events never went out", "cluster", name, "plan", planKey)
+	}
+	// Every plan reaches the signal records, one without a signal too: that is how a signal's end
+	// is seen, so that its return notifies.
+	scaleUp, unrelieved, err := e.notices(ctx, name, planKey, plan)
+	if err != nil {
+		return err
+	}
+	var events []bus.Event
+	if len(plan.Moves) > 0 {
+		events = append(events, bus.Event{DetailType: bus.TypeMovesPlanned, Time: e.now(), Detail: bus.MovesPlanned{
+			Cluster: name, PlanKey: planKey, SnapshotKey: snapshotKey, Hotspots: plan.Hotspots, Moves: plan.Moves, Notes: plan.Notes}})
+	}
+	if plan.ScaleUp != nil {
+		e.log().Info("scale up needed: notice", "cluster", name, "notify", scaleUp.Notify, "reason", scaleUp.NotifyReason)
+		events = append(events, bus.Event{DetailType: bus.TypeScaleUpNeeded, Time: e.now(), Detail: bus.ScaleUpNeeded{
+			Cluster: name, Nodes: plan.ScaleUp.Nodes, Reason: plan.ScaleUp.Reason,
+			Bound: plan.ScaleUp.Bound, Value: plan.ScaleUp.Value, Limit: plan.ScaleUp.Limit, Notice: scaleUp}})
+	}
+	if len(plan.Unrelieved) > 0 {
+		e.log().Info("hotspot unrelieved: notice", "cluster", name, "notify", unrelieved.Notify, "reason", unrelieved.NotifyReason)
+		events = append(events, bus.Event{DetailType: bus.TypeHotspotUnrelieved, Time: e.now(), Detail: bus.HotspotUnrelieved{
+			Cluster: name, PlanKey: planKey, Unrelieved: plan.Unrelieved, Notice: unrelieved}})
+	}
+	if len(events) == 0 {
+		return nil
 	}
 	if err := e.Bus.Publish(ctx, events...); err != nil {
 		return fmt.Errorf("detect %s: %w", name, err)

@@ -17,6 +17,7 @@ import (
 //	lease#allocation           the lease that serializes acting on the cluster
 //	allocation#memory          the planner's streaks and recent relocations between cycles
 //	replicas#memory            the replica controller's cooldowns
+//	signals#notified           what Scale Up Needed and Hotspot Unrelieved last notified, and when
 //	replicas#done#<snapshot>   the snapshot whose replica decisions are made
 //	filter#<index>#<node>      an allocation filter shardwise set
 //
@@ -31,6 +32,7 @@ const (
 	leaseSK           = "lease#allocation"
 	memoryKey         = "allocation#memory"
 	replicasMemoryKey = "replicas#memory"
+	signalsKey        = "signals#notified"
 )
 
 // planKey is the plan made from a snapshot.
