@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/shardwise/shardwise/shared/allocation"
@@ -41,6 +42,9 @@ type Cluster struct {
 	// Username for basic auth; the password is read from PasswordEnv, never stored in config.
 	Username    string `json:"username,omitempty"`
 	PasswordEnv string `json:"password_env,omitempty"`
+	// secret holds credentials read from Secrets Manager at start (WithBasicAuth); never read from
+	// or written to a document.
+	secret *BasicAuth
 	// Insecure skips TLS certificate verification.
 	Insecure bool `json:"insecure_skip_verify,omitempty"`
 	// CACertFile is a PEM file of the CA that signed the cluster's certificate; when set, only
@@ -377,6 +381,9 @@ func (cl Cluster) OpenSearch() (opensearch.Config, error) {
 	oc := opensearch.Config{URLs: cl.URLs, Auth: auth, Service: cl.Service, Region: cl.Region,
 		Username: cl.Username, InsecureSkipVerify: cl.Insecure, AllowInsecureCredentials: cl.AllowInsecureCredentials,
 		CACertFile: cl.CACertFile}
+	if cl.secret != nil && cl.Username == "" && cl.PasswordEnv == "" {
+		oc.Username, oc.Password = cl.secret.Username, cl.secret.Password
+	}
 	if cl.PasswordEnv != "" {
 		pw, ok := os.LookupEnv(cl.PasswordEnv)
 		if !ok {
@@ -444,27 +451,59 @@ type ParameterAPI interface {
 // Load builds the configuration in Lambda at cold start: when SHARDWISE_CONFIG_PARAMETER names an
 // SSM parameter, its value (a JSON document, decrypted if it is a SecureString) is the first
 // layer over the defaults; then FromEnv's variables. params is used only when the parameter is
-// named; it may be nil otherwise.
+// named; it may be nil otherwise. Load reads no secret: see LoadWithSecret.
 func Load(ctx context.Context, getenv func(string) string, params ParameterAPI) (Config, error) {
-	name := getenv(EnvConfigParameter)
-	if name == "" {
-		return FromEnv(getenv)
+	return LoadWithSecret(ctx, getenv, params, nil)
+}
+
+// LoadWithSecret is Load, and then, when SHARDWISE_BASIC_AUTH_SECRET names a Secrets Manager
+// secret, the basic-auth credentials it holds for the clusters whose auth is basic
+// (WithBasicAuth), before the configuration is validated. secrets is used only when the secret is
+// named; it may be nil otherwise.
+func LoadWithSecret(ctx context.Context, getenv func(string) string, params ParameterAPI, secrets SecretAPI) (Config, error) {
+	c := Default()
+	if name := getenv(EnvConfigParameter); name != "" {
+		if params == nil {
+			return c, fmt.Errorf("%s: %s names a parameter but there is no SSM client", EnvConfigParameter, name)
+		}
+		out, err := params.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
+		if err != nil {
+			return c, fmt.Errorf("%s: get %s: %w", EnvConfigParameter, name, err)
+		}
+		if out.Parameter == nil || out.Parameter.Value == nil {
+			return c, fmt.Errorf("%s: %s has no value", EnvConfigParameter, name)
+		}
+		if c, err = Parse(c, []byte(*out.Parameter.Value)); err != nil {
+			return c, fmt.Errorf("%s: %s: %w", EnvConfigParameter, name, err)
+		}
 	}
-	if params == nil {
-		return Default(), fmt.Errorf("%s: %s names a parameter but there is no SSM client", EnvConfigParameter, name)
-	}
-	out, err := params.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
+	c, err := overlayEnv(c, getenv)
 	if err != nil {
-		return Default(), fmt.Errorf("%s: get %s: %w", EnvConfigParameter, name, err)
+		return c, err
 	}
-	if out.Parameter == nil || out.Parameter.Value == nil {
-		return Default(), fmt.Errorf("%s: %s has no value", EnvConfigParameter, name)
+	if arn := getenv(EnvBasicAuthSecret); arn != "" {
+		if secrets == nil {
+			return c, fmt.Errorf("%s: %s names a secret but there is no Secrets Manager client", EnvBasicAuthSecret, arn)
+		}
+		out, err := secrets.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
+		if err != nil {
+			return c, fmt.Errorf("%s: get %s: %w", EnvBasicAuthSecret, arn, err)
+		}
+		if out.SecretString == nil {
+			return c, fmt.Errorf("%s: %s has no string value", EnvBasicAuthSecret, arn)
+		}
+		b, err := ParseBasicAuthSecret(*out.SecretString)
+		if err != nil {
+			return c, fmt.Errorf("%s: %s: %w", EnvBasicAuthSecret, arn, err)
+		}
+		c = c.WithBasicAuth(b)
 	}
-	c, err := Parse(Default(), []byte(*out.Parameter.Value))
-	if err != nil {
-		return c, fmt.Errorf("%s: %s: %w", EnvConfigParameter, name, err)
-	}
-	return fromEnv(c, getenv)
+	return c, c.Validate()
+}
+
+// SecretAPI is the part of the Secrets Manager client LoadWithSecret uses.
+type SecretAPI interface {
+	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
 }
 
 // FromEnv builds the configuration from the environment: SHARDWISE_CONFIG (a JSON document over
@@ -484,6 +523,15 @@ func Load(ctx context.Context, getenv func(string) string, params ParameterAPI) 
 func FromEnv(getenv func(string) string) (Config, error) { return fromEnv(Default(), getenv) }
 
 func fromEnv(c Config, getenv func(string) string) (Config, error) {
+	c, err := overlayEnv(c, getenv)
+	if err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+// overlayEnv is FromEnv's variables over c, unvalidated.
+func overlayEnv(c Config, getenv func(string) string) (Config, error) {
 	if doc := getenv("SHARDWISE_CONFIG"); doc != "" {
 		var err error
 		if c, err = Parse(c, []byte(doc)); err != nil {
@@ -523,7 +571,7 @@ func fromEnv(c Config, getenv func(string) string) (Config, error) {
 	if v := getenv("SHARDWISE_LOG_LEVEL"); v != "" {
 		c.LogLevel = v
 	}
-	return c, c.Validate()
+	return c, nil
 }
 
 func parseClusters(v, auth string) ([]Cluster, error) {

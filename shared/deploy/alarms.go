@@ -130,8 +130,9 @@ func alarmParameters() cloudformation.Parameters {
 			Type:     "Number",
 			Default:  strconv.Itoa(defaultWriteRejectedThreshold),
 			MinValue: cloudformation.Float64(1),
-			Description: cloudformation.String("ThreadpoolWriteRejected alarm: rejected write tasks summed over 1 minute at or " +
-				"above this. Default 1, AWS's recommended alarm for OpenSearch Service"),
+			Description: cloudformation.String("ThreadpoolWriteRejected alarm: write tasks the domain's nodes rejected in " +
+				"1 minute (the increase of the cumulative counter, by metric math) at or above this. Default 1: a rejected " +
+				"write is already lost work for its client"),
 		},
 		paramLatencyThreshold: {
 			Type:     "Number",
@@ -195,10 +196,54 @@ func alarmResources() map[string]cloudformation.Resource {
 		out[writeQueueAlarmID(i)] = domainAlarm(i, "write-queue", "ThreadpoolWriteQueue", "Maximum", paramWriteQueueThreshold,
 			"A node's write thread pool queue is at or over the threshold (AWS's recommended alarm, on the busiest node): "+
 				"shardwise ingests and plans this cluster at once")
-		out[rejectedAlarmID(i)] = domainAlarm(i, "write-rejected", "ThreadpoolWriteRejected", "Sum", paramWriteRejectedThreshold,
-			"The domain rejected write tasks (AWS's recommended alarm): shardwise ingests and plans this cluster at once")
+		out[rejectedAlarmID(i)] = rejectedAlarm(i)
 	}
 	return out
+}
+
+// rejectedAlarm alarms on new write rejections: ThreadpoolWriteRejected counts a node's rejected
+// tasks since it started, like the _nodes/stats counter it is read from, so an alarm on its value
+// would stay in ALARM from the first rejection until a node restarts, and would wake detect once.
+// Metric math takes the increase over each minute (DIFF of the nodes' sum; a node restart's drop
+// is negative and never crosses the threshold).
+func rejectedAlarm(i int) withProperties {
+	return withProperties{
+		Resource: &cloudwatch.Alarm{
+			AlarmName: cloudformation.String(alarmSlotName(i, "write-rejected")),
+			AlarmDescription: cloudformation.String("The domain's nodes rejected write tasks in the last minute (new " +
+				"rejections, as a rate of the cumulative ThreadpoolWriteRejected): shardwise ingests and plans this cluster at once"),
+			Metrics: []cloudwatch.Alarm_MetricDataQuery{
+				{
+					Id: "rejected",
+					MetricStat: &cloudwatch.Alarm_MetricStat{
+						Metric: &cloudwatch.Alarm_Metric{
+							Namespace:  cloudformation.String("AWS/ES"),
+							MetricName: cloudformation.String("ThreadpoolWriteRejected"),
+							Dimensions: []cloudwatch.Alarm_Dimension{
+								{Name: "DomainName", Value: alarmSlotDomain(i)},
+								{Name: "ClientId", Value: cloudformation.Ref("AWS::AccountId")},
+							},
+						},
+						Period: alarmPeriodSeconds,
+						Stat:   "Sum",
+					},
+					ReturnData: cloudformation.Bool(false),
+				},
+				{
+					Id:         "newRejections",
+					Expression: cloudformation.String("DIFF(rejected)"),
+					Label:      cloudformation.String("Write tasks rejected in the minute"),
+					ReturnData: cloudformation.Bool(true),
+				},
+			},
+			EvaluationPeriods:          1,
+			DatapointsToAlarm:          cloudformation.Int(1),
+			ComparisonOperator:         "GreaterThanOrEqualToThreshold",
+			TreatMissingData:           cloudformation.String("notBreaching"),
+			AWSCloudFormationCondition: condAlarmDomain(i),
+		},
+		extra: map[string]any{"Threshold": cloudformation.Ref(paramWriteRejectedThreshold)},
+	}
 }
 
 // domainAlarm alarms on one of the domain's own AWS/ES metrics, which the service publishes per

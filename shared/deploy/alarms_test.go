@@ -139,7 +139,17 @@ func deployedAlarms(t *testing.T, doc map[string]any, alarmClusters string) map[
 			a.dimensions[dm["Name"].(string)] = dm["Value"].(string)
 		}
 		for _, q := range asList(props["Metrics"]) {
-			a.expression = q.(map[string]any)["Expression"].(string)
+			qm := q.(map[string]any)
+			if ms, ok := qm["MetricStat"].(map[string]any); ok {
+				m := ms["Metric"].(map[string]any)
+				a.metric = m["Namespace"].(string) + "/" + m["MetricName"].(string) + " " + ms["Stat"].(string)
+				for _, d := range asList(m["Dimensions"]) {
+					dm := d.(map[string]any)
+					a.dimensions[dm["Name"].(string)] = dm["Value"].(string)
+				}
+				continue
+			}
+			a.expression = qm["Expression"].(string)
 		}
 		out[id] = a
 	}
@@ -216,8 +226,11 @@ func TestAlarmSlots(t *testing.T) {
 					}
 				case strings.HasPrefix(id, "WriteRejectedAlarm"):
 					wantDims := map[string]string{"DomainName": domain, "ClientId": testAccount}
-					if a.metric != "AWS/ES/ThreadpoolWriteRejected Sum" || !maps.Equal(a.dimensions, wantDims) || a.threshold != testThresholds[paramWriteRejectedThreshold] {
-						t.Errorf("%s: got %s %v threshold %v, want AWS/ES/ThreadpoolWriteRejected Sum %v on %s", id, a.metric, a.dimensions, a.threshold, wantDims, paramWriteRejectedThreshold)
+					// New rejections: the counter is cumulative, so the alarm is on its increase.
+					if a.metric != "AWS/ES/ThreadpoolWriteRejected Sum" || a.expression != "DIFF(rejected)" || !maps.Equal(a.dimensions, wantDims) ||
+						a.threshold != testThresholds[paramWriteRejectedThreshold] {
+						t.Errorf("%s: got %s %q %v threshold %v, want DIFF of AWS/ES/ThreadpoolWriteRejected Sum %v on %s", id, a.metric,
+							a.expression, a.dimensions, a.threshold, wantDims, paramWriteRejectedThreshold)
 					}
 				}
 			}

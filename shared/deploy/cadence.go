@@ -143,16 +143,25 @@ func ingestCadence() withProperties {
 			"ClusterEndpoints":    cloudformation.Join(",", cloudformation.Ref(paramClusters)),
 			"ConfigParameterName": cloudformation.Ref(paramConfig),
 		},
-		Events: map[string]serverless.StateMachine_EventSource{
-			"EveryMinute": {
-				Type: "Schedule",
-				Properties: &serverless.StateMachine_Properties{
-					ScheduleEvent: &serverless.StateMachine_ScheduleEvent{Schedule: scheduleExpression},
+	}
+	return withProperties{Resource: sm, extra: map[string]any{
+		// goformation's ScheduleEvent has no RetryPolicy or DeadLetterConfig. A start the schedule
+		// could not make (Step Functions throttling, a deleted role) is retried within the minute,
+		// the next schedule's start being as good as a later retry, and then kept in the
+		// dead-letter queue, whose alarm notifies: a missed start is seen, not silent.
+		"Events": map[string]any{
+			"EveryMinute": map[string]any{
+				"Type": "Schedule",
+				"Properties": map[string]any{
+					"Schedule": scheduleExpression,
+					"RetryPolicy": map[string]any{
+						"MaximumEventAgeInSeconds": maxEventAgeSeconds,
+						"MaximumRetryAttempts":     maxRetryAttempts,
+					},
+					"DeadLetterConfig": map[string]any{"Arn": cloudformation.GetAtt(dlqID, "Arn")},
 				},
 			},
 		},
-	}
-	return withProperties{Resource: sm, extra: map[string]any{
 		"Policies": []any{
 			map[string]any{"LambdaInvokePolicy": map[string]any{"FunctionName": cloudformation.Ref(logicalID("ingest"))}},
 			// Step Functions delivers its logs through CloudWatch Logs' vended-log API, which

@@ -121,7 +121,8 @@ func TestLocalStackServices(t *testing.T) {
 		"AWS::SQS": {"sqs"}, "AWS::SSM": {"ssm"}, "AWS::StepFunctions": {"stepfunctions"}, "AWS::S3": {"s3"},
 	}
 	bySDK := map[string]string{"dynamodb": "dynamodb", "eventbridge": "events", "sqs": "sqs", "ssm": "ssm", "sts": "sts",
-		"cloudwatch": "cloudwatch", "cloudwatchlogs": "logs", "sns": "sns", "lambda": "lambda", "sfn": "stepfunctions", "s3": "s3"}
+		"cloudwatch": "cloudwatch", "cloudwatchlogs": "logs", "sns": "sns", "lambda": "lambda", "sfn": "stepfunctions", "s3": "s3",
+		"secretsmanager": "secretsmanager"}
 	need := map[string]string{"cloudformation": "deploying the stack", "s3": "sam deploy's packaged code", "sts": "the SDK's credential checks"}
 
 	for id, r := range render(t, Options{})["Resources"].(map[string]any) {

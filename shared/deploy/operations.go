@@ -87,8 +87,9 @@ func operationsResources() map[string]cloudformation.Resource {
 			"Scale Up Needed to the alert topic when it starts or changes: shardwise proved the cluster needs more nodes"),
 		unrelievedRuleID: alertRule(bus.TypeHotspotUnrelieved,
 			"Hotspot Unrelieved to the alert topic when it starts or changes: hot nodes the planner found no step for"),
-		// A topic policy replaces the default one, so it names every publisher: the rule, the
-		// dead-letter alarm and the cadence alarm.
+		// A topic policy replaces the default one, so it names every publisher: the two rules, and
+		// the stack's notifying alarms by name (each ends in the stack's name; the conditional
+		// ones cannot be named by GetAtt when absent).
 		alertPolicyID: &sns.TopicPolicy{
 			Topics: []string{cloudformation.Ref(alertTopicID)},
 			PolicyDocument: map[string]any{
@@ -97,10 +98,8 @@ func operationsResources() map[string]cloudformation.Resource {
 					servicePublish("ScaleUpRule", "events.amazonaws.com", "sns:Publish", cloudformation.Ref(alertTopicID), ruleArn),
 					servicePublish("UnrelievedRule", "events.amazonaws.com", "sns:Publish", cloudformation.Ref(alertTopicID),
 						cloudformation.GetAtt(unrelievedRuleID, "Arn")),
-					servicePublish("DeadLetterAlarm", "cloudwatch.amazonaws.com", "sns:Publish", cloudformation.Ref(alertTopicID),
-						cloudformation.GetAtt(dlqAlarmID, "Arn")),
-					servicePublish("CadenceAlarm", "cloudwatch.amazonaws.com", "sns:Publish", cloudformation.Ref(alertTopicID),
-						cloudformation.GetAtt(cadenceAlarmID, "Arn")),
+					servicePublishAny("StackAlarms", "cloudwatch.amazonaws.com", "sns:Publish", cloudformation.Ref(alertTopicID),
+						notifyingAlarmArns()),
 				},
 			},
 		},
@@ -161,6 +160,24 @@ func alertRule(detailType, description string) *events.Rule {
 			DeadLetterConfig: &events.Rule_DeadLetterConfig{Arn: cloudformation.String(cloudformation.GetAtt(dlqID, "Arn"))},
 		}},
 	}
+}
+
+// notifyingAlarmArns are the ARNs of the alarms that notify the alert topic, by name pattern.
+func notifyingAlarmArns() []string {
+	const alarm = "arn:${AWS::Partition}:cloudwatch:${AWS::Region}:${AWS::AccountId}:alarm:"
+	return []string{
+		cloudformation.Sub(alarm + "dead-letters-${AWS::StackName}"),
+		cloudformation.Sub(alarm + "cadence-failed-${AWS::StackName}"),
+		cloudformation.Sub(alarm + "stale-samples-${AWS::StackName}"),
+		cloudformation.Sub(alarm + "opensearch-*-${AWS::StackName}"),
+	}
+}
+
+// servicePublishAny is servicePublish for any of several sources.
+func servicePublishAny(sid, service, action, resource string, sources []string) map[string]any {
+	st := servicePublish(sid, service, action, resource, "")
+	st["Condition"] = map[string]any{"ArnLike": map[string]any{"aws:SourceArn": sources}}
+	return st
 }
 
 // servicePublish lets one AWS service principal take action on resource, on behalf of source only.

@@ -18,12 +18,15 @@ func TestOperations(t *testing.T) {
 		{"archive of the bus", []any{"EventArchive", "Properties", "SourceArn"}, getAtt("EventBus", "Arn")},
 		{"archive kept a year", []any{"EventArchive", "Properties", "RetentionDays"}, float64(365)},
 		{"scale-up rule on the bus", []any{"ScaleUpNeededRule", "Properties", "EventBusName"}, ref("EventBus")},
-		{"scale-up rule pattern", []any{"ScaleUpNeededRule", "Properties", "EventPattern"}, map[string]any{
-			"source": []any{"shardwise"}, "detail-type": []any{"Scale Up Needed"}}},
+		{"scale-up rule takes notifying events only", []any{"ScaleUpNeededRule", "Properties", "EventPattern"}, map[string]any{
+			"source": []any{"shardwise"}, "detail-type": []any{"Scale Up Needed"}, "detail": map[string]any{"notify": []any{true}}}},
 		{"scale-up to the topic", []any{"ScaleUpNeededRule", "Properties", "Targets", 0, "Arn"}, ref("AlertTopic")},
 		{"scale-up retried for a day", []any{"ScaleUpNeededRule", "Properties", "Targets", 0, "RetryPolicy"}, map[string]any{
 			"MaximumEventAgeInSeconds": float64(86400), "MaximumRetryAttempts": float64(185)}},
 		{"scale-up dead letters", []any{"ScaleUpNeededRule", "Properties", "Targets", 0, "DeadLetterConfig"}, map[string]any{"Arn": dlqArn}},
+		{"unrelieved rule takes notifying events only", []any{"HotspotUnrelievedRule", "Properties", "EventPattern"}, map[string]any{
+			"source": []any{"shardwise"}, "detail-type": []any{"Hotspot Unrelieved"}, "detail": map[string]any{"notify": []any{true}}}},
+		{"unrelieved to the topic", []any{"HotspotUnrelievedRule", "Properties", "Targets", 0, "Arn"}, ref("AlertTopic")},
 		{"email only when given", []any{"AlertEmailSubscription", "Condition"}, "HasAlertEmail"},
 		{"email subscription", []any{"AlertEmailSubscription", "Properties"}, map[string]any{
 			"Protocol": "email", "TopicArn": ref("AlertTopic"), "Endpoint": ref("AlertEmail")}},
@@ -31,12 +34,17 @@ func TestOperations(t *testing.T) {
 			map[string]any{"Sid": "ScaleUpRule", "Effect": "Allow", "Principal": map[string]any{"Service": "events.amazonaws.com"},
 				"Action": "sns:Publish", "Resource": ref("AlertTopic"),
 				"Condition": map[string]any{"ArnLike": map[string]any{"aws:SourceArn": getAtt("ScaleUpNeededRule", "Arn")}}},
-			map[string]any{"Sid": "DeadLetterAlarm", "Effect": "Allow", "Principal": map[string]any{"Service": "cloudwatch.amazonaws.com"},
+			map[string]any{"Sid": "UnrelievedRule", "Effect": "Allow", "Principal": map[string]any{"Service": "events.amazonaws.com"},
 				"Action": "sns:Publish", "Resource": ref("AlertTopic"),
-				"Condition": map[string]any{"ArnLike": map[string]any{"aws:SourceArn": getAtt("DeadLetterAlarm", "Arn")}}},
-			map[string]any{"Sid": "CadenceAlarm", "Effect": "Allow", "Principal": map[string]any{"Service": "cloudwatch.amazonaws.com"},
+				"Condition": map[string]any{"ArnLike": map[string]any{"aws:SourceArn": getAtt("HotspotUnrelievedRule", "Arn")}}},
+			map[string]any{"Sid": "StackAlarms", "Effect": "Allow", "Principal": map[string]any{"Service": "cloudwatch.amazonaws.com"},
 				"Action": "sns:Publish", "Resource": ref("AlertTopic"),
-				"Condition": map[string]any{"ArnLike": map[string]any{"aws:SourceArn": getAtt("IngestCadenceAlarm", "Arn")}}},
+				"Condition": map[string]any{"ArnLike": map[string]any{"aws:SourceArn": []any{
+					map[string]any{"Fn::Sub": "arn:${AWS::Partition}:cloudwatch:${AWS::Region}:${AWS::AccountId}:alarm:dead-letters-${AWS::StackName}"},
+					map[string]any{"Fn::Sub": "arn:${AWS::Partition}:cloudwatch:${AWS::Region}:${AWS::AccountId}:alarm:cadence-failed-${AWS::StackName}"},
+					map[string]any{"Fn::Sub": "arn:${AWS::Partition}:cloudwatch:${AWS::Region}:${AWS::AccountId}:alarm:stale-samples-${AWS::StackName}"},
+					map[string]any{"Fn::Sub": "arn:${AWS::Partition}:cloudwatch:${AWS::Region}:${AWS::AccountId}:alarm:opensearch-*-${AWS::StackName}"},
+				}}}},
 		}},
 		{"rules may dead-letter", []any{"DeadLetterQueuePolicy", "Properties", "PolicyDocument", "Statement", 0}, map[string]any{
 			"Sid": "RuleDeadLetters", "Effect": "Allow", "Principal": map[string]any{"Service": "events.amazonaws.com"},

@@ -222,9 +222,10 @@ func TestEnvJSON(t *testing.T) {
 				}
 			}
 			for name, want := range map[string]string{
-				"SHARDWISE_TABLE":    "shardwise-local",
-				"SHARDWISE_BUS":      "shardwise-local",
-				"SHARDWISE_CLUSTERS": "local=http://localhost:9200",
+				"SHARDWISE_TABLE": "shardwise-local",
+				"SHARDWISE_BUS":   "shardwise-local",
+				// The cluster the sample events name (functions' TestSampleEventsWithEnvJSON runs them).
+				"SHARDWISE_CLUSTERS": "prod=http://localhost:9200",
 				"SHARDWISE_AUTH":     "none",
 				"SHARDWISE_DRY_RUN":  "true",
 			} {

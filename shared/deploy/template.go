@@ -103,6 +103,10 @@ func Template(opts Options) (*cloudformation.Template, error) {
 	for id, r := range sandboxAlarmResources() {
 		t.Resources[id] = r
 	}
+	for id, r := range healthAlarmResources() {
+		t.Resources[id] = r
+	}
+	t.Resources[staleAlarmID] = staleAlarm()
 	board, err := dashboard()
 	if err != nil {
 		return nil, err
@@ -192,7 +196,11 @@ func parameters(opts Options) cloudformation.Parameters {
 	for k, v := range sandboxAlarmParameters() {
 		out[k] = v
 	}
+	for k, v := range healthParameters() {
+		out[k] = v
+	}
 	out[paramWebhookConcurrency] = webhookConcurrencyParameter()
+	out[paramBasicAuthSecret] = basicAuthParameter()
 	for k, v := range map[string]cloudformation.Parameter{
 		paramClusters: {
 			Type: "CommaDelimitedList",
@@ -213,7 +221,8 @@ func parameters(opts Options) cloudformation.Parameters {
 			Type:          "String",
 			Default:       "sigv4",
 			AllowedValues: []any{"sigv4", "basic", "none"},
-			Description:   cloudformation.String("How the functions authenticate to OpenSearch"),
+			Description: cloudformation.String("How the functions authenticate to OpenSearch: sigv4 (Amazon OpenSearch " +
+				"Service, with OpenSearchDomainArns), basic (credentials from BasicAuthSecretArn) or none"),
 		},
 		paramWebhookSecret: webhookParameter(),
 		paramDomain:        domainParameter(),
@@ -284,10 +293,14 @@ func conditions() map[string]any {
 	for k, v := range sandboxAlarmConditions() {
 		out[k] = v
 	}
+	for k, v := range healthConditions() {
+		out[k] = v
+	}
 	for k, v := range domainConditions() {
 		out[k] = v
 	}
 	out[condWebhookConcurrency] = webhookConcurrencyCondition()
+	out[condBasicAuthSecret] = basicAuthCondition()
 	for k, v := range map[string]any{
 		condPublicWebhook: cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramWebhookSecret), "")}),
 		condHasConfig:     cloudformation.Not([]string{cloudformation.Equals(cloudformation.Ref(paramConfig), "")}),
@@ -368,6 +381,10 @@ func lambda(fn function, opts Options) withProperties {
 		name, value := webhookEnv()
 		f.Environment.Variables[name] = value
 	}
+	if len(fn.openSearch) > 0 {
+		name, value := basicAuthEnv()
+		f.Environment.Variables[name] = value
+	}
 
 	if fn.functionURL {
 		// AWS_IAM: callers sign with SigV4, so the webhook needs no secret of its own.
@@ -417,6 +434,9 @@ func iamPolicies(fn function) []any {
 	policies = append(policies, configParameterPolicy())
 	if fn.publicWebhook {
 		policies = append(policies, webhookSecretPolicy())
+	}
+	if len(fn.openSearch) > 0 {
+		policies = append(policies, basicAuthPolicy())
 	}
 	return policies
 }

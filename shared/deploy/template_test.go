@@ -106,11 +106,14 @@ func TestTemplateResources(t *testing.T) {
 		"AlertTopicPolicy":         "AWS::SNS::TopicPolicy",
 		"AlertEmailSubscription":   "AWS::SNS::Subscription",
 		"ScaleUpNeededRule":        "AWS::Events::Rule",
+		"HotspotUnrelievedRule":    "AWS::Events::Rule",
 		"DeadLetterQueuePolicy":    "AWS::SQS::QueuePolicy",
 		"DeadLetterAlarm":          "AWS::CloudWatch::Alarm",
 		// The cadence's log group and alarm (cadence.go).
 		"IngestCadenceLogGroup": "AWS::Logs::LogGroup",
 		"IngestCadenceAlarm":    "AWS::CloudWatch::Alarm",
+		// The staleness alarm (health.go).
+		"StaleSamplesAlarm": "AWS::CloudWatch::Alarm",
 		// The dashboard (dashboard.go).
 		"Dashboard": "AWS::CloudWatch::Dashboard",
 	}
@@ -118,6 +121,10 @@ func TestTemplateResources(t *testing.T) {
 	for i := range alarmSlots {
 		for _, id := range []string{latencyAlarmID(i), writeQueueAlarmID(i), rejectedAlarmID(i)} {
 			wantTypes[id] = "AWS::CloudWatch::Alarm"
+		}
+		// And its domain's recommended alarms (health.go).
+		for _, a := range healthAlarms() {
+			wantTypes[healthAlarmID(a, i)] = "AWS::CloudWatch::Alarm"
 		}
 	}
 	// The alarm of each SandboxAlarms slot (sandbox_alarms.go).
@@ -294,6 +301,9 @@ func TestFunctions(t *testing.T) {
 			if tc.publicWebhook {
 				wantEnv["SHARDWISE_WEBHOOK_SECRET_PARAM"] = ref("WebhookSecretParameter")
 			}
+			if len(tc.openSearch) > 0 {
+				wantEnv["SHARDWISE_BASIC_AUTH_SECRET"] = ref("BasicAuthSecretArn")
+			}
 			if got := get(t, props, "Environment", "Variables"); !reflect.DeepEqual(got, wantEnv) {
 				t.Errorf("environment: got %#v, want %#v", got, wantEnv)
 			}
@@ -373,7 +383,7 @@ func checkPolicies(t *testing.T, props any, openSearch []string, publicWebhook, 
 		want--
 	}
 	if len(openSearch) > 0 {
-		want++
+		want += 2 // the domains, and the basic-auth secret
 	}
 	if publicWebhook {
 		// The webhook secret's parameter, checked in TestPublicWebhook.
@@ -446,6 +456,22 @@ func checkPolicies(t *testing.T, props any, openSearch []string, publicWebhook, 
 	if got := policyList[next]; !reflect.DeepEqual(got, wantConfig) {
 		t.Errorf("configuration parameter policy: got %#v, want %#v", got, wantConfig)
 	}
+	if len(openSearch) == 0 {
+		return
+	}
+	// The basic-auth secret, last: GetSecretValue on that one secret, only when the stack names it.
+	wantSecret := map[string]any{"Fn::If": []any{
+		"HasBasicAuthSecret",
+		map[string]any{"Statement": []any{map[string]any{
+			"Effect":   "Allow",
+			"Action":   []any{"secretsmanager:GetSecretValue"},
+			"Resource": ref("BasicAuthSecretArn"),
+		}}},
+		ref("AWS::NoValue"),
+	}}
+	if got := policyList[len(policyList)-1]; !reflect.DeepEqual(got, wantSecret) {
+		t.Errorf("basic-auth secret policy: got %#v, want %#v", got, wantSecret)
+	}
 }
 
 func TestIngestCadence(t *testing.T) {
@@ -457,8 +483,12 @@ func TestIngestCadence(t *testing.T) {
 		want any
 	}{
 		{"express workflow", []any{"Type"}, "EXPRESS"},
-		{"started every minute", []any{"Events", "EveryMinute"}, map[string]any{
-			"Type": "Schedule", "Properties": map[string]any{"Schedule": "rate(1 minute)"},
+		{"started every minute, retried, dead-lettered", []any{"Events", "EveryMinute"}, map[string]any{
+			"Type": "Schedule", "Properties": map[string]any{
+				"Schedule":         "rate(1 minute)",
+				"RetryPolicy":      map[string]any{"MaximumEventAgeInSeconds": float64(60), "MaximumRetryAttempts": float64(2)},
+				"DeadLetterConfig": map[string]any{"Arn": getAtt("DeadLetterQueue", "Arn")},
+			},
 		}},
 		{"invokes ingest by ARN", []any{"DefinitionSubstitutions", "IngestFunctionArn"}, getAtt("IngestFunction", "Arn")},
 		{"clusters from the parameter", []any{"DefinitionSubstitutions", "ClusterEndpoints"},

@@ -115,9 +115,11 @@ func webhookSecretPolicy() any {
 const (
 	paramWebhookConcurrency = "WebhookConcurrency"
 	condWebhookConcurrency  = "HasWebhookConcurrency"
-	// 40 for the cadence (its inline Map runs at most 40 clusters at once) and 10 for webhook
-	// requests.
-	defaultWebhookConcurrency = 50
+	// Off: a reservation takes concurrency from the account's pool, and Lambda refuses one that
+	// leaves under 100 unreserved, so in a new account (its quota starts at 10 or 50) any
+	// reservation fails the deploy. Give 50 (40 for the cadence, whose inline Map runs at most 40
+	// clusters at once, and 10 for webhook requests) to bound a public webhook's flood.
+	defaultWebhookConcurrency = 0
 )
 
 func webhookConcurrencyParameter() cloudformation.Parameter {
@@ -126,8 +128,9 @@ func webhookConcurrencyParameter() cloudformation.Parameter {
 		Default:  strconv.Itoa(defaultWebhookConcurrency),
 		MinValue: cloudformation.Float64(0),
 		Description: cloudformation.String("Reserved concurrency of the ingest function, which serves the webhook URLs and the " +
-			"30-second cadence: at most this many run at once, requests beyond it get HTTP 429. Default 50: 40 for the " +
-			"cadence (its Map runs 40 clusters at once) and 10 for webhook requests. 0: no reservation (no limit)"),
+			"30-second cadence: at most this many run at once, requests beyond it get HTTP 429. Default 0: no reservation, " +
+			"which any account can deploy (Lambda keeps 100 unreserved, more than a new account's quota). With a public " +
+			"webhook give 50: 40 for the cadence (its Map runs 40 clusters at once) and 10 for webhook requests"),
 	}
 }
 

@@ -173,6 +173,11 @@ func (e *Engine) ingest(ctx context.Context, name string, read readSample, opts 
 	e.log().Info("stats ingested", "cluster", name, "snapshot", key, "nodes", len(snap.Nodes), "copies", len(snap.Copies),
 		"interval_s", snap.IntervalSeconds, "stale", stale, "published", res.ingested == nil)
 	e.metric(name, "IngestSeconds", telemetry.UnitSeconds, e.now().Sub(start).Seconds())
+	if snap.IntervalSeconds > 0 {
+		// The age the last sample had reached when this one replaced it: the stack's staleness
+		// alarm watches it, and its absence.
+		e.metric(name, telemetry.MetricSecondsSinceLastSample, telemetry.UnitSeconds, snap.IntervalSeconds)
+	}
 	return res, nil
 }
 

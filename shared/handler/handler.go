@@ -18,6 +18,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/shardwise/shardwise/shared/buildinfo"
@@ -41,9 +42,10 @@ func Env(ctx context.Context, function string) (*Function, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: aws config: %w", function, err)
 	}
-	// The SSM client is built for every function but called only when the stack names a
-	// configuration parameter (config.Load).
-	cfg, err := config.Load(ctx, os.Getenv, ssm.NewFromConfig(awsCfg))
+	// The SSM and Secrets Manager clients are built for every function but called only when the
+	// stack names a configuration parameter or a basic-auth secret (config.LoadWithSecret): once,
+	// at cold start.
+	cfg, err := config.LoadWithSecret(ctx, os.Getenv, ssm.NewFromConfig(awsCfg), secretsmanager.NewFromConfig(awsCfg))
 	if err != nil {
 		return nil, fmt.Errorf("%s: configuration: %w", function, err)
 	}

@@ -331,6 +331,10 @@ const (
 	// (Little's law: queued tasks over completions per second), emitted by detect for every node
 	// of every snapshot it plans, with the DimensionCluster and DimensionNode dimensions.
 	MetricWriteQueueLatency = "WriteQueueLatency"
+	// MetricSecondsSinceLastSample is, at each sample of a cluster, how old its previous sample was:
+	// the refresh period while ingest keeps up. The stack alarms on its maximum over the clusters
+	// and on its absence.
+	MetricSecondsSinceLastSample = "SecondsSinceLastSample"
 	// DimensionCluster is the cluster's configured name, on every shardwise metric.
 	DimensionCluster = "Cluster"
 	// DimensionNode is a node's name, on the per-node metrics.
