@@ -190,7 +190,7 @@ func seedSampleSnapshot(t *testing.T, store state.Store, payload []byte) {
 	}
 	snap.At = ev.Detail.At
 	ctrs.At = ev.Detail.At
-	key, err := snapshots.Save(t.Context(), store, snap, *ctrs, time.Hour, time.Now())
+	key, err := snapshots.Save(t.Context(), store, snap, *ctrs, nil, time.Hour, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
