@@ -56,22 +56,20 @@ func staleAlarm() *cloudwatch.Alarm {
 // shardwise creates it for each domain of AlarmClusters.
 type healthAlarm struct {
 	id, suffix, metric, description string
-	// nodeLevel alarms on the worst node, by a Metrics Insights query over the NodeId dimension
-	// the service publishes the metric with; stat is then MAX or MIN. Otherwise the domain-level
-	// metric with stat.
-	nodeLevel bool
-	stat      string
+	// stat is the domain-level statistic. The service computes a domain's Maximum and Minimum over
+	// its nodes' values, so Maximum is the busiest node and Minimum the fullest: what a per-node
+	// Metrics Insights query over NodeId would see, at one alarm metric instead of one per node.
+	stat string
 	// threshold is a number, or a parameter's name.
-	threshold          any
-	comparison         string
-	periodSeconds      int
-	evaluationPeriods  int
-	datapointsToAlarm  int
-	treatMissingAsGood bool
+	threshold         any
+	comparison        string
+	periodSeconds     int
+	evaluationPeriods int
+	datapointsToAlarm int
 }
 
 // healthAlarms are AWS's recommended alarms shardwise cares about: a red cluster and blocked
-// writes stop what shardwise does; the node-level ones (storage, heap, CPU) are what a hotspot
+// writes stop what shardwise does; the worst node's storage, heap and CPU are what a hotspot
 // grows into when moves cannot keep up. Thresholds, periods and counts are the guide's.
 func healthAlarms() []healthAlarm {
 	return []healthAlarm{
@@ -81,13 +79,13 @@ func healthAlarms() []healthAlarm {
 		{id: "WritesBlockedAlarm", suffix: "writes-blocked", metric: "ClusterIndexWritesBlocked", stat: "Maximum", threshold: 1.0,
 			comparison: "GreaterThanOrEqualToThreshold", periodSeconds: 300, evaluationPeriods: 1, datapointsToAlarm: 1,
 			description: "The domain is blocking write requests"},
-		{id: "FreeStorageAlarm", suffix: "free-storage", metric: "FreeStorageSpace", nodeLevel: true, stat: "MIN",
+		{id: "FreeStorageAlarm", suffix: "free-storage", metric: "FreeStorageSpace", stat: "Minimum",
 			threshold: paramFreeStorageMiB, comparison: "LessThanOrEqualToThreshold", periodSeconds: 60, evaluationPeriods: 1,
 			datapointsToAlarm: 1, description: "A data node's free storage space (MiB) is at or under the threshold"},
-		{id: "JVMPressureAlarm", suffix: "jvm-pressure", metric: "JVMMemoryPressure", nodeLevel: true, stat: "MAX", threshold: 95.0,
+		{id: "JVMPressureAlarm", suffix: "jvm-pressure", metric: "JVMMemoryPressure", stat: "Maximum", threshold: 95.0,
 			comparison: "GreaterThanOrEqualToThreshold", periodSeconds: 60, evaluationPeriods: 3, datapointsToAlarm: 3,
 			description: "A node's JVM memory pressure stayed at or over 95% for 3 minutes"},
-		{id: "CPUAlarm", suffix: "cpu", metric: "CPUUtilization", nodeLevel: true, stat: "MAX", threshold: 80.0,
+		{id: "CPUAlarm", suffix: "cpu", metric: "CPUUtilization", stat: "Maximum", threshold: 80.0,
 			comparison: "GreaterThanOrEqualToThreshold", periodSeconds: 900, evaluationPeriods: 3, datapointsToAlarm: 3,
 			description: "A data node's CPU stayed at or over 80% for 45 minutes"},
 	}
@@ -116,26 +114,14 @@ func healthAlarmResources() map[string]cloudformation.Resource {
 				OKActions:                  []string{cloudformation.Ref(alertTopicID)},
 				AWSCloudFormationCondition: condHealthAlarmSlot(i),
 			}
-			if a.nodeLevel {
-				alarm.Metrics = []cloudwatch.Alarm_MetricDataQuery{{
-					Id: "node",
-					Expression: cloudformation.String(cloudformation.Join("", []string{
-						fmt.Sprintf(`SELECT %s(%s) FROM SCHEMA("AWS/ES", ClientId, DomainName, NodeId) WHERE DomainName = '`, a.stat, a.metric),
-						alarmSlotDomain(i), "'",
-					})),
-					Period:     cloudformation.Int(a.periodSeconds),
-					ReturnData: cloudformation.Bool(true),
-				}}
-			} else {
-				alarm.Namespace = cloudformation.String("AWS/ES")
-				alarm.MetricName = cloudformation.String(a.metric)
-				alarm.Dimensions = []cloudwatch.Alarm_Dimension{
-					{Name: "DomainName", Value: alarmSlotDomain(i)},
-					{Name: "ClientId", Value: cloudformation.Ref("AWS::AccountId")},
-				}
-				alarm.Statistic = cloudformation.String(a.stat)
-				alarm.Period = cloudformation.Int(a.periodSeconds)
+			alarm.Namespace = cloudformation.String("AWS/ES")
+			alarm.MetricName = cloudformation.String(a.metric)
+			alarm.Dimensions = []cloudwatch.Alarm_Dimension{
+				{Name: "DomainName", Value: alarmSlotDomain(i)},
+				{Name: "ClientId", Value: cloudformation.Ref("AWS::AccountId")},
 			}
+			alarm.Statistic = cloudformation.String(a.stat)
+			alarm.Period = cloudformation.Int(a.periodSeconds)
 			extra := map[string]any{}
 			switch th := a.threshold.(type) {
 			case float64:

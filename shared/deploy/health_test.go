@@ -2,12 +2,15 @@ package deploy
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/shardwise/shardwise/shared/bus"
+	"github.com/shardwise/shardwise/shared/telemetry"
 )
 
 // The alert topic's rules take a signal's event when it notifies and leave the rest, which still
@@ -75,8 +78,7 @@ func TestStaleSamplesAlarm(t *testing.T) {
 }
 
 // AWS's recommended alarms come for each domain of AlarmClusters when DomainHealthAlarms is true,
-// notify the topic, never wake detect, and read the worst node where the service publishes the
-// metric per node.
+// notify the topic, never wake detect, and read the worst node.
 func TestDomainHealthAlarms(t *testing.T) {
 	doc := render(t, Options{})
 	conditions := get(t, doc, "Conditions").(map[string]any)
@@ -122,13 +124,13 @@ func TestDomainHealthAlarms(t *testing.T) {
 				if !reflect.DeepEqual(props["AlarmActions"], []any{params[alertTopicID]}) {
 					t.Errorf("%s: actions %v, want the alert topic", id, props["AlarmActions"])
 				}
-				if q := asList(props["Metrics"]); len(q) > 0 {
-					expr := q[0].(map[string]any)["Expression"].(string)
-					if !strings.Contains(expr, `SCHEMA("AWS/ES", ClientId, DomainName, NodeId)`) || !strings.HasSuffix(expr, "WHERE DomainName = 'search-prod'") {
-						t.Errorf("%s: query %q, want the worst node of search-prod", id, expr)
-					}
-				} else if dims := props["Dimensions"].([]any); get(t, dims[0], "Value") != "search-prod" {
-					t.Errorf("%s: dimensions %v, want DomainName search-prod", id, dims)
+				// The domain's statistic over its nodes: the worst node.
+				wantStat := map[string]string{"FreeStorageAlarm": "Minimum"}[strings.TrimRight(id, "12345")]
+				if wantStat == "" {
+					wantStat = "Maximum"
+				}
+				if dims := props["Dimensions"].([]any); get(t, dims[0], "Value") != "search-prod" || props["Statistic"] != wantStat {
+					t.Errorf("%s: dimensions %v statistic %v, want DomainName search-prod and %s", id, dims, props["Statistic"], wantStat)
 				}
 				if strings.HasPrefix(id, "FreeStorageAlarm") && props["Threshold"] != "4096" {
 					t.Errorf("%s: threshold %v, want FreeStorageAlarmMiB", id, props["Threshold"])
@@ -139,5 +141,37 @@ func TestDomainHealthAlarms(t *testing.T) {
 				t.Errorf("alarms: got %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// The functions publish exactly the metrics the stack reads: each a month of CloudWatch's charge.
+func TestPublishedMetricsAreRead(t *testing.T) {
+	read := map[string]bool{
+		// The alarms' queries (alarms.go, health.go).
+		telemetry.MetricWriteQueueLatency:      true,
+		telemetry.MetricSecondsSinceLastSample: true,
+		// The one exception: a monitor sandbox reports nothing else (docs/sandboxes.md).
+		telemetry.MetricSandboxUsage: true,
+		telemetry.MetricSandboxLimit: true,
+	}
+	for _, g := range dashboardGraphs() {
+		for _, m := range g.metrics {
+			read[m] = true
+		}
+	}
+	doc := render(t, Options{})
+	for _, id := range []string{latencyAlarmID(0), staleAlarmID} {
+		q := get(t, doc, "Resources", id, "Properties", "Metrics", 0, "Expression")
+		found := false
+		for m := range read {
+			found = found || strings.Contains(fmt.Sprint(q), "MAX("+m+")")
+		}
+		if !found {
+			t.Errorf("%s queries %v, which is not among the read metrics %v", id, q, read)
+		}
+	}
+	got, want := slices.Sorted(slices.Values(telemetry.Published())), slices.Sorted(maps.Keys(read))
+	if !slices.Equal(got, want) {
+		t.Errorf("published metrics %v, want those the dashboard and alarms read, %v", got, want)
 	}
 }

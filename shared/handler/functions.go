@@ -96,9 +96,6 @@ func (f *Function) Detect(ctx context.Context, raw json.RawMessage) (*engine.Det
 			// another stack's alarm arrives here too: not this stack's to act on, and no failure
 			// (a failure would be retried into the dead-letter queue and raise its alarm).
 			cmp.Or(f.Engine.Log, slog.Default()).Warn("detect: alarm about no cluster this stack watches, ignored", "error", err.Error())
-			if f.Metrics != nil {
-				f.Metrics.Add("AlarmsIgnored", telemetry.UnitCount, 1)
-			}
 			return nil, nil
 		}
 		if err != nil || !ok {

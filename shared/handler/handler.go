@@ -68,7 +68,8 @@ func Env(ctx context.Context, function string) (*Function, error) {
 		Tenants: conns.Tenants,
 		Clock:   time.Now,
 		Log:     log,
-		Metrics: metrics,
+		// Only the metrics the stack's dashboard and alarms read: each costs a month in CloudWatch.
+		Metrics: telemetry.PublishedOnly(metrics),
 		Config:  cfg,
 	}
 	return &Function{Name: function, Engine: e, Metrics: metrics, Pushed: conns.Pushed}, nil

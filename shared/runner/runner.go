@@ -67,6 +67,11 @@ type Options struct {
 	// EventBridge deliveries and overlapping schedules would: the schedule's ingest N times at
 	// once, then each distinct event N times at once. 0 or 1 runs each once.
 	Concurrency int
+	// Store builds the state store on the simulator's clock; nil: an in-memory store. A caller
+	// that measures what the functions write wraps one.
+	Store func(clock state.Clock) state.Store
+	// Metrics receives the functions' metrics; nil: none.
+	Metrics engine.MetricSink
 }
 
 // Tick is one tick's summary for progress output.
@@ -172,10 +177,15 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 	if logw == nil {
 		logw = io.Discard
 	}
-	eng, events, stop, err := Attach(ctx, s, opts.Config, state.NewMemory(s.Now), logw)
+	var store state.Store = state.NewMemory(s.Now)
+	if opts.Store != nil {
+		store = opts.Store(s.Now)
+	}
+	eng, events, stop, err := Attach(ctx, s, opts.Config, store, logw)
 	if err != nil {
 		return Result{}, err
 	}
+	eng.Metrics = opts.Metrics
 	defer stop()
 	r := &run{eng: eng, events: events, copies: max(opts.Concurrency, 1)}
 	if r.copies == 1 {
