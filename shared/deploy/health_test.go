@@ -150,9 +150,6 @@ func TestPublishedMetricsAreRead(t *testing.T) {
 		// The alarms' queries (alarms.go, health.go).
 		telemetry.MetricWriteQueueLatency:      true,
 		telemetry.MetricSecondsSinceLastSample: true,
-		// The one exception: a monitor sandbox reports nothing else (docs/sandboxes.md).
-		telemetry.MetricSandboxUsage: true,
-		telemetry.MetricSandboxLimit: true,
 	}
 	for _, g := range dashboardGraphs() {
 		for _, m := range g.metrics {

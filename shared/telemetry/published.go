@@ -3,8 +3,7 @@ package telemetry
 // CloudWatch bills every custom metric (each name and set of dimension values) a month, about
 // USD 0.30, and a per-node metric is one per node. So the functions publish only the metrics the
 // deployed stack's dashboard or alarms read (shared/deploy's TestPublishedMetricsAreRead holds the
-// two lists together), and a monitor sandbox's usage and limit; the rest of what the engine
-// measures stays in its log lines.
+// two lists together); the rest of what the engine measures stays in its log lines.
 var published = map[string]bool{
 	"HotNodes":                   true,
 	MetricWriteQueueLatency:      true,
@@ -14,16 +13,14 @@ var published = map[string]bool{
 	"ScaleUpNeeded":              true,
 	"BreakerOpen":                true,
 	MetricSecondsSinceLastSample: true,
-	// A monitor sandbox's whole output (docs/sandboxes.md), sent only for clusters with sandboxes.
-	MetricSandboxUsage: true,
-	MetricSandboxLimit: true,
+	// The tenants' graphs and the hard sandboxes' alarm, sent only for clusters with sandboxes.
+	"SandboxUsage":             true,
+	"SandboxLimit":             true,
+	"SandboxRequestsCancelled": true,
+	"SandboxOverLimit":         true,
+	"WLMSandboxUsage":          true,
+	"WLMSandboxLimit":          true,
 }
-
-// The sandbox metrics: no graph or alarm reads them, they are what a monitor sandbox reports.
-const (
-	MetricSandboxUsage = "SandboxUsage"
-	MetricSandboxLimit = "SandboxLimit"
-)
 
 // Published lists the metrics the functions publish.
 func Published() []string {
