@@ -78,6 +78,11 @@ CASES = {
         "AlarmClusters": "prod:search-prod,logs:search-logs,c3:domain-3,c4:domain-4,c5:domain-5",
         # A bus named by the parameter; "defaults" gets the stack's own, shardwise-<stack name>.
         "EventBusName": "shardwise-every-option",
+        "BasicAuthSecretArn": "arn:aws:secretsmanager:{region}:{account}:secret:shardwise-basic-AbCdEf",
+        # A reservation is off by default (a new account cannot make one); on here.
+        "WebhookConcurrency": "50",
+        # Five hard sandboxes, each with its alarm slot.
+        "SandboxAlarms": "prod/s1,prod/s2,logs/s3,logs/s4,prod/s5",
     },
     # One stack for three clusters that are domains: each role grants its requests on the three
     # and the two empty slots grant nothing.
