@@ -170,7 +170,7 @@ func (s *Allocator) CanAllocate(sh *model.Shard, c *model.ShardCopy, n *model.No
 		v.add(DecThrottle, "throttling", func() string {
 			return fmt.Sprintf("reached the limit of outgoing shard recoveries [%d] on the node [%s] which holds the primary, "+
 				"cluster setting [cluster.routing.allocation.node_concurrent_outgoing_recoveries=%d] (can also be set via "+
-				"[cluster.routing.allocation.node_concurrent_recoveries])", out, src.Id, cfg.Outgoing)
+				"[cluster.routing.allocation.node_concurrent_recoveries])", out, src.ID, cfg.Outgoing)
 		})
 	default:
 		v.add(DecYes, "throttling", func() string {

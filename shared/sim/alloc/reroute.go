@@ -21,7 +21,7 @@ type rerouteCommand struct {
 var moveCommands = []string{"move", "cancel", "allocate_replica", "allocate_empty_primary", "allocate_stale_primary"}
 
 // ParseRerouteBody reads {"commands": [...]}; an empty body has no commands.
-func ParseRerouteBody(body []byte) ([]rerouteCommand, *wire.ApiError) {
+func ParseRerouteBody(body []byte) ([]rerouteCommand, *wire.APIError) {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return nil, nil
 	}
@@ -76,7 +76,7 @@ type commandArgs struct {
 	acceptDataLoss        bool
 }
 
-func (cmd rerouteCommand) args() (commandArgs, *wire.ApiError) {
+func (cmd rerouteCommand) args() (commandArgs, *wire.APIError) {
 	var a commandArgs
 	spec := commandFields[cmd.name]
 	for k, v := range cmd.params {
@@ -142,7 +142,7 @@ func (cmd rerouteCommand) explanationParams(a commandArgs) wire.Object {
 }
 
 // ResolveNode is DiscoveryNodes.resolveNode: a node id, name, address or _local; exactly one match.
-func (s *Allocator) ResolveNode(id string) (*model.Node, *wire.ApiError) {
+func (s *Allocator) ResolveNode(id string) (*model.Node, *wire.APIError) {
 	ms := s.MatchNodes([]string{id})
 	switch {
 	case len(ms) == 0:
@@ -163,13 +163,13 @@ type rerouteOutcome struct {
 // Reroute applies commands atomically: if one fails, none applies. dry_run and a failure restore the
 // routing as it was. The cluster state answer is built by the caller while the changes are in place,
 // through the done callback.
-func (s *Allocator) Reroute(cmds []rerouteCommand, dryRun, explain bool, done func()) (*rerouteOutcome, *wire.ApiError) {
+func (s *Allocator) Reroute(cmds []rerouteCommand, dryRun, explain bool, done func()) (*rerouteOutcome, *wire.APIError) {
 	healthBefore, _, _, _ := s.HealthCounts()
 	s.Refresh()
 	flight := s.InFlight()
 	snap := newRoutingSnapshot(s)
 	out := &rerouteOutcome{}
-	fail := func(e *wire.ApiError) (*rerouteOutcome, *wire.ApiError) {
+	fail := func(e *wire.APIError) (*rerouteOutcome, *wire.APIError) {
 		snap.restore(s)
 		return nil, e
 	}
@@ -252,8 +252,8 @@ func (s *Allocator) Reroute(cmds []rerouteCommand, dryRun, explain bool, done fu
 
 // applyCommand runs one command against the current routing, as OpenSearch's AllocationCommand.execute.
 // With explain, a refusal that OpenSearch explains instead of throwing returns a NO verdict and no error.
-func (s *Allocator) applyCommand(name string, a commandArgs, explain bool) (Verdict, *model.ShardCopy, *wire.ApiError) {
-	refused := func(decider, why string) (Verdict, *model.ShardCopy, *wire.ApiError) {
+func (s *Allocator) applyCommand(name string, a commandArgs, explain bool) (Verdict, *model.ShardCopy, *wire.APIError) {
+	refused := func(decider, why string) (Verdict, *model.ShardCopy, *wire.APIError) {
 		v := Verdict{explain: true}
 		v.add(DecNo, decider, func() string { return why })
 		return v, nil, nil
@@ -346,7 +346,7 @@ func (s *Allocator) applyCommand(name string, a commandArgs, explain bool) (Verd
 }
 
 // commandNodeIndex resolves the node and the index a cancel or allocate command names, node first.
-func (s *Allocator) commandNodeIndex(a commandArgs) (*model.Node, *model.Index, *wire.ApiError) {
+func (s *Allocator) commandNodeIndex(a commandArgs) (*model.Node, *model.Index, *wire.APIError) {
 	n, err := s.ResolveNode(a.node)
 	if err != nil {
 		return nil, nil, err
@@ -359,8 +359,8 @@ func (s *Allocator) commandNodeIndex(a commandArgs) (*model.Node, *model.Index, 
 }
 
 // applyAllocate runs allocate_replica, allocate_empty_primary and allocate_stale_primary.
-func (s *Allocator) applyAllocate(name string, a commandArgs, explain bool) (Verdict, *model.ShardCopy, *wire.ApiError) {
-	reject := func(why string) (Verdict, *model.ShardCopy, *wire.ApiError) {
+func (s *Allocator) applyAllocate(name string, a commandArgs, explain bool) (Verdict, *model.ShardCopy, *wire.APIError) {
+	reject := func(why string) (Verdict, *model.ShardCopy, *wire.APIError) {
 		if explain {
 			v := Verdict{explain: true}
 			v.add(DecNo, name+"_allocation_command", func() string { return why })
@@ -373,8 +373,8 @@ func (s *Allocator) applyAllocate(name string, a commandArgs, explain bool) (Ver
 		return Verdict{}, nil, err
 	}
 	if a.shard < 0 || a.shard >= len(ix.Shards) {
-		return Verdict{}, nil, &wire.ApiError{Status: 404, Body: wire.ErrorBody("shard_not_found_exception",
-			"no such shard", wire.Object{{"index", ix.Name}, {"shard", strconv.Itoa(a.shard)}, {"index_uuid", ix.Uuid}})}
+		return Verdict{}, nil, &wire.APIError{Status: 404, Body: wire.ErrorBody("shard_not_found_exception",
+			"no such shard", wire.Object{{"index", ix.Name}, {"shard", strconv.Itoa(a.shard)}, {"index_uuid", ix.UUID}})}
 	}
 	sh := ix.Shards[a.shard]
 	p := sh.Primary()

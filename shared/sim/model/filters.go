@@ -67,11 +67,11 @@ func (f nodeFilter) matches(n *Node) bool {
 	case "_name":
 		candidates = []string{n.Name}
 	case "_id":
-		candidates = []string{n.Id}
+		candidates = []string{n.ID}
 	case "_ip", "_publish_ip", "_host_ip":
-		candidates = []string{n.Ip()}
+		candidates = []string{n.IP()}
 	case "_host":
-		candidates = []string{n.Host(), n.Ip()}
+		candidates = []string{n.Host(), n.IP()}
 	default:
 		v, ok := n.Attrs()[f.attr]
 		if !ok {

@@ -16,7 +16,7 @@ func (s *Sim) ElapsedLocked() float64 {
 
 // ResolveIndices expands an index expression (comma list, wildcards, -exclusions, _all) in index order.
 // A concrete name that does not exist is index_not_found unless ignore_unavailable is set.
-func (s *Sim) ResolveIndices(expr string, ignoreUnavailable bool) ([]*Index, *wire.ApiError) {
+func (s *Sim) ResolveIndices(expr string, ignoreUnavailable bool) ([]*Index, *wire.APIError) {
 	if expr == "" || expr == "_all" || expr == "*" {
 		return slices.Clone(s.Indices), nil
 	}
@@ -91,7 +91,7 @@ func (s *Sim) MatchNodes(specs []string) []*Node {
 			continue
 		}
 		for _, n := range present {
-			if cluster.SimpleMatch(spec, n.Id) || cluster.SimpleMatch(spec, n.Name) || spec == n.Ip() || spec == n.Address() {
+			if cluster.SimpleMatch(spec, n.ID) || cluster.SimpleMatch(spec, n.Name) || spec == n.IP() || spec == n.Address() {
 				selected[n] = true
 			}
 		}

@@ -18,7 +18,7 @@ func (s *Sim) createIndex(spec *scenario.IndexSpec, rolloverFrom string) *Index 
 	now := s.NowLocked()
 	ix := s.addIndex(spec.Name, spec.Primaries, spec.Replicas, spec.ShardBytes, spec.ShardWeights)
 	// A name may return after a delete_index: the new index is another index, with its own uuid.
-	ix.Uuid = MakeID(s.Spec.Seed, fmt.Sprintf("index/%s/%d", spec.Name, now.UnixNano()))
+	ix.UUID = MakeID(s.Spec.Seed, fmt.Sprintf("index/%s/%d", spec.Name, now.UnixNano()))
 	ix.Created = now
 	for _, sh := range ix.Shards {
 		for _, c := range sh.Copies {

@@ -389,7 +389,7 @@ func (s *Sim) addNode(ns scenario.NodeSpec) *Node {
 	n := &Node{
 		Ord:         ord,
 		Name:        ns.Name,
-		Id:          MakeID(s.Spec.Seed, "node/"+ns.Name),
+		ID:          MakeID(s.Spec.Seed, "node/"+ns.Name),
 		EphemeralID: MakeID(s.Spec.Seed, "ephemeral/"+ns.Name),
 		Port:        firstTransportPort + ord,
 		Zone:        cmp.Or(ns.Zone, d.Zone),
@@ -410,7 +410,7 @@ func (s *Sim) addNode(ns scenario.NodeSpec) *Node {
 
 func (s *Sim) addIndex(name string, primaries, replicas int, shardBytes int64, weights []float64) *Index {
 	ix := &Index{
-		Ord: len(s.Indices), Name: name, Uuid: MakeID(s.Spec.Seed, "index/"+name), Replicas: replicas,
+		Ord: len(s.Indices), Name: name, UUID: MakeID(s.Spec.Seed, "index/"+name), Replicas: replicas,
 		ShardBytes: shardBytes, Created: s.Start, Settings: map[string]string{},
 	}
 	ix.weights = make([]float64, primaries)

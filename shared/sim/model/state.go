@@ -32,7 +32,7 @@ func (s shardState) String() string {
 type Node struct {
 	Ord         int
 	Name        string
-	Id          string
+	ID          string
 	EphemeralID string
 	Port        int
 	Zone        string
@@ -60,7 +60,7 @@ type Node struct {
 	speed float64
 }
 
-func (n *Node) Ip() string      { return "127.0.0.1" }
+func (n *Node) IP() string      { return "127.0.0.1" }
 func (n *Node) Host() string    { return "127.0.0.1" }
 func (n *Node) Address() string { return fmt.Sprintf("127.0.0.1:%d", n.Port) }
 
@@ -80,14 +80,14 @@ func (n *Node) DiscoString() string {
 		attrs += ", " + k + "=" + n.attributes[k]
 	}
 	attrs += "}"
-	return fmt.Sprintf("{%s}{%s}{%s}{%s}{%s}{%s}{di}%s", n.Name, n.Id, n.EphemeralID, n.Host(), n.Ip(), n.Address(), attrs)
+	return fmt.Sprintf("{%s}{%s}{%s}{%s}{%s}{%s}{di}%s", n.Name, n.ID, n.EphemeralID, n.Host(), n.IP(), n.Address(), attrs)
 }
 
 // Index is one index with its shards.
 type Index struct {
 	Ord        int
 	Name       string
-	Uuid       string
+	UUID       string
 	Replicas   int
 	ShardBytes int64
 	weights    []float64 // per primary, summing to 1
@@ -225,11 +225,11 @@ func (c *ShardCopy) RoutingString() string {
 	}
 	nodeID := "null"
 	if c.Node != nil {
-		nodeID = c.Node.Id
+		nodeID = c.Node.ID
 	}
 	s := fmt.Sprintf("%s, node[%s], [%s], s[%s]", c.Sh, nodeID, role, c.State)
 	if c.Target != nil {
-		s = fmt.Sprintf("%s, node[%s], relocating [%s], [%s], s[%s]", c.Sh, nodeID, c.Target.Id, role, c.State)
+		s = fmt.Sprintf("%s, node[%s], relocating [%s], [%s], s[%s]", c.Sh, nodeID, c.Target.ID, role, c.State)
 	}
 	if c.AllocID != "" {
 		s += fmt.Sprintf(", a[id=%s]", c.AllocID)

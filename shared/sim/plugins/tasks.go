@@ -20,7 +20,7 @@ import (
 // SimTask is one task as _tasks reports it.
 type SimTask struct {
 	N         *model.Node
-	Id        int64
+	ID        int64
 	Parent    int64 // 0: none
 	Action    string
 	Desc      string
@@ -36,9 +36,9 @@ type SimTask struct {
 	Query      *tenantQuery
 	Shard      *tenantShardTask
 	Stats      *TaskStats
-	// CpuShare is the part of a synthetic task's running time it spent on a CPU (tenant tasks carry
+	// CPUShare is the part of a synthetic task's running time it spent on a CPU (tenant tasks carry
 	// stats instead).
-	CpuShare float64
+	CPUShare float64
 }
 
 // searchCPUShare is the part of a running search task's time spent on the CPU; coordinatingCPUShare
@@ -48,7 +48,7 @@ const (
 	CoordinatingCPUShare = 0.02
 )
 
-func (t *SimTask) FullID() string { return t.N.Id + ":" + strconv.FormatInt(t.Id, 10) }
+func (t *SimTask) FullID() string { return t.N.ID + ":" + strconv.FormatInt(t.ID, 10) }
 
 // Apportion splits count over copies in proportion to their search demand (largest remainder).
 func Apportion(count int, copies []*model.ShardCopy) []int {

@@ -400,7 +400,7 @@ func (s *Plugins) TenantTasks(nodes []*model.Node) []*SimTask {
 			}
 			start := s.at(q.arrival)
 			if on[q.coord] {
-				pt := &SimTask{N: q.coord, Id: q.id, Action: "indices:data/read/search",
+				pt := &SimTask{N: q.coord, ID: q.id, Action: "indices:data/read/search",
 					Desc:  "indices[" + tn.ix.Name + `], search_type[QUERY_THEN_FETCH], source[{"query":{"match_all":{}}}], cancel_after_time_interval[-1]`,
 					Start: start, Running: s.at(x).Sub(start), Headers: headers, Query: q,
 					Cancelled: q.Cancelled, CancelAt: s.at(q.cancelAt)}
@@ -410,18 +410,18 @@ func (s *Plugins) TenantTasks(nodes []*model.Node) []*SimTask {
 						done++
 					}
 				}
-				pt.Stats = &TaskStats{Cpu: time.Duration(done) * coordCPUPerShard, Mem: int64(done) * coordHeapPerShard, Executions: done}
+				pt.Stats = &TaskStats{CPU: time.Duration(done) * coordCPUPerShard, Mem: int64(done) * coordHeapPerShard, Executions: done}
 				out = append(out, pt)
 			}
 			for _, c := range q.shards {
 				if !on[c.n] || !c.n.Present || c.end() <= x {
 					continue
 				}
-				ct := &SimTask{N: c.n, Id: c.id, parentNode: q.coord, Parent: q.id, Action: "indices:data/read/search[phase/query]",
+				ct := &SimTask{N: c.n, ID: c.id, parentNode: q.coord, Parent: q.id, Action: "indices:data/read/search[phase/query]",
 					Desc: "shardId[" + c.c.Sh.String() + "]", Start: start, Running: s.at(x).Sub(start), Headers: headers,
 					Query: q, Shard: c, Cancelled: c.Cancelled, CancelAt: s.at(c.cancelAt)}
 				served := c.served(x)
-				st := &TaskStats{Cpu: time.Duration(SearchCPUShare * served * float64(time.Second))}
+				st := &TaskStats{CPU: time.Duration(SearchCPUShare * served * float64(time.Second))}
 				st.Mem = int64(float64(tn.spec.TaskHeapBytes) * served / tn.spec.TaskSeconds)
 				if served > 0 {
 					st.Executions = 1
@@ -498,14 +498,14 @@ func (s *Plugins) TenantResults(r *model.Result) {
 
 // TaskStats is a task's resource_stats as OpenSearch's task resource tracking reports them.
 type TaskStats struct {
-	Cpu        time.Duration
+	CPU        time.Duration
 	Mem        int64
 	Executions int
 	Active     int
 }
 
 func (st *TaskStats) Render() wire.Object {
-	stat := wire.Object{{"cpu_time_in_nanos", st.Cpu.Nanoseconds()}, {"memory_in_bytes", st.Mem}}
+	stat := wire.Object{{"cpu_time_in_nanos", st.CPU.Nanoseconds()}, {"memory_in_bytes", st.Mem}}
 	return wire.Object{
 		{"average", stat}, {"total", stat}, {"min", stat}, {"max", stat},
 		{"thread_info", wire.Object{{"thread_executions", st.Executions}, {"active_threads", st.Active}}},
@@ -517,5 +517,5 @@ func (t *SimTask) ParentID() string {
 	if t.parentNode != nil {
 		n = t.parentNode
 	}
-	return n.Id + ":" + strconv.FormatInt(t.Parent, 10)
+	return n.ID + ":" + strconv.FormatInt(t.Parent, 10)
 }

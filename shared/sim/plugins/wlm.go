@@ -14,13 +14,13 @@ import (
 )
 
 type WlmGroup struct {
-	Id, Name, Mode string
+	ID, Name, Mode string
 	Limits         map[string]float64
 	Updated        int64
 }
 
 type WlmRule struct {
-	Id, Description string
+	ID, Description string
 	IndexPattern    []string
 	Username, Role  []string
 	Group           string
@@ -160,14 +160,14 @@ func (s *Plugins) CheckWLMThresholds(updates map[string]map[string]*string) erro
 	return nil
 }
 
-func (g *WlmGroup) Json() wire.Object {
+func (g *WlmGroup) JSON() wire.Object {
 	limits := wire.Object{}
 	for _, k := range []string{"cpu", "memory"} {
 		if v, ok := g.Limits[k]; ok {
 			limits = append(limits, wire.Field{k, v})
 		}
 	}
-	return wire.Object{{"_id", g.Id}, {"name", g.Name}, {"resiliency_mode", g.Mode}, {"resource_limits", limits}, {"updated_at", g.Updated}}
+	return wire.Object{{"_id", g.ID}, {"name", g.Name}, {"resiliency_mode", g.Mode}, {"resource_limits", limits}, {"updated_at", g.Updated}}
 }
 
 func (w *WlmState) Group(name string) *WlmGroup {
@@ -179,8 +179,8 @@ func (w *WlmState) Group(name string) *WlmGroup {
 	return nil
 }
 
-func (r *WlmRule) Json() wire.Object {
-	o := wire.Object{{"id", r.Id}, {"description", r.Description}}
+func (r *WlmRule) JSON() wire.Object {
+	o := wire.Object{{"id", r.ID}, {"description", r.Description}}
 	if len(r.IndexPattern) > 0 {
 		o = append(o, wire.Field{"index_pattern", slices.Clone(r.IndexPattern)})
 	}
@@ -199,7 +199,7 @@ func (r *WlmRule) Json() wire.Object {
 
 func (w *WlmState) Rule(id string) *WlmRule {
 	for _, r := range w.Rules {
-		if r.Id == id {
+		if r.ID == id {
 			return r
 		}
 	}

@@ -154,7 +154,7 @@ func (s *Plugins) groupFor(tn *Tenant) string {
 
 func (w *WlmState) groupByID(id string) *WlmGroup {
 	for _, g := range w.Groups {
-		if g.Id == id {
+		if g.ID == id {
 			return g
 		}
 	}
@@ -167,10 +167,10 @@ func (s *Plugins) GroupStats(n *model.Node, id string) *wlmGroupStats {
 	if rt.stats == nil {
 		rt.stats = map[string]map[string]*wlmGroupStats{}
 	}
-	byGroup := rt.stats[n.Id]
+	byGroup := rt.stats[n.ID]
 	if byGroup == nil {
 		byGroup = map[string]*wlmGroupStats{}
-		rt.stats[n.Id] = byGroup
+		rt.stats[n.ID] = byGroup
 	}
 	st := byGroup[id]
 	if st == nil {
@@ -207,10 +207,10 @@ func (s *Plugins) nodeDuress(api string, n *model.Node) bool {
 	if rt.streak == nil {
 		rt.streak = map[string]*[2]int{}
 	}
-	st := rt.streak[n.Id]
+	st := rt.streak[n.ID]
 	if st == nil {
 		st = &[2]int{}
-		rt.streak[n.Id] = st
+		rt.streak[n.ID] = st
 	}
 	cpu := math.Min(1, (n.Write.LastActive+n.Search.LastActive)/float64(n.Write.Threads))
 	heap := float64(n.HeapUsed()) / float64(max(n.HeapBytes, 1))
@@ -254,7 +254,7 @@ func (s *Plugins) wlmTick(api string, t, dt float64, pending []*tenantQuery) {
 // overRejection names the first resource whose last recorded usage of group g on n is over
 // limit × the rejection threshold, or "".
 func (s *Plugins) overRejection(api string, g *WlmGroup, n *model.Node) (int, bool) {
-	st := s.GroupStats(n, g.Id)
+	st := s.GroupStats(n, g.ID)
 	for i, r := range WlmResources {
 		limit, ok := g.Limits[r]
 		if !ok {
@@ -283,7 +283,7 @@ func (s *Plugins) wlmAdmit(api, mode string, q *tenantQuery, duress map[*model.N
 		if !over {
 			return false
 		}
-		st := s.GroupStats(n, g.Id)
+		st := s.GroupStats(n, g.ID)
 		st.Res[i].Rejections++
 		st.Rejections++
 		return true
@@ -341,14 +341,14 @@ func (s *Plugins) wlmRun(api, mode string, x float64, duress map[*model.Node]boo
 			}
 			for _, g := range s.WLM.Groups {
 				if g.Mode == pass {
-					s.cancelOver(api, mode, n, g, view[g.Id], usage[g.Id], x)
+					s.cancelOver(api, mode, n, g, view[g.ID], usage[g.ID], x)
 				}
 			}
 		}
 		for _, g := range s.WLM.Groups {
-			st := s.GroupStats(n, g.Id)
+			st := s.GroupStats(n, g.ID)
 			for i := range WlmResources {
-				st.Res[i].Usage = usage[g.Id][i]
+				st.Res[i].Usage = usage[g.ID][i]
 			}
 		}
 	}
@@ -393,7 +393,7 @@ func (s *Plugins) cancelOver(api, mode string, n *model.Node, g *WlmGroup, tasks
 		s.WLM.Rt.WouldCancel += int64(len(selected))
 		return
 	}
-	st := s.GroupStats(n, g.Id)
+	st := s.GroupStats(n, g.ID)
 	for _, tk := range selected {
 		s.stopShardTask(tk.c, x)
 		tk.c.q.tn.cancelled++

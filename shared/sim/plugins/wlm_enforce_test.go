@@ -69,7 +69,7 @@ func wlmRun(t *testing.T, hogQPS, hogMode, mode string) (model.Result, map[strin
 		}
 		_, st := simtest.CallJSON(t, s, "GET", "/_wlm/stats", "")
 		for _, n := range s.PresentNodes() {
-			g, _ := simtest.Dig(st, n.Id, "workload_groups", id).(map[string]any)
+			g, _ := simtest.Dig(st, n.ID, "workload_groups", id).(map[string]any)
 			if g == nil {
 				t.Fatalf("no stats for group %s on %s: %v", id, n.Name, st)
 			}
@@ -79,7 +79,7 @@ func wlmRun(t *testing.T, hogQPS, hogMode, mode string) (model.Result, map[strin
 	if id != "" {
 		_, st := simtest.CallJSON(t, s, "GET", "/_wlm/stats", "")
 		for _, n := range s.PresentNodes() {
-			g := simtest.Dig(st, n.Id, "workload_groups", id).(map[string]any)
+			g := simtest.Dig(st, n.ID, "workload_groups", id).(map[string]any)
 			for _, k := range []string{"total_completions", "total_rejections", "total_cancellations"} {
 				totals[k] += g[k].(float64)
 			}
@@ -195,7 +195,7 @@ func TestWLMStatsShape(t *testing.T) {
 				t.Fatalf("%d %v", code, st)
 			}
 			n := s.PresentNodes()[0]
-			g, _ := simtest.Dig(st, n.Id, tc.key, plugins.DefaultGroupID(map[string]string{"query_groups": "query_group"}[tc.key])).(map[string]any)
+			g, _ := simtest.Dig(st, n.ID, tc.key, plugins.DefaultGroupID(map[string]string{"query_groups": "query_group"}[tc.key])).(map[string]any)
 			if g == nil || g[tc.completions] == nil || simtest.Dig(g, "cpu", "current_usage") == nil {
 				t.Fatalf("no default group in %v", st)
 			}

@@ -62,7 +62,7 @@ func formatMillis(ms float64) string {
 
 // render answers a _cat request: h picks columns (names, aliases, wildcards), s sorts, v adds a header
 // line, format=json gives an array of objects, help lists the columns.
-func (t *catTable) render(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (t *catTable) render(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	if rq.Flag("help") {
 		var b strings.Builder
 		for _, c := range t.cols {
@@ -139,7 +139,7 @@ func (t *catTable) render(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 			}
 			out = append(out, o)
 		}
-		return wire.JsonReply(out), nil
+		return wire.JSONReply(out), nil
 	}
 	widths := make([]int, len(cols))
 	if rq.Flag("v") {
@@ -211,7 +211,7 @@ func compareCells(a, b *string) int {
 
 // catIndices reads what _cat/shards[/{index}] and _cat/indices[/{index}] share: the indices the
 // path names (all when none) and the format of byte sizes.
-func (s *Server) catIndices(rq *wire.Request) ([]*model.Index, catFormat, *wire.ApiError) {
+func (s *Server) catIndices(rq *wire.Request) ([]*model.Index, catFormat, *wire.APIError) {
 	expr := ""
 	if len(rq.Segs) == 3 {
 		expr = rq.Segs[2]
@@ -220,7 +220,7 @@ func (s *Server) catIndices(rq *wire.Request) ([]*model.Index, catFormat, *wire.
 	return indices, catFormat{bytes: rq.Param("bytes")}, err
 }
 
-func (s *Server) handleCatShards(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleCatShards(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	indices, f, err := s.catIndices(rq)
 	if err != nil {
 		return wire.Reply{}, err
@@ -263,11 +263,11 @@ func (s *Server) handleCatShards(rq *wire.Request) (wire.Reply, *wire.ApiError) 
 				}
 				nodeText := c.Node.Name
 				if c.Target != nil {
-					nodeText = fmt.Sprintf("%s -> %s %s %s", c.Node.Name, c.Target.Ip(), c.Target.Id, c.Target.Name)
+					nodeText = fmt.Sprintf("%s -> %s %s %s", c.Node.Name, c.Target.IP(), c.Target.ID, c.Target.Name)
 				}
 				st := copyStats(c, lag)
 				row = append(row,
-					cell(strconv.FormatInt(whole(c.Docs), 10)), cell(f.size(float64(ix.ShardBytes))), cell(c.Node.Ip()), cell(c.Node.Id[:4]),
+					cell(strconv.FormatInt(whole(c.Docs), 10)), cell(f.size(float64(ix.ShardBytes))), cell(c.Node.IP()), cell(c.Node.ID[:4]),
 					cell(nodeText), nil, nil,
 					cell(strconv.FormatInt(whole(st.indexTotal), 10)), cell(formatMillis(st.indexTime)),
 					cell(strconv.FormatInt(int64(math.Round(c.IndexCurrent)), 10)),
@@ -282,7 +282,7 @@ func (s *Server) handleCatShards(rq *wire.Request) (wire.Reply, *wire.ApiError) 
 	return t.render(rq)
 }
 
-func (s *Server) handleCatNodes(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleCatNodes(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	f := catFormat{bytes: rq.Param("bytes")}
 	t := &catTable{cols: []catColumn{
 		{name: "id", aliases: []string{"nodeId"}},
@@ -324,7 +324,7 @@ func (s *Server) handleCatNodes(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 		}
 	}
 	for _, n := range s.PresentNodes() {
-		id := n.Id
+		id := n.ID
 		if !rq.Flag("full_id") {
 			id = id[:4]
 		}
@@ -339,7 +339,7 @@ func (s *Server) handleCatNodes(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 		idx, qry := indexed[n.Ord], queried[n.Ord]
 		free := n.DiskBytes - n.DiskUsed
 		t.rows = append(t.rows, []*string{
-			cell(id), cell(n.Ip()), cell(strconv.Itoa(n.Port)), cell(fmt.Sprintf("127.0.0.1:%d", 9200+n.Ord)), cell(s.OsVersion()),
+			cell(id), cell(n.IP()), cell(strconv.Itoa(n.Port)), cell(fmt.Sprintf("127.0.0.1:%d", 9200+n.Ord)), cell(s.OsVersion()),
 			cell(f.size(float64(heap))), cell(strconv.FormatInt(100*heap/n.HeapBytes, 10)), cell(f.size(float64(n.HeapBytes))),
 			cell(strconv.FormatInt(50+50*heap/n.HeapBytes, 10)), cell(strconv.Itoa(cpu)), cell(load), cell(load), cell(load),
 			cell(f.size(float64(n.DiskBytes))), cell(f.size(float64(n.DiskUsed))), cell(f.size(float64(free))),
@@ -351,7 +351,7 @@ func (s *Server) handleCatNodes(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 	return t.render(rq)
 }
 
-func (s *Server) handleCatIndices(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleCatIndices(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	indices, f, err := s.catIndices(rq)
 	if err != nil {
 		return wire.Reply{}, err
@@ -392,7 +392,7 @@ func (s *Server) handleCatIndices(rq *wire.Request) (wire.Reply, *wire.ApiError)
 			}
 		}
 		t.rows = append(t.rows, []*string{
-			cell(h), cell("open"), cell(ix.Name), cell(ix.Uuid), cell(strconv.Itoa(len(ix.Shards))), cell(strconv.Itoa(ix.Replicas)),
+			cell(h), cell("open"), cell(ix.Name), cell(ix.UUID), cell(strconv.Itoa(len(ix.Shards))), cell(strconv.Itoa(ix.Replicas)),
 			cell(strconv.FormatInt(whole(p.docs), 10)), cell("0"),
 			cell(strconv.FormatInt(ix.Created.UnixMilli(), 10)), cell(ix.Created.UTC().Format("2006-01-02T15:04:05.000Z")),
 			cell(f.size(all.store)), cell(f.size(p.store)),

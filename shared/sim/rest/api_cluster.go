@@ -15,13 +15,13 @@ import (
 	"github.com/shardwise/shardwise/shared/sim/wire"
 )
 
-func (s *Server) handleInfo(*wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleInfo(*wire.Request) (wire.Reply, *wire.APIError) {
 	m := s.ClusterManager()
 	name := ""
 	if m != nil {
 		name = m.Name
 	}
-	return wire.JsonReply(wire.Object{
+	return wire.JSONReply(wire.Object{
 		{"name", name},
 		{"cluster_name", model.ClusterName},
 		{"cluster_uuid", s.ClusterUUID},
@@ -42,10 +42,10 @@ func (s *Server) handleInfo(*wire.Request) (wire.Reply, *wire.ApiError) {
 
 // handleHealth is GET _cluster/health[/{index}] with level and the wait_for_* checks answered at once:
 // the simulator does not advance while a request waits, so an unmet condition is a timeout (408).
-func (s *Server) handleHealth(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleHealth(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	indices := s.Indices
 	if len(rq.Segs) == 3 {
-		var err *wire.ApiError
+		var err *wire.APIError
 		if indices, err = s.ResolveIndices(rq.Segs[2], false); err != nil {
 			return wire.Reply{}, err
 		}
@@ -137,7 +137,7 @@ func (s *Server) handleHealth(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 	if perIndex != nil || level == "indices" || level == "shards" {
 		body = append(body, wire.Field{"indices", perIndex})
 	}
-	rep := wire.JsonReply(body)
+	rep := wire.JSONReply(body)
 	if timedOut {
 		rep.Status = http.StatusRequestTimeout
 	}
@@ -149,7 +149,7 @@ var stateMetrics = []string{"version", "master_node", "cluster_manager_node", "b
 
 // stateMetricSet reads a comma list of cluster state metrics, where "_all" is every one and, when
 // noneOK (a reroute's metric parameter), "none" adds none.
-func stateMetricSet(rq *wire.Request, list string, noneOK bool) (map[string]bool, *wire.ApiError) {
+func stateMetricSet(rq *wire.Request, list string, noneOK bool) (map[string]bool, *wire.APIError) {
 	metrics := map[string]bool{}
 	for m := range strings.SplitSeq(list, ",") {
 		switch {
@@ -167,7 +167,7 @@ func stateMetricSet(rq *wire.Request, list string, noneOK bool) (map[string]bool
 	return metrics, nil
 }
 
-func (s *Server) handleState(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleState(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	list := "_all"
 	if len(rq.Segs) >= 3 {
 		list = rq.Segs[2]
@@ -182,7 +182,7 @@ func (s *Server) handleState(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 			return wire.Reply{}, err
 		}
 	}
-	return wire.JsonReply(s.clusterState(metrics, indices, rq.Flag("flat_settings"))), nil
+	return wire.JSONReply(s.clusterState(metrics, indices, rq.Flag("flat_settings"))), nil
 }
 
 // clusterState renders the cluster state with the chosen metrics, as ClusterState.toXContent.
@@ -193,7 +193,7 @@ func (s *Server) clusterState(metrics map[string]bool, indices []*model.Index, f
 	}
 	managerID := ""
 	if m := s.ClusterManager(); m != nil {
-		managerID = m.Id
+		managerID = m.ID
 	}
 	if metrics["master_node"] {
 		o = append(o, wire.Field{"master_node", managerID})
@@ -207,7 +207,7 @@ func (s *Server) clusterState(metrics map[string]bool, indices []*model.Index, f
 	if metrics["nodes"] {
 		nodes := wire.Object{}
 		for _, n := range s.PresentNodes() {
-			nodes = append(nodes, wire.Field{n.Id, wire.Object{
+			nodes = append(nodes, wire.Field{n.ID, wire.Object{
 				{"name", n.Name}, {"ephemeral_id", n.EphemeralID}, {"transport_address", n.Address()},
 				{"attributes", stringMap(n.Attrs())}, {"roles", []string{"data", "ingest"}},
 			}})
@@ -217,7 +217,7 @@ func (s *Server) clusterState(metrics map[string]bool, indices []*model.Index, f
 	if metrics["metadata"] {
 		ids := make([]string, 0)
 		if m := s.ClusterManager(); m != nil {
-			ids = append(ids, m.Id)
+			ids = append(ids, m.ID)
 		}
 		mi := wire.Object{}
 		for _, ix := range indices {
@@ -283,7 +283,7 @@ func (s *Server) clusterState(metrics map[string]bool, indices []*model.Index, f
 		}
 		nodes := wire.Object{}
 		for _, n := range s.PresentNodes() {
-			nodes = append(nodes, wire.Field{n.Id, append([]any{}, byNode[n]...)})
+			nodes = append(nodes, wire.Field{n.ID, append([]any{}, byNode[n]...)})
 		}
 		o = append(o, wire.Field{"routing_nodes", wire.Object{{"unassigned", unassigned}, {"nodes", nodes}}})
 	}
@@ -314,13 +314,13 @@ func (s *Server) routingEntry(c *model.ShardCopy, target bool) wire.Object {
 	alloc := wire.Object{}
 	switch {
 	case target:
-		nodeID, relocating, state = c.Target.Id, c.Node.Id, model.StateInitializing.String()
+		nodeID, relocating, state = c.Target.ID, c.Node.ID, model.StateInitializing.String()
 		alloc = wire.Object{{"id", c.TargetAllocID}, {"relocation_id", c.AllocID}}
 	case c.Node != nil:
-		nodeID = c.Node.Id
+		nodeID = c.Node.ID
 		alloc = wire.Object{{"id", c.AllocID}}
 		if c.Target != nil {
-			relocating = c.Target.Id
+			relocating = c.Target.ID
 			alloc = append(alloc, wire.Field{"relocation_id", c.TargetAllocID})
 		}
 	}
@@ -361,7 +361,7 @@ func (s *Server) unassignedInfo(c *model.ShardCopy) wire.Object {
 
 // handleGetClusterSettings is GET _cluster/settings: persistent, transient, and with include_defaults
 // the defaults the scenario implies (the disk high watermark among them).
-func (s *Server) handleGetClusterSettings(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleGetClusterSettings(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	flat := rq.Flag("flat_settings")
 	o := wire.Object{{"persistent", settings.RenderSettings(s.Persistent, flat)}, {"transient", settings.RenderSettings(s.Transient, flat)}}
 	if rq.Flag("include_defaults") {
@@ -381,11 +381,11 @@ func (s *Server) handleGetClusterSettings(rq *wire.Request) (wire.Reply, *wire.A
 		}
 		o = append(o, wire.Field{"defaults", defaults})
 	}
-	return wire.JsonReply(o), nil
+	return wire.JSONReply(o), nil
 }
 
 // handlePutClusterSettings is PUT _cluster/settings. Every setting is validated before any applies.
-func (s *Server) handlePutClusterSettings(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handlePutClusterSettings(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	body, err := wire.DecodeBody(rq.Body)
 	if err != nil {
 		return wire.Reply{}, err
@@ -434,13 +434,13 @@ func (s *Server) handlePutClusterSettings(rq *wire.Request) (wire.Reply, *wire.A
 	}
 	s.Cfg = nil
 	s.Changed()
-	return wire.JsonReply(ack), nil
+	return wire.JSONReply(ack), nil
 }
 
 // rerouteMetrics are what POST _cluster/reroute answers with by default: all but metadata.
 var rerouteMetrics = []string{"version", "master_node", "cluster_manager_node", "blocks", "nodes", "routing_table", "routing_nodes"}
 
-func (s *Server) handleReroute(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleReroute(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	cmds, err := alloc.ParseRerouteBody(rq.Body)
 	if err != nil {
 		return wire.Reply{}, err
@@ -464,11 +464,11 @@ func (s *Server) handleReroute(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 	if rq.Flag("explain") {
 		o = append(o, wire.Field{"explanations", append([]any{}, out.Explanations...)})
 	}
-	return wire.JsonReply(o), nil
+	return wire.JSONReply(o), nil
 }
 
 // handleAllocationExplain is GET/POST _cluster/allocation/explain.
-func (s *Server) handleAllocationExplain(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleAllocationExplain(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	body, err := wire.DecodeBody(rq.Body)
 	if err != nil {
 		return wire.Reply{}, err
@@ -508,7 +508,7 @@ func (s *Server) handleAllocationExplain(rq *wire.Request) (wire.Reply, *wire.Ap
 		current, _ := body["current_node"].(string)
 		var cn *model.Node
 		if current != "" {
-			var e *wire.ApiError
+			var e *wire.APIError
 			if cn, e = s.Alloc.ResolveNode(current); e != nil {
 				return wire.Reply{}, e
 			}
@@ -525,7 +525,7 @@ func (s *Server) handleAllocationExplain(rq *wire.Request) (wire.Reply, *wire.Ap
 			return wire.Reply{}, wire.IllegalArgument(fmt.Sprintf("unable to find a shard assigned to node [%s] for [%s][%d]", current, name, shardNum))
 		}
 	}
-	return wire.JsonReply(s.explainCopy(c, includeYes)), nil
+	return wire.JSONReply(s.explainCopy(c, includeYes)), nil
 }
 
 func jsonInt(v any) (int, bool) {
@@ -587,7 +587,7 @@ func (s *Server) explainCopy(c *model.ShardCopy, includeYes bool) wire.Object {
 		anyYes = anyYes || nd == "yes"
 		anyThrottle = anyThrottle || nd == "throttled"
 		nodeDecisions = append(nodeDecisions, wire.Object{
-			{"node_id", n.Id}, {"node_name", n.Name}, {"transport_address", n.Address()},
+			{"node_id", n.ID}, {"node_name", n.Name}, {"transport_address", n.Address()},
 			{"node_attributes", stringMap(n.Attrs())}, {"node_decision", nd}, {"weight_ranking", ranking[n]},
 			{"deciders", deciders(v)},
 		})
@@ -611,7 +611,7 @@ func (s *Server) explainCopy(c *model.ShardCopy, includeYes bool) wire.Object {
 		return append(o, wire.Field{"node_allocation_decisions", append([]any{}, nodeDecisions...)})
 	}
 	o = append(o, wire.Field{"current_node", wire.Object{
-		{"id", c.Node.Id}, {"name", c.Node.Name}, {"transport_address", c.Node.Address()},
+		{"id", c.Node.ID}, {"name", c.Node.Name}, {"transport_address", c.Node.Address()},
 		{"attributes", stringMap(c.Node.Attrs())}, {"weight_ranking", ranking[c.Node]},
 	}})
 	remain := s.Alloc.CanRemain(c, true)

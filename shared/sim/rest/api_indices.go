@@ -96,12 +96,12 @@ func searchStats(queryTotal, queryMS, queryCur, fetchTotal, fetchMS float64) wir
 }
 
 // parseStatMetrics reads a comma list of index stats metrics; nil means all.
-func parseStatMetrics(rq *wire.Request, list string) (map[string]bool, *wire.ApiError) {
+func parseStatMetrics(rq *wire.Request, list string) (map[string]bool, *wire.APIError) {
 	return parseMetrics(rq, list, indexStatMetrics)
 }
 
 // handleStats is GET _stats[/{metric}] and GET {index}/_stats[/{metric}], level cluster|indices|shards.
-func (s *Server) handleStats(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleStats(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	lag := s.Lag()
 	expr, metricSeg := "", ""
 	if rq.Segs[0] == "_stats" {
@@ -162,7 +162,7 @@ func (s *Server) handleStats(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 		if level == "cluster" {
 			continue
 		}
-		io := wire.Object{{"uuid", ix.Uuid}, {"primaries", p.render(metrics)}, {"total", t.render(metrics)}}
+		io := wire.Object{{"uuid", ix.UUID}, {"primaries", p.render(metrics)}, {"total", t.render(metrics)}}
 		if level == "shards" {
 			io = append(io, wire.Field{"shards", shards})
 		}
@@ -175,7 +175,7 @@ func (s *Server) handleStats(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 	if level != "cluster" {
 		o = append(o, wire.Field{"indices", perIndex})
 	}
-	return wire.JsonReply(o), nil
+	return wire.JSONReply(o), nil
 }
 
 // shardStatsEntry is one copy in _stats?level=shards, built when written. It reads the copy when the
@@ -185,10 +185,10 @@ func shardStatsEntry(c *model.ShardCopy, metrics map[string]bool, lag float64) w
 		one := copyStats(c, lag)
 		var relocating any
 		if c.Target != nil {
-			relocating = c.Target.Id
+			relocating = c.Target.ID
 		}
 		e := wire.Object{{"routing", wire.Object{
-			{"state", c.State.String()}, {"primary", c.Primary}, {"node", c.Node.Id}, {"relocating_node", relocating},
+			{"state", c.State.String()}, {"primary", c.Primary}, {"node", c.Node.ID}, {"relocating_node", relocating},
 		}}}
 		e = append(e, one.render(metrics)...)
 		seq := whole(c.Sh.SeqNo) - 1
@@ -202,7 +202,7 @@ func (s *Server) indexSettings(ix *model.Index) map[string]string {
 		"index.creation_date":      strconv.FormatInt(ix.Created.UnixMilli(), 10),
 		"index.number_of_shards":   strconv.Itoa(len(ix.Shards)),
 		"index.number_of_replicas": strconv.Itoa(ix.Replicas),
-		"index.uuid":               ix.Uuid,
+		"index.uuid":               ix.UUID,
 		"index.version.created":    model.VersionIDCreated,
 		"index.provided_name":      ix.Name,
 	}
@@ -211,7 +211,7 @@ func (s *Server) indexSettings(ix *model.Index) map[string]string {
 }
 
 // handleGetIndexSettings is GET _settings, {index}/_settings and {index}/_settings/{name}.
-func (s *Server) handleGetIndexSettings(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleGetIndexSettings(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	expr, names := "", ""
 	if rq.Segs[0] != "_settings" {
 		expr = rq.Segs[0]
@@ -244,11 +244,11 @@ func (s *Server) handleGetIndexSettings(rq *wire.Request) (wire.Reply, *wire.Api
 		}
 		o = append(o, wire.Field{ix.Name, wire.Object{{"settings", settings.RenderSettings(set, rq.Flag("flat_settings"))}}})
 	}
-	return wire.JsonReply(o), nil
+	return wire.JSONReply(o), nil
 }
 
 // handleGetIndex is GET {index}: aliases, mappings and settings.
-func (s *Server) handleGetIndex(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleGetIndex(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	indices, err := s.ResolveIndices(rq.Segs[0], rq.Flag("ignore_unavailable"))
 	if err != nil {
 		return wire.Reply{}, err
@@ -259,13 +259,13 @@ func (s *Server) handleGetIndex(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 			{"aliases", wire.Object{}}, {"mappings", wire.Object{}}, {"settings", settings.RenderSettings(s.indexSettings(ix), rq.Flag("flat_settings"))},
 		}})
 	}
-	return wire.JsonReply(o), nil
+	return wire.JSONReply(o), nil
 }
 
 // handlePutIndexSettings is PUT {index}/_settings: replicas and allocation filters take effect at once,
 // as OpenSearch's reroute after a settings change does (new replicas start initializing, copies on
 // newly excluded nodes start relocating).
-func (s *Server) handlePutIndexSettings(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handlePutIndexSettings(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	expr := ""
 	if rq.Segs[0] != "_settings" {
 		expr = rq.Segs[0]
@@ -289,5 +289,5 @@ func (s *Server) handlePutIndexSettings(rq *wire.Request) (wire.Reply, *wire.Api
 		return wire.Reply{}, wire.IllegalArgument(e.Msg)
 	}
 	s.ApplyIndexSettings(indices, updates)
-	return wire.JsonReply(wire.Object{{"acknowledged", true}}), nil
+	return wire.JSONReply(wire.Object{{"acknowledged", true}}), nil
 }

@@ -33,7 +33,7 @@ func allKnown(list string, known []string) bool {
 }
 
 // parseMetrics reads a metric list; nil means all.
-func parseMetrics(rq *wire.Request, list string, known []string) (map[string]bool, *wire.ApiError) {
+func parseMetrics(rq *wire.Request, list string, known []string) (map[string]bool, *wire.APIError) {
 	if list == "" || list == "_all" {
 		return nil, nil
 	}
@@ -51,7 +51,7 @@ func parseMetrics(rq *wire.Request, list string, known []string) (map[string]boo
 }
 
 // handleNodes serves _nodes (info) and _nodes/stats in all their path forms.
-func (s *Server) handleNodes(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleNodes(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	rest := rq.Segs[1:]
 	statsAt := slices.Index(rest, "stats")
 	if statsAt == 0 || statsAt == 1 {
@@ -77,7 +77,7 @@ func (s *Server) handleNodes(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 		if err != nil {
 			return wire.Reply{}, err
 		}
-		return wire.JsonReply(s.nodesStats(s.MatchNodes(ids), metrics, indexMetrics, rq.Param("level"))), nil
+		return wire.JSONReply(s.nodesStats(s.MatchNodes(ids), metrics, indexMetrics, rq.Param("level"))), nil
 	}
 	var ids []string
 	metricList := ""
@@ -98,7 +98,7 @@ func (s *Server) handleNodes(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 	if err != nil {
 		return wire.Reply{}, err
 	}
-	return wire.JsonReply(s.nodesInfo(s.MatchNodes(ids), metrics)), nil
+	return wire.JSONReply(s.nodesInfo(s.MatchNodes(ids), metrics)), nil
 }
 
 func nodesHeader(n int) wire.Object {
@@ -108,7 +108,7 @@ func nodesHeader(n int) wire.Object {
 // nodeBase are the fields every _nodes and _nodes/stats entry starts with.
 func nodeBase(n *model.Node) wire.Object {
 	return wire.Object{
-		{"name", n.Name}, {"transport_address", n.Address()}, {"host", n.Host()}, {"ip", n.Ip()},
+		{"name", n.Name}, {"transport_address", n.Address()}, {"host", n.Host()}, {"ip", n.IP()},
 	}
 }
 
@@ -165,7 +165,7 @@ func (s *Server) nodesInfo(nodes []*model.Node, metrics map[string]bool) wire.Ob
 		if want("plugins") {
 			o = append(o, wire.Field{"plugins", []any{}}, wire.Field{"modules", []any{}})
 		}
-		out = append(out, wire.Field{n.Id, o})
+		out = append(out, wire.Field{n.ID, o})
 	}
 	return wire.Object{{"_nodes", nodesHeader(len(nodes))}, {"cluster_name", model.ClusterName}, {"nodes", out}}
 }
@@ -272,7 +272,7 @@ func (s *Server) nodesStats(nodes []*model.Node, metrics, indexMetrics map[strin
 				{"parent", breaker(int64(0.95*float64(n.HeapBytes)), heap, 1)},
 			}})
 		}
-		out = append(out, wire.Field{n.Id, o})
+		out = append(out, wire.Field{n.ID, o})
 	}
 	return wire.Object{{"_nodes", nodesHeader(len(nodes))}, {"cluster_name", model.ClusterName}, {"nodes", out}}
 }

@@ -55,16 +55,16 @@ func (s *Server) tasks(nodes []*model.Node) []*plugins.SimTask {
 		for ci, c := range copies {
 			for range per[ci] {
 				h := fnv.New64a()
-				fmt.Fprintf(h, "%d/%s/%d", s.Ticks, n.Id, k)
+				fmt.Fprintf(h, "%d/%s/%d", s.Ticks, n.ID, k)
 				frac := float64(h.Sum64()%1_000_000) / 1_000_000
 				run := time.Duration(frac * float64(latency))
-				parent := &plugins.SimTask{N: n, Id: base + 2*k, Action: "indices:data/read/search",
+				parent := &plugins.SimTask{N: n, ID: base + 2*k, Action: "indices:data/read/search",
 					Desc:  fmt.Sprintf(`indices[%s], search_type[QUERY_THEN_FETCH], source[{"query":{"match_all":{}}}]`, c.Sh.Idx.Name),
 					Start: now.Add(-run - time.Millisecond), Running: run + time.Millisecond}
-				child := &plugins.SimTask{N: n, Id: base + 2*k + 1, Parent: parent.Id, Action: "indices:data/read/search[phase/query]",
+				child := &plugins.SimTask{N: n, ID: base + 2*k + 1, Parent: parent.ID, Action: "indices:data/read/search[phase/query]",
 					Desc: "shardId[" + c.Sh.String() + "]", Start: now.Add(-run), Running: run}
 				if k < running {
-					parent.CpuShare, child.CpuShare = plugins.CoordinatingCPUShare, perThread
+					parent.CPUShare, child.CPUShare = plugins.CoordinatingCPUShare, perThread
 				}
 				for _, t := range []*plugins.SimTask{parent, child} {
 					if at, ok := s.Cancelled[t.FullID()]; ok {
@@ -110,7 +110,7 @@ func (s *Server) taskFilter(rq *wire.Request) ([]*model.Node, func(*plugins.SimT
 
 // renderTask is one task as _tasks lists it.
 func renderTask(t *plugins.SimTask, detailed bool) wire.Object {
-	o := wire.Object{{"node", t.N.Id}, {"id", t.Id}, {"type", "transport"}, {"action", t.Action}}
+	o := wire.Object{{"node", t.N.ID}, {"id", t.ID}, {"type", "transport"}, {"action", t.Action}}
 	if detailed {
 		o = append(o, wire.Field{"description", t.Desc})
 	}
@@ -129,7 +129,7 @@ func renderTask(t *plugins.SimTask, detailed bool) wire.Object {
 	st := t.Stats
 	if st == nil {
 		// Resource tracking (OpenSearch 2.x search tasks): CPU is most of the running time, memory a few MiB.
-		st = &plugins.TaskStats{Cpu: time.Duration(t.CpuShare * float64(t.Running.Nanoseconds())), Mem: int64(1<<20) + t.Id%(4<<20), Executions: 1, Active: 1}
+		st = &plugins.TaskStats{CPU: time.Duration(t.CPUShare * float64(t.Running.Nanoseconds())), Mem: int64(1<<20) + t.ID%(4<<20), Executions: 1, Active: 1}
 	}
 	o = append(o, wire.Field{"resource_stats", st.Render()})
 	if t.Cancelled {
@@ -139,7 +139,7 @@ func renderTask(t *plugins.SimTask, detailed bool) wire.Object {
 }
 
 // renderTasks groups tasks as group_by asks: nodes (default), parents or none.
-func (s *Server) renderTasks(list []*plugins.SimTask, groupBy string, detailed bool) (wire.Object, *wire.ApiError) {
+func (s *Server) renderTasks(list []*plugins.SimTask, groupBy string, detailed bool) (wire.Object, *wire.APIError) {
 	switch groupBy {
 	case "", "nodes":
 		nodes := wire.Object{}
@@ -150,7 +150,7 @@ func (s *Server) renderTasks(list []*plugins.SimTask, groupBy string, detailed b
 				i = len(nodes)
 				idx[t.N] = i
 				n := t.N
-				nodes = append(nodes, wire.Field{n.Id, append(nodeBase(n),
+				nodes = append(nodes, wire.Field{n.ID, append(nodeBase(n),
 					wire.Field{"roles", []string{"data", "ingest"}}, wire.Field{"attributes", stringMap(n.Attrs())}, wire.Field{"tasks", wire.Object{}})})
 			}
 			no := nodes[i].Val.(wire.Object)
@@ -189,7 +189,7 @@ func (s *Server) renderTasks(list []*plugins.SimTask, groupBy string, detailed b
 	return nil, wire.IllegalArgument(fmt.Sprintf("unknown group_by value [%s], must be one of [nodes, parents, none]", groupBy))
 }
 
-func (s *Server) handleTasks(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleTasks(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	nodes, keep := s.taskFilter(rq)
 	var list []*plugins.SimTask
 	for _, t := range s.tasks(nodes) {
@@ -201,23 +201,23 @@ func (s *Server) handleTasks(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 	if err != nil {
 		return wire.Reply{}, err
 	}
-	return wire.JsonReply(o), nil
+	return wire.JSONReply(o), nil
 }
 
 // taskNotFound is the answer for a task id no node runs.
-func taskNotFound(id string) *wire.ApiError {
+func taskNotFound(id string) *wire.APIError {
 	nodeID, _, _ := strings.Cut(id, ":")
-	return &wire.ApiError{Status: http.StatusNotFound, Body: wire.Object{{"node_failures", []any{wire.Object{
+	return &wire.APIError{Status: http.StatusNotFound, Body: wire.Object{{"node_failures", []any{wire.Object{
 		{"type", "failed_node_exception"}, {"reason", "Failed node [" + nodeID + "]"}, {"node_id", nodeID},
 		{"caused_by", wire.Object{{"type", "resource_not_found_exception"}, {"reason", "task [" + id + "] is not found"}}},
 	}}}}}
 }
 
-func (s *Server) handleGetTask(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleGetTask(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	id := rq.Segs[1]
 	for _, t := range s.tasks(s.PresentNodes()) {
 		if t.FullID() == id {
-			return wire.JsonReply(wire.Object{{"completed", false}, {"task", renderTask(t, true)}}), nil
+			return wire.JSONReply(wire.Object{{"completed", false}, {"task", renderTask(t, true)}}), nil
 		}
 	}
 	return wire.Reply{}, wire.NewError(http.StatusNotFound, "resource_not_found_exception",
@@ -225,7 +225,7 @@ func (s *Server) handleGetTask(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 }
 
 // handleCancelTasks is POST _tasks/_cancel (by actions/nodes) and POST _tasks/{task_id}/_cancel.
-func (s *Server) handleCancelTasks(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleCancelTasks(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	nodes, keep := s.taskFilter(rq)
 	var id string
 	if len(rq.Segs) == 3 {
@@ -265,5 +265,5 @@ func (s *Server) handleCancelTasks(rq *wire.Request) (wire.Reply, *wire.ApiError
 	if err != nil {
 		return wire.Reply{}, err
 	}
-	return wire.JsonReply(o), nil
+	return wire.JSONReply(o), nil
 }

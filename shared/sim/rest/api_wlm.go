@@ -17,7 +17,7 @@ import (
 const RulesPageSize = 50
 
 // routeWLM serves _wlm and _rules, or answers no handler when the plugin does not serve the path.
-func (s *Server) routeWLM(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) routeWLM(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	segs, m := rq.Segs, rq.R.Method
 	api, rules, _ := s.Plugins.WlmAPI()
 	n := len(segs)
@@ -59,18 +59,18 @@ func (s *Server) routeWLM(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 	return wire.Reply{}, wire.NoHandler(rq.R)
 }
 
-func groupNotFound(api, name string) *wire.ApiError {
+func groupNotFound(api, name string) *wire.APIError {
 	return wire.NewError(http.StatusNotFound, "resource_not_found_exception", fmt.Sprintf("%s with name %s does not exist", plugins.GroupKind(api), name), nil)
 }
 
-func (s *Server) handleListGroups(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleListGroups(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	api, _, _ := s.Plugins.WlmAPI()
 	var list []any
 	for _, g := range s.Plugins.WLM.Groups {
 		if len(rq.Segs) == 3 && g.Name != rq.Segs[2] {
 			continue
 		}
-		list = append(list, g.Json())
+		list = append(list, g.JSON())
 	}
 	if len(rq.Segs) == 3 && len(list) == 0 {
 		return wire.Reply{}, groupNotFound(api, rq.Segs[2])
@@ -78,7 +78,7 @@ func (s *Server) handleListGroups(rq *wire.Request) (wire.Reply, *wire.ApiError)
 	if list == nil {
 		list = []any{}
 	}
-	return wire.JsonReply(wire.Object{{api + "s", list}}), nil
+	return wire.JSONReply(wire.Object{{api + "s", list}}), nil
 }
 
 // groupBody is a create or update body; pointers tell given fields from absent ones.
@@ -88,7 +88,7 @@ type groupBody struct {
 	ResourceLimits *map[string]float64 `json:"resource_limits"`
 }
 
-func decodeGroupBody(body []byte) (groupBody, *wire.ApiError) {
+func decodeGroupBody(body []byte) (groupBody, *wire.APIError) {
 	var b groupBody
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -112,7 +112,7 @@ func decodeGroupBody(body []byte) (groupBody, *wire.ApiError) {
 }
 
 // checkCapacity refuses limits that would take a resource's sum over all groups above 1.
-func (s *Server) checkCapacity(skip *plugins.WlmGroup, limits map[string]float64) *wire.ApiError {
+func (s *Server) checkCapacity(skip *plugins.WlmGroup, limits map[string]float64) *wire.APIError {
 	for _, k := range []string{"cpu", "memory"} {
 		v, ok := limits[k]
 		if !ok {
@@ -131,7 +131,7 @@ func (s *Server) checkCapacity(skip *plugins.WlmGroup, limits map[string]float64
 	return nil
 }
 
-func (s *Server) handleCreateGroup(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleCreateGroup(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	api, _, _ := s.Plugins.WlmAPI()
 	b, err := decodeGroupBody(rq.Body)
 	if err != nil {
@@ -151,13 +151,13 @@ func (s *Server) handleCreateGroup(rq *wire.Request) (wire.Reply, *wire.ApiError
 		return wire.Reply{}, err
 	}
 	s.Plugins.WLM.Seq++
-	g := &plugins.WlmGroup{Id: model.MakeID(s.Spec.Seed, fmt.Sprintf("wlm/group/%d", s.Plugins.WLM.Seq)), Name: *b.Name, Mode: *b.ResiliencyMode,
+	g := &plugins.WlmGroup{ID: model.MakeID(s.Spec.Seed, fmt.Sprintf("wlm/group/%d", s.Plugins.WLM.Seq)), Name: *b.Name, Mode: *b.ResiliencyMode,
 		Limits: *b.ResourceLimits, Updated: s.NowLocked().UnixMilli()}
 	s.Plugins.WLM.Groups = append(s.Plugins.WLM.Groups, g)
-	return wire.JsonReply(g.Json()), nil
+	return wire.JSONReply(g.JSON()), nil
 }
 
-func (s *Server) handleUpdateGroup(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleUpdateGroup(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	api, _, _ := s.Plugins.WlmAPI()
 	g := s.Plugins.WLM.Group(rq.Segs[2])
 	if g == nil {
@@ -187,36 +187,36 @@ func (s *Server) handleUpdateGroup(rq *wire.Request) (wire.Reply, *wire.ApiError
 	}
 	g.Limits = limits
 	g.Updated = s.NowLocked().UnixMilli()
-	return wire.JsonReply(g.Json()), nil
+	return wire.JSONReply(g.JSON()), nil
 }
 
-func (s *Server) handleDeleteGroup(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleDeleteGroup(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	api, _, _ := s.Plugins.WlmAPI()
 	g := s.Plugins.WLM.Group(rq.Segs[2])
 	if g == nil {
 		return wire.Reply{}, groupNotFound(api, rq.Segs[2])
 	}
 	s.Plugins.WLM.Groups = slices.DeleteFunc(s.Plugins.WLM.Groups, func(x *plugins.WlmGroup) bool { return x == g })
-	return wire.JsonReply(wire.Object{{"acknowledged", true}}), nil
+	return wire.JSONReply(wire.Object{{"acknowledged", true}}), nil
 }
 
-func ruleNotFound(id string) *wire.ApiError {
+func ruleNotFound(id string) *wire.APIError {
 	return wire.NewError(http.StatusNotFound, "resource_not_found_exception", "Rule with id "+id+" not found", nil)
 }
 
-func (s *Server) handleListRules(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleListRules(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	if len(rq.Segs) == 3 {
 		r := s.Plugins.WLM.Rule(rq.Segs[2])
 		if r == nil {
 			return wire.Reply{}, ruleNotFound(rq.Segs[2])
 		}
-		return wire.JsonReply(wire.Object{{"rules", []any{r.Json()}}}), nil
+		return wire.JSONReply(wire.Object{{"rules", []any{r.JSON()}}}), nil
 	}
 	start := 0
 	if after := rq.Param("search_after"); after != "" {
 		start = len(s.Plugins.WLM.Rules)
 		for i, r := range s.Plugins.WLM.Rules {
-			if r.Id == after {
+			if r.ID == after {
 				start = i + 1
 			}
 		}
@@ -224,16 +224,16 @@ func (s *Server) handleListRules(rq *wire.Request) (wire.Reply, *wire.ApiError) 
 	end := min(start+RulesPageSize, len(s.Plugins.WLM.Rules))
 	list := []any{}
 	for _, r := range s.Plugins.WLM.Rules[start:end] {
-		list = append(list, r.Json())
+		list = append(list, r.JSON())
 	}
 	o := wire.Object{{"rules", list}}
 	if end < len(s.Plugins.WLM.Rules) {
-		o = append(o, wire.Field{"search_after", []any{s.Plugins.WLM.Rules[end-1].Id}})
+		o = append(o, wire.Field{"search_after", []any{s.Plugins.WLM.Rules[end-1].ID}})
 	}
-	return wire.JsonReply(o), nil
+	return wire.JSONReply(o), nil
 }
 
-func (s *Server) decodeRuleBody(body []byte) (plugins.RuleBody, *wire.ApiError) {
+func (s *Server) decodeRuleBody(body []byte) (plugins.RuleBody, *wire.APIError) {
 	var b plugins.RuleBody
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -251,13 +251,13 @@ func (s *Server) decodeRuleBody(body []byte) (plugins.RuleBody, *wire.ApiError) 
 			}
 		}
 	}
-	if b.WorkloadGroup != nil && !slices.ContainsFunc(s.Plugins.WLM.Groups, func(g *plugins.WlmGroup) bool { return g.Id == *b.WorkloadGroup }) {
+	if b.WorkloadGroup != nil && !slices.ContainsFunc(s.Plugins.WLM.Groups, func(g *plugins.WlmGroup) bool { return g.ID == *b.WorkloadGroup }) {
 		return b, wire.IllegalArgument(fmt.Sprintf("Couldn't find an existing workload group with id: %s", *b.WorkloadGroup))
 	}
 	return b, nil
 }
 
-func (s *Server) handleCreateRule(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleCreateRule(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	b, err := s.decodeRuleBody(rq.Body)
 	if err != nil {
 		return wire.Reply{}, err
@@ -273,12 +273,12 @@ func (s *Server) handleCreateRule(rq *wire.Request) (wire.Reply, *wire.ApiError)
 		return wire.Reply{}, wire.IllegalArgument("Rule should have at least 1 attribute requirement")
 	}
 	s.Plugins.WLM.Seq++
-	r.Id = model.MakeID(s.Spec.Seed, fmt.Sprintf("wlm/rule/%d", s.Plugins.WLM.Seq))
+	r.ID = model.MakeID(s.Spec.Seed, fmt.Sprintf("wlm/rule/%d", s.Plugins.WLM.Seq))
 	s.Plugins.WLM.Rules = append(s.Plugins.WLM.Rules, r)
-	return wire.JsonReply(r.Json()), nil
+	return wire.JSONReply(r.JSON()), nil
 }
 
-func (s *Server) handleUpdateRule(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleUpdateRule(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	r := s.Plugins.WLM.Rule(rq.Segs[2])
 	if r == nil {
 		return wire.Reply{}, ruleNotFound(rq.Segs[2])
@@ -289,21 +289,21 @@ func (s *Server) handleUpdateRule(rq *wire.Request) (wire.Reply, *wire.ApiError)
 	}
 	r.Apply(b)
 	r.Updated = s.NowLocked()
-	return wire.JsonReply(r.Json()), nil
+	return wire.JSONReply(r.JSON()), nil
 }
 
-func (s *Server) handleDeleteRule(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleDeleteRule(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	r := s.Plugins.WLM.Rule(rq.Segs[2])
 	if r == nil {
 		return wire.Reply{}, ruleNotFound(rq.Segs[2])
 	}
 	s.Plugins.WLM.Rules = slices.DeleteFunc(s.Plugins.WLM.Rules, func(x *plugins.WlmRule) bool { return x == r })
-	return wire.JsonReply(wire.Object{{"acknowledged", true}}), nil
+	return wire.JSONReply(wire.Object{{"acknowledged", true}}), nil
 }
 
 // handleWLMStats is GET _wlm/stats, _wlm/{node_id}/stats and _wlm/stats/{group_id}: per node, each
 // group's counters and last recorded usage, the default group included.
-func (s *Server) handleWLMStats(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) handleWLMStats(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	api, _, _ := s.Plugins.WlmAPI()
 	nodes := s.PresentNodes()
 	wantGroup := ""
@@ -315,7 +315,7 @@ func (s *Server) handleWLMStats(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 	}
 	ids := []string{plugins.DefaultGroupID(api)}
 	for _, g := range s.Plugins.WLM.Groups {
-		ids = append(ids, g.Id)
+		ids = append(ids, g.ID)
 	}
 	if wantGroup != "" && wantGroup != "_all" && !slices.Contains(ids, wantGroup) {
 		return wire.Reply{}, wire.NewError(http.StatusNotFound, "resource_not_found_exception",
@@ -352,7 +352,7 @@ func (s *Server) handleWLMStats(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 			}
 			groups = append(groups, wire.Field{id, o})
 		}
-		out = append(out, wire.Field{n.Id, wire.Object{{key, groups}}})
+		out = append(out, wire.Field{n.ID, wire.Object{{key, groups}}})
 	}
-	return wire.JsonReply(out), nil
+	return wire.JSONReply(out), nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/pb33f/libopenapi"
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
+
 	"github.com/shardwise/shardwise/shared/apispec"
 	"github.com/shardwise/shardwise/shared/sim/rest"
 	"github.com/shardwise/shardwise/shared/sim/scenario"

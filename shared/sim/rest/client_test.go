@@ -10,6 +10,7 @@ import (
 
 	"github.com/opensearch-project/opensearch-go/v4"
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
+
 	"github.com/shardwise/shardwise/shared/sim/model"
 	"github.com/shardwise/shardwise/shared/sim/simtest"
 )

@@ -61,7 +61,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 // respond writes a handler's answer. Handlers run through read and write call it while they still hold
 // the lock, because lazily built parts of the answer read the cluster as they are written.
-func (s *Server) respond(rq *wire.Request, rep wire.Reply, apiErr *wire.ApiError) {
+func (s *Server) respond(rq *wire.Request, rep wire.Reply, apiErr *wire.APIError) {
 	w, r := rq.W, rq.R
 	if apiErr != nil {
 		wire.WriteError(w, apiErr)
@@ -78,7 +78,7 @@ func (s *Server) respond(rq *wire.Request, rep wire.Reply, apiErr *wire.ApiError
 		_, _ = io.WriteString(w, rep.Text)
 		return
 	}
-	wire.WriteJSON(w, rep.Status, rep.Json, wire.ParseFilterPath(rq.Param("filter_path")), rq.Flag("pretty"))
+	wire.WriteJSON(w, rep.Status, rep.JSON, wire.ParseFilterPath(rq.Param("filter_path")), rq.Flag("pretty"))
 }
 
 // FaultsAt returns the fault windows in force at scenario time t (from at_seconds, before
@@ -125,23 +125,23 @@ func (s *Server) rerouteRejected() bool {
 }
 
 // route dispatches a request the way OpenSearch's RestController would.
-func (s *Server) route(rq *wire.Request) (wire.Reply, *wire.ApiError) {
+func (s *Server) route(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	r, segs := rq.R, rq.Segs
 	m := r.Method
-	is := func(allowed ...string) *wire.ApiError {
+	is := func(allowed ...string) *wire.APIError {
 		if slices.Contains(allowed, m) {
 			return nil
 		}
 		return wire.BadMethod(r, allowed...)
 	}
-	get := func(h func(*wire.Request) (wire.Reply, *wire.ApiError)) (wire.Reply, *wire.ApiError) {
+	get := func(h func(*wire.Request) (wire.Reply, *wire.APIError)) (wire.Reply, *wire.APIError) {
 		if err := is(http.MethodGet, http.MethodHead); err != nil {
 			return wire.Reply{}, err
 		}
 		return s.read(rq, h)
 	}
 	// getPut serves GET and HEAD with read and PUT with write; a nil write takes no PUT.
-	getPut := func(read, write func(*wire.Request) (wire.Reply, *wire.ApiError)) (wire.Reply, *wire.ApiError) {
+	getPut := func(read, write func(*wire.Request) (wire.Reply, *wire.APIError)) (wire.Reply, *wire.APIError) {
 		switch m {
 		case http.MethodGet, http.MethodHead:
 			return s.read(rq, read)
@@ -171,7 +171,7 @@ func (s *Server) route(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 			}
 			if s.rerouteRejected() {
 				// Amazon OpenSearch Service's answer to an operation it does not allow.
-				return wire.Reply{}, &wire.ApiError{Status: http.StatusForbidden, Body: wire.Object{{"Message", "Your request: '/_cluster/reroute' is not allowed."}}}
+				return wire.Reply{}, &wire.APIError{Status: http.StatusForbidden, Body: wire.Object{{"Message", "Your request: '/_cluster/reroute' is not allowed."}}}
 			}
 			return s.write(rq, s.handleReroute)
 		case n == 3 && segs[1] == "allocation" && segs[2] == "explain":
@@ -238,7 +238,7 @@ func (s *Server) route(rq *wire.Request) (wire.Reply, *wire.ApiError) {
 }
 
 // read runs a handler and writes its answer under the shared lock.
-func (s *Server) read(rq *wire.Request, h func(*wire.Request) (wire.Reply, *wire.ApiError)) (wire.Reply, *wire.ApiError) {
+func (s *Server) read(rq *wire.Request, h func(*wire.Request) (wire.Reply, *wire.APIError)) (wire.Reply, *wire.APIError) {
 	s.Mu.RLock()
 	defer s.Mu.RUnlock()
 	rep, err := h(rq)
@@ -247,7 +247,7 @@ func (s *Server) read(rq *wire.Request, h func(*wire.Request) (wire.Reply, *wire
 }
 
 // write runs a handler and writes its answer under the exclusive lock.
-func (s *Server) write(rq *wire.Request, h func(*wire.Request) (wire.Reply, *wire.ApiError)) (wire.Reply, *wire.ApiError) {
+func (s *Server) write(rq *wire.Request, h func(*wire.Request) (wire.Reply, *wire.APIError)) (wire.Reply, *wire.APIError) {
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
 	rep, err := h(rq)

@@ -86,7 +86,7 @@ func NodeID(t testing.TB, s *sim.Sim, name string) string {
 	if !ok {
 		t.Fatalf("no node %q", name)
 	}
-	return n.Id
+	return n.ID
 }
 
 // CopyOn reports the state of index's shard copy on the named node ("" when none is there).

@@ -13,8 +13,8 @@ import (
 // MaxBodyBytes bounds request bodies, as OpenSearch's http.max_content_length (100mb) does.
 const MaxBodyBytes = 100 << 20
 
-// ApiError is an OpenSearch error answer: status and JSON body.
-type ApiError struct {
+// APIError is an OpenSearch error answer: status and JSON body.
+type APIError struct {
 	Status int
 	Body   any
 }
@@ -26,34 +26,34 @@ func ErrorBody(typ, reason string, extra Object) Object {
 	return Object{{"error", errObj}}
 }
 
-func NewError(status int, typ, reason string, extra Object) *ApiError {
-	return &ApiError{Status: status, Body: append(ErrorBody(typ, reason, extra), Field{"status", status})}
+func NewError(status int, typ, reason string, extra Object) *APIError {
+	return &APIError{Status: status, Body: append(ErrorBody(typ, reason, extra), Field{"status", status})}
 }
 
-func IllegalArgument(reason string) *ApiError {
+func IllegalArgument(reason string) *APIError {
 	return NewError(http.StatusBadRequest, "illegal_argument_exception", reason, nil)
 }
 
-func ParseError(typ, reason string) *ApiError {
+func ParseError(typ, reason string) *APIError {
 	return NewError(http.StatusBadRequest, typ, reason, nil)
 }
 
-func IndexNotFound(name string) *ApiError {
+func IndexNotFound(name string) *APIError {
 	return NewError(http.StatusNotFound, "index_not_found_exception", "no such index ["+name+"]", Object{
 		{"index", name}, {"resource.id", name}, {"resource.type", "index_or_alias"}, {"index_uuid", "_na_"},
 	})
 }
 
 // NoHandler is RestController's answer to a path no handler serves.
-func NoHandler(r *http.Request) *ApiError {
-	return &ApiError{Status: http.StatusBadRequest, Body: Object{
+func NoHandler(r *http.Request) *APIError {
+	return &APIError{Status: http.StatusBadRequest, Body: Object{
 		{"error", fmt.Sprintf("no handler found for uri [%s] and method [%s]", r.URL.RequestURI(), r.Method)},
 	}}
 }
 
 // BadMethod is RestController's answer to a known path with a method it does not serve.
-func BadMethod(r *http.Request, allowed ...string) *ApiError {
-	return &ApiError{Status: http.StatusMethodNotAllowed, Body: Object{
+func BadMethod(r *http.Request, allowed ...string) *APIError {
+	return &APIError{Status: http.StatusMethodNotAllowed, Body: Object{
 		{"error", fmt.Sprintf("Incorrect HTTP method for uri [%s] and method [%s], allowed: [%s]", r.URL.RequestURI(), r.Method, strings.Join(allowed, ", "))},
 		{"status", http.StatusMethodNotAllowed},
 	}}
@@ -82,13 +82,13 @@ func (rq *Request) Param(name string) string { return rq.Q.Get(name) }
 // Reply is a handler's answer: a JSON tree, or text for _cat without format=json.
 type Reply struct {
 	Status  int
-	Json    any
+	JSON    any
 	Text    string
 	IsText  bool
 	Written bool // already sent by read or write
 }
 
-func JsonReply(v any) Reply { return Reply{Status: http.StatusOK, Json: v} }
+func JSONReply(v any) Reply { return Reply{Status: http.StatusOK, JSON: v} }
 
 // WriteJSON writes what fp keeps of a tree (all of it when fp is nil), streaming it unless pretty
 // printing needs it whole. An encoding error is a bug in a handler; a write error means the client
@@ -119,12 +119,12 @@ func WriteJSON(w http.ResponseWriter, status int, v any, fp *filterPath, pretty 
 	}
 }
 
-func WriteError(w http.ResponseWriter, e *ApiError) {
+func WriteError(w http.ResponseWriter, e *APIError) {
 	WriteJSON(w, e.Status, e.Body, nil, false)
 }
 
 // DecodeBody parses a JSON request body into generic values, numbers kept exact.
-func DecodeBody(body []byte) (map[string]any, *ApiError) {
+func DecodeBody(body []byte) (map[string]any, *APIError) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return map[string]any{}, nil
 	}
