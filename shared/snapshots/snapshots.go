@@ -350,6 +350,11 @@ func chunk(stored, used map[string][]byte, sk string) ([]byte, bool) {
 
 // decodeColumnChunks assembles a format 2 snapshot from its items.
 func decodeColumnChunks(key string, m *meta, stored, used map[string][]byte) (*cluster.Snapshot, *cluster.Counters, error) {
+	if len(m.NodeIDs) > 0 || len(m.NodeParts) > 0 {
+		// The first layout of format 2 (node chunks of columns), on main for an hour and never
+		// released, listed its nodes here; this reader would find none of its items.
+		return nil, nil, fmt.Errorf("load snapshot %s: format 2 meta lists %d node ids: an unreleased earlier layout, not read", key, len(m.NodeIDs))
+	}
 	snap, ctrs := assemble(m)
 	// The count only sizes the first allocation; a corrupt one costs at most copiesHint.
 	hint := max(0, min(m.Copies, copiesHint))
