@@ -137,7 +137,7 @@ func TestReplicaCooldownsSurviveInDynamoDB(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &run{eng: eng, events: events, copies: 1}
+		r := &run{engs: []*engine.Engine{eng}, events: events, copies: 1}
 		// The first engine stops at 50 min: the spike ended at 41 min, a scale-down is pending.
 		for !s.Done() && (half == 1 || s.Elapsed() < 50*time.Minute) {
 			s.Step()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/engine"
 	"github.com/shardwise/shardwise/shared/sim"
 	"github.com/shardwise/shardwise/shared/state"
 )
@@ -122,7 +123,7 @@ func TestReplicasRespectTotalShardsPerNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	r := &run{eng: eng, events: events, copies: 1}
+	r := &run{engs: []*engine.Engine{eng}, events: events, copies: 1}
 	var changes []string
 	var last sim.TickReport
 	for s.Elapsed() < 38*time.Minute {

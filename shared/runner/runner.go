@@ -72,6 +72,17 @@ type Options struct {
 	Store func(clock state.Clock) state.Store
 	// Metrics receives the functions' metrics; nil: none.
 	Metrics engine.MetricSink
+	// ClockSkew offsets racing copy i's clock by ClockSkew[i mod len]: invocations on different
+	// Lambda hosts do not share one clock. Copies differing by more than the lease's documented
+	// bound (engine.leaseClockSkew, 5 s) could both hold the lease, so faults stay within it.
+	ClockSkew []time.Duration
+	// AlertsPerTick adds this many alarm-triggered ingest-and-plan calls per tick (what the
+	// CloudWatch alarm and the metrics webhook invoke), racing the schedule's ingest and each
+	// other: a flood of triggers within one stats interval.
+	AlertsPerTick int
+	// AtEnd, when set, is called after the last tick with the simulator's REST API, so a test can
+	// read the cluster as an operator would (settings, routing) before the run is torn down.
+	AtEnd func(api http.Handler) error
 }
 
 // Tick is one tick's summary for progress output.
@@ -187,9 +198,19 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 	}
 	eng.Metrics = opts.Metrics
 	defer stop()
-	r := &run{eng: eng, events: events, copies: max(opts.Concurrency, 1)}
+	r := &run{events: events, copies: max(opts.Concurrency, 1), alerts: opts.AlertsPerTick}
 	if r.copies == 1 {
 		paceSandbox(eng, s)
+	}
+	for i := range r.copies {
+		// Each copy is its own invocation on its own host: the same store, cluster and bus, its
+		// own clock.
+		c := *eng
+		if len(opts.ClockSkew) > 0 {
+			skew := opts.ClockSkew[i%len(opts.ClockSkew)]
+			c.Clock = func() time.Time { return s.Now().Add(skew) }
+		}
+		r.engs = append(r.engs, &c)
 	}
 	var sw *swayRun
 	if opts.Balancer == BalancerSway {
@@ -224,6 +245,11 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 		}
 		if opts.OnTick != nil {
 			opts.OnTick(t)
+		}
+	}
+	if opts.AtEnd != nil {
+		if err := opts.AtEnd(s.Handler()); err != nil {
+			return Result{}, fmt.Errorf("at end: %w", err)
 		}
 	}
 	res := Result{Result: s.Result(), Balancer: opts.Balancer, ScaleUpSignals: r.scaleUps, UnrelievedHotspotCycles: r.unrelieved}
@@ -300,9 +326,11 @@ func collectLess() (restore func()) {
 }
 
 type run struct {
-	eng    *engine.Engine
+	// engs are the racing copies' engines, one per copy: each its own clock (Options.ClockSkew).
+	engs   []*engine.Engine
 	events *bus.Memory
 	copies int // racing copies of each function per trigger
+	alerts int // alarm-triggered ingest-and-plan calls per tick (Options.AlertsPerTick)
 
 	mu       sync.Mutex // guards what racing copies record: planMs, scaleUps and the tick
 	planMs   []float64
@@ -314,8 +342,8 @@ type run struct {
 // cycle runs ingest and then every function the published events trigger, until none is left.
 func (r *run) cycle(ctx context.Context, t *Tick) error {
 	failed := 0
-	err := r.race(func() error {
-		if _, err := r.eng.Ingest(ctx, []string{ClusterName}); err != nil {
+	err := r.race(func(eng *engine.Engine) error {
+		if _, err := eng.Ingest(ctx, []string{ClusterName}); err != nil {
 			if !isTransient(err) {
 				return err
 			}
@@ -330,6 +358,9 @@ func (r *run) cycle(ctx context.Context, t *Tick) error {
 	if err != nil || failed == max(r.copies, 1) {
 		return err
 	}
+	if err := r.alert(ctx); err != nil {
+		return err
+	}
 	for {
 		evs := distinct(r.events.Drain())
 		if len(evs) == 0 {
@@ -339,24 +370,43 @@ func (r *run) cycle(ctx context.Context, t *Tick) error {
 			run := r.race
 			if ev.DetailType == bus.TypeScaleUpNeeded || ev.DetailType == bus.TypeHotspotUnrelieved {
 				// No function consumes it (it goes to people): the run counts the signal once.
-				run = func(fn func() error) error { return fn() }
+				run = func(fn func(*engine.Engine) error) error { return fn(r.engs[0]) }
 			}
-			if err := run(func() error { return r.dispatch(ctx, ev, t) }); err != nil {
+			if err := run(func(eng *engine.Engine) error { return r.dispatch(ctx, eng, ev, t) }); err != nil {
 				return err
 			}
 		}
 	}
 }
 
-// race runs r.copies copies of fn at once and returns their errors joined.
-func (r *run) race(fn func() error) error {
+// race runs r.copies copies of fn at once, each with its own copy's engine, and returns their
+// errors joined.
+func (r *run) race(fn func(eng *engine.Engine) error) error {
 	if r.copies <= 1 {
-		return fn()
+		return fn(r.engs[0])
 	}
 	errs := make([]error, r.copies)
 	var wg sync.WaitGroup
 	for i := range r.copies {
-		wg.Go(func() { errs[i] = fn() })
+		wg.Go(func() { errs[i] = fn(r.engs[i]) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// alert runs r.alerts alarm-triggered ingest-and-plan calls at once, spread over the copies'
+// engines. The cluster's API faults end an alert's call, as they would end its invocation; the
+// events the alerts publish are dispatched with the schedule's.
+func (r *run) alert(ctx context.Context) error {
+	errs := make([]error, r.alerts)
+	var wg sync.WaitGroup
+	for i := range r.alerts {
+		eng := r.engs[i%len(r.engs)]
+		wg.Go(func() {
+			if _, _, err := eng.IngestAndDetect(ctx, ClusterName); err != nil && !isTransient(err) {
+				errs[i] = fmt.Errorf("alert %d: %w", i, err)
+			}
+		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -378,7 +428,7 @@ func distinct(evs []bus.Recorded) []bus.Recorded {
 	return out
 }
 
-func (r *run) dispatch(ctx context.Context, ev bus.Recorded, t *Tick) error {
+func (r *run) dispatch(ctx context.Context, eng *engine.Engine, ev bus.Recorded, t *Tick) error {
 	var cluster, key string
 	switch ev.DetailType {
 	case bus.TypeStatsIngested, bus.TypeMovesPlanned:
@@ -416,7 +466,7 @@ func (r *run) dispatch(ctx context.Context, ev bus.Recorded, t *Tick) error {
 	// The functions the event invokes, in the order of the one event-to-function table the
 	// deployed EventBridge rules come from.
 	for _, fn := range bus.Subscribers(ev.DetailType) {
-		if err := r.invoke(ctx, fn, cluster, key, t); err != nil {
+		if err := r.invoke(ctx, eng, fn, cluster, key, t); err != nil {
 			return err
 		}
 	}
@@ -425,10 +475,10 @@ func (r *run) dispatch(ctx context.Context, ev bus.Recorded, t *Tick) error {
 
 // invoke runs one function for an event: key is the snapshot's (detect, replicas) or the plan's
 // (move). The cluster's API errors end the function's cycle, not the run; detect's do not.
-func (r *run) invoke(ctx context.Context, fn, cluster, key string, t *Tick) error {
+func (r *run) invoke(ctx context.Context, eng *engine.Engine, fn, cluster, key string, t *Tick) error {
 	switch fn {
 	case bus.FunctionDetect:
-		dr, err := r.eng.Detect(ctx, cluster, key)
+		dr, err := eng.Detect(ctx, cluster, key)
 		if err != nil {
 			return err
 		}
@@ -438,7 +488,7 @@ func (r *run) invoke(ctx context.Context, fn, cluster, key string, t *Tick) erro
 			r.mu.Unlock()
 		}
 	case bus.FunctionReplicas:
-		rr, err := r.eng.Replicas(ctx, cluster, key)
+		rr, err := eng.Replicas(ctx, cluster, key)
 		if err != nil && !isTransient(err) {
 			return err
 		}
@@ -448,11 +498,11 @@ func (r *run) invoke(ctx context.Context, fn, cluster, key string, t *Tick) erro
 		}
 		r.mu.Unlock()
 	case bus.FunctionSandbox:
-		if _, err := r.eng.Sandbox(ctx, cluster); err != nil && !isTransient(err) {
+		if _, err := eng.Sandbox(ctx, cluster); err != nil && !isTransient(err) {
 			return err
 		}
 	case bus.FunctionMove:
-		mr, err := r.eng.Move(ctx, cluster, key)
+		mr, err := eng.Move(ctx, cluster, key)
 		if err != nil && !isTransient(err) {
 			return err
 		}

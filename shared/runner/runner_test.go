@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/engine"
 	"github.com/shardwise/shardwise/shared/sim"
 	"github.com/shardwise/shardwise/shared/state"
 )
@@ -115,7 +116,7 @@ func TestManagedDomainFallsBackToFilters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	r := &run{eng: eng, events: events, copies: 1}
+	r := &run{engs: []*engine.Engine{eng}, events: events, copies: 1}
 	filterMoves := 0
 	for !s.Done() {
 		s.Step()
