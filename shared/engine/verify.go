@@ -112,7 +112,12 @@ func (e *Engine) ownMovesInFlight(ctx context.Context, name string, snap *cluste
 		if err != nil {
 			return nil, fmt.Errorf("own moves in flight %s: %w", it.Key.SK, err)
 		}
-		issued := entry.Status == statusIssued || entry.Status == statusArrived || entry.Status == statusLost
+		// A claimed entry is one whose invocation has not recorded an outcome: it is acting now
+		// (under the lease, so not beside this caller) or it died, perhaps after its reroute or
+		// exclusion went out. Until verification settles it, its copies count as in flight
+		// wherever they are bound, as an exclusion's would: on their source or leaving it.
+		claimed := entry.Status == statusClaimed
+		issued := entry.Status == statusIssued || entry.Status == statusArrived || entry.Status == statusLost || claimed
 		if !issued || entry.Move.Phase == "" {
 			continue
 		}
@@ -128,7 +133,11 @@ func (e *Engine) ownMovesInFlight(ctx context.Context, name string, snap *cluste
 				continue
 			}
 			e := ledgerEntry{Move: m, Strategy: entry.Strategy}
-			if entry.Status != statusIssued {
+			switch entry.Status {
+			case statusIssued:
+			case statusClaimed:
+				e.Strategy = config.StrategyAllocationFilter
+			default:
 				e.Strategy = ""
 			}
 			if _, inFlight := whereIs(e, snap); inFlight {

@@ -146,7 +146,7 @@ func faultScenarioWith(seed uint64, r2 *rand.Rand) (*sim.Scenario, []string, str
 //
 // faultKinds are the faults the test injects, as its summary counts them.
 var faultKinds = []string{"api_errors", "api_latency", "reroute_rejects", "node_leave", "node_join", "concurrent_invocations",
-	"operator_filter", "excluded_node", "clock_skew", "alert_flood"}
+	"operator_filter", "excluded_node", "clock_skew", "alert_flood", "killed_moves"}
 
 // maxFaultClockSkew keeps two copies' clocks within engine.leaseClockSkew (5 s) of each other:
 // the lease is documented to hold only within that bound.
@@ -157,7 +157,7 @@ func TestFaults(t *testing.T) {
 		t.Skip("runs many scenarios")
 	}
 	seeds := faultSeeds(t)
-	var injected, moves, violations atomic.Int64
+	var injected, moves, violations, killed atomic.Int64
 	counts := map[string]*atomic.Int64{}
 	for _, k := range faultKinds {
 		counts[k] = &atomic.Int64{}
@@ -166,7 +166,7 @@ func TestFaults(t *testing.T) {
 		for seed := uint64(1); seed <= uint64(seeds); seed++ {
 			t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
 				t.Parallel()
-				runFaultSeed(t, seed, counts, &injected, &moves, &violations)
+				runFaultSeed(t, seed, counts, &injected, &moves, &violations, &killed)
 			})
 		}
 	})
@@ -174,7 +174,7 @@ func TestFaults(t *testing.T) {
 	for _, k := range faultKinds {
 		summary += fmt.Sprintf("%s %d ", k, counts[k].Load())
 	}
-	summary += fmt.Sprintf("), %d moves, %d safety violations", moves.Load(), violations.Load())
+	summary += fmt.Sprintf("), %d moves, %d move invocations killed, %d safety violations", moves.Load(), killed.Load(), violations.Load())
 	t.Log(summary)
 	fmt.Println(summary)
 }
@@ -226,12 +226,17 @@ func newFaultRun(seed uint64) (faultRun, error) {
 		fr.opts.AlertsPerTick = 2 + r2.IntN(4)
 		faults = append(faults, "alert_flood")
 	}
+	if r2.IntN(3) == 0 {
+		// Killed move invocations leave their lease to expire and their ledger entries claimed.
+		fr.opts.KillMoves = 0.2 + 0.4*r2.Float64()
+		faults = append(faults, "killed_moves")
+	}
 	fr.faults = faults
 	return fr, nil
 }
 
 // runFaultSeed runs one seed's scenario with its faults and checks the invariants.
-func runFaultSeed(t *testing.T, seed uint64, counts map[string]*atomic.Int64, injected, moves, violations *atomic.Int64) {
+func runFaultSeed(t *testing.T, seed uint64, counts map[string]*atomic.Int64, injected, moves, violations, killed *atomic.Int64) {
 	fr, err := newFaultRun(seed)
 	if err != nil {
 		t.Fatalf("scenario: %v", err)
@@ -263,6 +268,7 @@ func runFaultSeed(t *testing.T, seed uint64, counts map[string]*atomic.Int64, in
 		t.Fatalf("seed %d (faults %v): run: %v", seed, faults, err)
 	}
 	moves.Add(int64(res.Moves))
+	killed.Add(int64(res.KilledMoves))
 	violations.Add(int64(res.SafetyViolations))
 	if res.SafetyViolations != 0 {
 		t.Errorf("seed %d (faults %v): %d safety violations: %+v", seed, faults, res.SafetyViolations, res.Violations)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -83,6 +84,11 @@ type Options struct {
 	// AtEnd, when set, is called after the last tick with the simulator's REST API, so a test can
 	// read the cluster as an operator would (settings, routing) before the run is torn down.
 	AtEnd func(api http.Handler) error
+	// KillMoves is the share of move invocations killed part-way, as a Lambda timeout or a crashed
+	// host ends one: at a random one of its first store writes, the write fails and the
+	// invocation's context is cancelled, so whatever it had not yet recorded stays unrecorded. The
+	// lease it held is left to expire. Kills are drawn from the scenario's seed.
+	KillMoves float64
 }
 
 // Tick is one tick's summary for progress output.
@@ -113,6 +119,9 @@ type Result struct {
 	// for it, none relocating off it, and no bound proving the cluster short of room: the
 	// planner's shortfall ("Hotspot Unrelieved"), never a scale-up.
 	UnrelievedHotspotCycles int `json:"unrelieved_hotspot_cycles"`
+	// KilledMoves counts the move invocations Options.KillMoves killed (a test's figure, not part
+	// of the result format).
+	KilledMoves int `json:"-"`
 }
 
 // MarshalJSON keeps the documented field order readable: the simulator's fields with ours.
@@ -198,7 +207,8 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 	}
 	eng.Metrics = opts.Metrics
 	defer stop()
-	r := &run{events: events, copies: max(opts.Concurrency, 1), alerts: opts.AlertsPerTick}
+	r := &run{events: events, copies: max(opts.Concurrency, 1), alerts: opts.AlertsPerTick,
+		killShare: opts.KillMoves, kills: rand.New(rand.NewPCG(sc.Seed, sc.Seed^0x4b111))}
 	if r.copies == 1 {
 		paceSandbox(eng, s)
 	}
@@ -252,7 +262,7 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 			return Result{}, fmt.Errorf("at end: %w", err)
 		}
 	}
-	res := Result{Result: s.Result(), Balancer: opts.Balancer, ScaleUpSignals: r.scaleUps, UnrelievedHotspotCycles: r.unrelieved}
+	res := Result{Result: s.Result(), Balancer: opts.Balancer, ScaleUpSignals: r.scaleUps, UnrelievedHotspotCycles: r.unrelieved, KilledMoves: r.killed}
 	if len(r.planMs) > 0 {
 		slices.Sort(r.planMs)
 		res.PlanMsP50 = r.planMs[len(r.planMs)/2]
@@ -331,6 +341,11 @@ type run struct {
 	events *bus.Memory
 	copies int // racing copies of each function per trigger
 	alerts int // alarm-triggered ingest-and-plan calls per tick (Options.AlertsPerTick)
+	// killShare is Options.KillMoves; kills draws which invocations die and where (under mu).
+	killShare float64
+	kills     *rand.Rand
+	// Killed counts the move invocations killed.
+	killed int
 
 	mu       sync.Mutex // guards what racing copies record: planMs, scaleUps and the tick
 	planMs   []float64
@@ -502,7 +517,12 @@ func (r *run) invoke(ctx context.Context, eng *engine.Engine, fn, cluster, key s
 			return err
 		}
 	case bus.FunctionMove:
+		eng, ctx, killed := r.mayKill(ctx, eng)
 		mr, err := eng.Move(ctx, cluster, key)
+		if killed() {
+			// Its outcome died with it: a later cycle finds what it left.
+			return nil
+		}
 		if err != nil && !isTransient(err) {
 			return err
 		}
@@ -520,6 +540,100 @@ func (r *run) invoke(ctx context.Context, eng *engine.Engine, fn, cluster, key s
 		return fmt.Errorf("dispatch: no runner for function %q", fn)
 	}
 	return nil
+}
+
+// mayKill returns the engine and context a move invocation runs with: as given, or, for a share
+// killShare of invocations, ones that kill it at its nth store write (n from 1 to 4). killed
+// reports afterwards whether it was killed.
+func (r *run) mayKill(ctx context.Context, eng *engine.Engine) (_ *engine.Engine, _ context.Context, killed func() bool) {
+	r.mu.Lock()
+	kill := r.killShare > 0 && r.kills.Float64() < r.killShare
+	at := 1 + r.kills.IntN(4)
+	r.mu.Unlock()
+	if !kill {
+		return eng, ctx, func() bool { return false }
+	}
+	kctx, cancel := context.WithCancel(ctx)
+	ks := &killingStore{Store: eng.Store, left: at, cancel: cancel}
+	k := *eng
+	k.Store = ks
+	return &k, kctx, func() bool {
+		cancel()
+		if !ks.fired() {
+			return false
+		}
+		r.mu.Lock()
+		r.killed++
+		r.mu.Unlock()
+		return true
+	}
+}
+
+// errKilled is the store write that a killed invocation did not live to make.
+var errKilled = errors.New("invocation killed (fault)")
+
+// killingStore fails the left-th write and every call after it, cancelling the invocation's
+// context as it does: the invocation is over from that write on.
+type killingStore struct {
+	state.Store
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	left   int
+	dead   bool
+}
+
+// write counts one write and reports whether the invocation is dead by it.
+func (k *killingStore) write() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.dead {
+		if k.left--; k.left <= 0 {
+			k.dead = true
+			k.cancel()
+		}
+	}
+	return k.dead
+}
+
+func (k *killingStore) fired() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.dead
+}
+
+func (k *killingStore) Get(ctx context.Context, key state.Key) (state.Item, error) {
+	if k.fired() {
+		return state.Item{}, errKilled
+	}
+	return k.Store.Get(ctx, key)
+}
+
+func (k *killingStore) Query(ctx context.Context, pk, skPrefix string) ([]state.Item, error) {
+	if k.fired() {
+		return nil, errKilled
+	}
+	return k.Store.Query(ctx, pk, skPrefix)
+}
+
+func (k *killingStore) Put(ctx context.Context, item state.Item, cond state.Condition) (state.Item, error) {
+	if k.write() {
+		return state.Item{}, errKilled
+	}
+	return k.Store.Put(ctx, item, cond)
+}
+
+func (k *killingStore) Delete(ctx context.Context, key state.Key, cond state.Condition) error {
+	if k.write() {
+		return errKilled
+	}
+	return k.Store.Delete(ctx, key, cond)
+}
+
+func (k *killingStore) BatchPut(ctx context.Context, items []state.Item) error {
+	if k.write() {
+		return errKilled
+	}
+	return k.Store.BatchPut(ctx, items)
 }
 
 // isTransient reports errors from the cluster's API (injected faults) that end one function's
