@@ -35,6 +35,7 @@ func nodeAttributes(ns, defaults scenario.NodeSpec) map[string]string {
 // compileSettings derives what the allocator reads from an index's settings.
 func (ix *Index) compileSettings() {
 	ix.Filters = compileFilters(ix.Settings, "index.routing.allocation.")
+	ix.operatorFilters = compileFilters(ix.OperatorSettings, "index.routing.allocation.")
 	ix.TotalShardsCap = 0
 	if v, ok := ix.Settings["index.routing.allocation.total_shards_per_node"]; ok {
 		ix.TotalShardsCap, _ = strconv.Atoi(v)
@@ -48,5 +49,6 @@ func (ix *Index) compileSettings() {
 // applySpecSettings gives a new index the settings its spec sets.
 func (ix *Index) applySpecSettings(spec *scenario.IndexSpec) {
 	maps.Copy(ix.Settings, spec.IndexSettingsOf())
+	maps.Copy(ix.OperatorSettings, spec.IndexSettingsOf())
 	ix.compileSettings()
 }

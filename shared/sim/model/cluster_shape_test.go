@@ -345,3 +345,52 @@ func TestIndexGroupOptions(t *testing.T) {
 		t.Errorf("g1's shard_bytes after 300 s: got %d, want %d (1 byte a second)", grown, 1048576+300)
 	}
 }
+
+// An index exclusion the scenario sets is the operator's: OpenSearch's relocations for it are not
+// a client's moves, nor "reroute moves" that the safety invariants hold a client's next move to.
+// The same exclusion written through the settings API is the client's (shardwise's
+// allocation-filter strategy): its relocations count as moves.
+func TestOperatorExclusionIsNotAClientsMove(t *testing.T) {
+	const doc = `{"name": "opfilter", "seed": 9, "tick_seconds": 30, "duration_seconds": 600,
+  "cluster": {"builtin_balancer": false},
+  "nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+  "indices": [{"name": "x", "primaries": 2, "replicas": 0, "shard_bytes": 1073741824, "placement": [["a"], ["b"]]},
+              {"name": "y", "primaries": 1, "replicas": 0, "shard_bytes": 1048576, "placement": [["c"]]}]%s}`
+	for _, tc := range []struct {
+		name      string
+		events    string
+		api       bool
+		wantMoves int
+	}{
+		{"set by the scenario", `, "events": [{"at_seconds": 30, "kind": "set_index_settings", "index": "x", "settings": {"index.routing.allocation.exclude._name": "a"}}]`, false, 0},
+		{"set through the settings API", "", true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := simtest.MustSim(t, strings.Replace(doc, "%s", tc.events, 1))
+			simtest.StepN(s, 1)
+			if tc.api {
+				if code, body := simtest.Call(t, s, "PUT", "/x/_settings", `{"index.routing.allocation.exclude._name": "a"}`); code != 200 {
+					t.Fatalf("PUT x/_settings: %d %s", code, body)
+				}
+			}
+			simtest.StepN(s, 1)
+			// A reroute of y from c to b while x's copy is still relocating from a (1 GiB at the
+			// default rate takes about 26 s of a 30 s tick, so move it at once).
+			code, body := simtest.Call(t, s, "POST", "/_cluster/reroute", `{"commands": [{"move": {"index": "y", "shard": 0, "from_node": "c", "to_node": "b"}}]}`)
+			if code != 200 {
+				t.Fatalf("reroute: %d %s", code, body)
+			}
+			simtest.StepN(s, 4)
+			if got := copiesPerNode(s, "x"); got["a"] != 0 {
+				t.Fatalf("x after the exclusion: %v, want none on a", got)
+			}
+			res := s.Result()
+			if res.Moves != tc.wantMoves+1 {
+				t.Errorf("moves: got %d, want %d (the exclusion's) + 1 (the reroute)", res.Moves, tc.wantMoves)
+			}
+			if !tc.api && res.SafetyViolations != 0 {
+				t.Errorf("the operator's relocation held a client's reroute to its invariants: %+v", res.Violations)
+			}
+		})
+	}
+}

@@ -7,10 +7,19 @@ import (
 
 // ApplyIndexSettings sets checked updates on indices. Replicas and allocation filters take effect
 // at once, as OpenSearch's reroute after a settings change does: new replicas start initializing,
-// copies on newly excluded nodes start relocating.
-func (s *Sim) ApplyIndexSettings(indices []*Index, updates map[string]*string) {
+// copies on newly excluded nodes start relocating. byOperator says the scenario made the change (a
+// set_index_settings event), not a client of the settings API: OpenSearch's relocations for it are
+// then the operator's, not the client's moves.
+func (s *Sim) ApplyIndexSettings(indices []*Index, updates map[string]*string, byOperator bool) {
 	for _, ix := range indices {
 		for k, v := range updates {
+			if byOperator {
+				if v == nil {
+					delete(ix.OperatorSettings, k)
+				} else {
+					ix.OperatorSettings[k] = *v
+				}
+			}
 			if k == "index.number_of_replicas" {
 				want := 1 // OpenSearch's default when the setting is reset
 				if v != nil {

@@ -254,17 +254,18 @@ const (
 	RelocBuiltin                    // the built-in rebalancer
 	relocAllocator                  // the allocator moving a copy that may not remain (cluster filters, watermark)
 	RelocBaseline                   // a baseline balancer run in place of OpenSearch's: counted as moves
-	// relocFilter is the allocator moving a copy off a node its index's allocation filters exclude.
-	// Index filters are only ever set through the settings API, by shardwise's allocation-filter
-	// strategy in a simulation, so these are its moves: counted as moves, and as undone when
-	// OpenSearch's balancer moves the copy back.
+	// relocFilter is the allocator moving a copy off a node that an index allocation filter set
+	// through the settings API excludes: in a simulation, shardwise's allocation-filter strategy,
+	// so these are its moves: counted as moves, and as undone when OpenSearch's balancer moves the
+	// copy back. A filter the scenario set (the operator's) moves copies as relocAllocator does.
 	relocFilter
 )
 
 // AllocatorMove is the kind of the allocator's relocation of c off n: relocFilter when its index's
-// filters exclude n, else relocAllocator.
+// filters exclude n and the operator's alone would not, else relocAllocator.
 func AllocatorMove(c *ShardCopy, n *Node) relocKind {
-	if c.Sh.Idx.Filters.Check(n, "index") != "" {
+	ix := c.Sh.Idx
+	if ix.Filters.Check(n, "index") != "" && ix.operatorFilters.Check(n, "index") == "" {
 		return relocFilter
 	}
 	return relocAllocator

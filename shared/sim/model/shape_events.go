@@ -49,7 +49,7 @@ func (s *Sim) applyShapeEvent(e scenario.Event) (name string, ok bool) {
 			// Validated with the scenario; kept as a guard for scenarios built in code.
 			return "set_index_settings " + e.Index + " skipped: invalid settings", true
 		}
-		s.ApplyIndexSettings([]*Index{ix}, updates)
+		s.ApplyIndexSettings([]*Index{ix}, updates, true)
 		return "set_index_settings " + e.Index, true
 	case scenario.EventNodeLeave:
 		// A node that leaves while restarting does not come back.

@@ -411,7 +411,7 @@ func (s *Sim) addNode(ns scenario.NodeSpec) *Node {
 func (s *Sim) addIndex(name string, primaries, replicas int, shardBytes int64, weights []float64) *Index {
 	ix := &Index{
 		Ord: len(s.Indices), Name: name, UUID: MakeID(s.Spec.Seed, "index/"+name), Replicas: replicas,
-		ShardBytes: shardBytes, Created: s.Start, Settings: map[string]string{},
+		ShardBytes: shardBytes, Created: s.Start, Settings: map[string]string{}, OperatorSettings: map[string]string{},
 	}
 	ix.weights = make([]float64, primaries)
 	sum := 0.0

@@ -98,11 +98,17 @@ type Index struct {
 	Created    time.Time
 	Shards     []*Shard
 	// Settings holds the index's dynamic settings as flat keys ("index.routing.allocation.exclude._name").
-	Settings        map[string]string
-	Filters         filterSet // compiled from settings
-	SettingsVersion int64
-	TotalShardsCap  int // index.routing.allocation.total_shards_per_node, 0 = unlimited
-	Priority        int // index.priority: unassigned copies of higher priority indices are allocated first
+	Settings map[string]string
+	Filters  filterSet // compiled from settings
+	// OperatorSettings are the settings the scenario gave the index (its spec and set_index_settings
+	// events): the operator's, where Settings also holds what the settings API wrote.
+	// operatorFilters is compiled from them: a copy they exclude is moved by OpenSearch for the
+	// operator, not for the API's client.
+	OperatorSettings map[string]string
+	operatorFilters  filterSet
+	SettingsVersion  int64
+	TotalShardsCap   int // index.routing.allocation.total_shards_per_node, 0 = unlimited
+	Priority         int // index.priority: unassigned copies of higher priority indices are allocated first
 	// rolloverOf is the index whose write load this one takes once its primaries are active
 	// (rollover.go); nil when it is not a rollover's pending target.
 	rolloverOf *Index

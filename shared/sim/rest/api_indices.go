@@ -288,6 +288,6 @@ func (s *Server) handlePutIndexSettings(rq *wire.Request) (wire.Reply, *wire.API
 	if e := settings.CheckIndexSettingUpdates(updates); e != nil {
 		return wire.Reply{}, wire.IllegalArgument(e.Msg)
 	}
-	s.ApplyIndexSettings(indices, updates)
+	s.ApplyIndexSettings(indices, updates, false)
 	return wire.JSONReply(wire.Object{{"acknowledged", true}}), nil
 }
