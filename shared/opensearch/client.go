@@ -36,12 +36,29 @@ type Client struct {
 	maxBody int64
 }
 
+// nodeStatsIntervalEnv is opensearch-go's OPENSEARCH_GO_NODE_STATS_INTERVAL. Left unset, each client
+// polls GET /_nodes/_local/stats/jvm,breaker,thread_pool every 5 to 30 s in the background, to
+// shed load from overloaded nodes among those it routes to. shardwise sends its few requests to
+// one endpoint, so the polls only add calls to a cluster under stress; and a poll in flight when a
+// client is closed still lands afterwards. The transport takes its NodeStatsInterval only from
+// its own config, which opensearch.Config does not carry, or from this variable.
+const nodeStatsIntervalEnv = "OPENSEARCH_GO_NODE_STATS_INTERVAL"
+
+// noNodeStatsPolling turns opensearch-go's node stats polling off for this process, unless the
+// operator set the variable.
+func noNodeStatsPolling() {
+	if _, set := os.LookupEnv(nodeStatsIntervalEnv); !set {
+		_ = os.Setenv(nodeStatsIntervalEnv, "-1")
+	}
+}
+
 // New validates cfg and builds a Client. ctx bounds loading the AWS config chain for SigV4.
 func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	noNodeStatsPolling()
 	maxRetries := cfg.MaxRetries
 	if maxRetries < 0 {
 		// opensearch-go sends nothing at all when its MaxRetries is negative; DisableRetry is
