@@ -14,13 +14,10 @@ import (
 // polls GET /_nodes/_local/stats in the background unless told not to; such a poll adds load to a
 // stressed cluster and can land after the client is closed.
 func TestNoBackgroundNodeStatsPolling(t *testing.T) {
-	if prev, set := os.LookupEnv(nodeStatsIntervalEnv); set {
-		// The operator's choice stands; this test checks the default.
-		_ = os.Unsetenv(nodeStatsIntervalEnv)
-		t.Cleanup(func() { _ = os.Setenv(nodeStatsIntervalEnv, prev) })
-	} else {
-		t.Cleanup(func() { _ = os.Unsetenv(nodeStatsIntervalEnv) })
-	}
+	// This test checks the default, with the variable unset. t.Setenv puts back the operator's value,
+	// or its absence, afterwards: the client under test sets it when it is unset.
+	t.Setenv(nodeStatsIntervalEnv, "")
+	_ = os.Unsetenv(nodeStatsIntervalEnv)
 	var mu sync.Mutex
 	var paths []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

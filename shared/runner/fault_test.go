@@ -37,14 +37,9 @@ func faultSeeds(t *testing.T) int {
 	return 25
 }
 
-// faultScenario builds a random cluster with a write hotspot and a mix of faults: API errors, API
-// latency, reroute refusals, and a node leaving, often while a relocation is in flight.
-func faultScenario(seed uint64) (*sim.Scenario, []string, error) {
-	sc, faults, _, err := faultScenarioWith(seed, nil)
-	return sc, faults, err
-}
-
-// faultScenarioWith is faultScenario with the operator's own faults drawn from r2 (nil: none):
+// faultScenarioWith builds a random cluster with a write hotspot and a mix of faults: API errors, API
+// latency, reroute refusals, and a node leaving, often while a relocation is in flight; and the
+// operator's own faults drawn from r2 (nil: none):
 // an operator's allocation filter on the hot index, set mid-run. It returns the node the operator
 // excluded ("" when none), which must still be excluded at the end: shardwise's cleanup keeps an
 // operator's entries.
@@ -285,7 +280,7 @@ func runFaultSeed(t *testing.T, seed uint64, counts map[string]*atomic.Int64, in
 // indexSetting reads one setting of index through the REST API, as an operator would, "" when unset.
 func indexSetting(api http.Handler, index, key string) (string, error) {
 	rec := httptest.NewRecorder()
-	api.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/"+index+"/_settings?flat_settings=true", nil))
+	api.ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/"+index+"/_settings?flat_settings=true", nil))
 	if rec.Code != http.StatusOK {
 		return "", fmt.Errorf("GET /%s/_settings: %d %s", index, rec.Code, rec.Body.String())
 	}

@@ -40,12 +40,18 @@ func (s *Sim) Handler() http.Handler { return s.REST.Handler() }
 
 // The run's options and measures (package model).
 type (
-	Options    = model.Options
+	// Options configures a simulation.
+	Options = model.Options
+	// Rebalancer names what rebalances a cluster between ticks.
 	Rebalancer = model.Rebalancer
-	Result     = model.Result
+	// Result is what the simulator itself measures over a run.
+	Result = model.Result
+	// TickReport is what one Step did.
 	TickReport = model.TickReport
-	NodeTick   = model.NodeTick
-	Violation  = model.Violation
+	// NodeTick is one node's state over one tick.
+	NodeTick = model.NodeTick
+	// Violation is a breach of a safety invariant.
+	Violation = model.Violation
 )
 
 // Rebalancers.
@@ -65,14 +71,22 @@ const (
 
 // The scenario format (package scenario), as callers that build scenarios in code use it.
 type (
-	Scenario       = scenario.Scenario
-	NodeSpec       = scenario.NodeSpec
-	IndexSpec      = scenario.IndexSpec
+	// Scenario is one scenario file: a cluster, its workload over time and events.
+	Scenario = scenario.Scenario
+	// NodeSpec describes a data node.
+	NodeSpec = scenario.NodeSpec
+	// IndexSpec describes one index and, optionally, where its copies start.
+	IndexSpec = scenario.IndexSpec
+	// IndexGroupSpec is a set of indices sharing group-total loads.
 	IndexGroupSpec = scenario.IndexGroupSpec
-	TenantSpec     = scenario.TenantSpec
-	Skew           = scenario.Skew
-	Event          = scenario.Event
-	LoadProfile    = scenario.LoadProfile
+	// TenantSpec is one tenant's searches against one index.
+	TenantSpec = scenario.TenantSpec
+	// Skew says how a group's total load splits over its indices.
+	Skew = scenario.Skew
+	// Event is something that happens at a point of virtual time.
+	Event = scenario.Event
+	// LoadProfile is a load as a function of scenario time in seconds.
+	LoadProfile = scenario.LoadProfile
 )
 
 // LoadScenario reads and validates a scenario file (scenario.LoadScenario).

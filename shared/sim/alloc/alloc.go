@@ -13,6 +13,7 @@ import (
 // DecisionType orders decisions from best to worst, as OpenSearch's Decision.Type.
 type DecisionType int
 
+// The decision types, best first: the order is what comparing two answers relies on.
 const (
 	DecYes DecisionType = iota
 	DecThrottle
@@ -286,16 +287,17 @@ func (s *Allocator) CanRebalance(explain bool) Verdict {
 	return v
 }
 
-// balance holds the weight function of OpenSearch's BalancedShardsAllocator:
+// Balance holds the weight function of OpenSearch's BalancedShardsAllocator:
 // weight(node, index) = θshard·(shards(node) − avg) + θindex·(shards(node, index) − avg(index)).
-type balance struct {
+type Balance struct {
 	Cfg       *model.AllocConfig
 	Nodes     []*model.Node // present nodes, in the seeded tie-break order
 	avgShards float64
 }
 
-func (s *Allocator) NewBalance() *balance {
-	b := &balance{Cfg: s.Config()}
+// NewBalance sets up the weight function over the present nodes for one allocation round.
+func (s *Allocator) NewBalance() *Balance {
+	b := &Balance{Cfg: s.Config()}
 	for _, n := range s.NodeOrder {
 		if n.Present {
 			b.Nodes = append(b.Nodes, n)
@@ -311,14 +313,15 @@ func (s *Allocator) NewBalance() *balance {
 	return b
 }
 
-func (b *balance) Weight(n *model.Node, ix *model.Index) float64 {
+// Weight is weight(n, ix): how much heavier n is than the average node, overall and in ix.
+func (b *Balance) Weight(n *model.Node, ix *model.Index) float64 {
 	avgIndex := float64(len(ix.Shards)*(ix.Replicas+1)) / float64(len(b.Nodes))
 	return b.Cfg.ThetaShard*(float64(n.ShardCount)-b.avgShards) + b.Cfg.ThetaIndex*(float64(ix.Counts[n.Ord])-avgIndex)
 }
 
 // bestNode picks the node with the lowest weight for ix where the deciders allow c, ties going to the
 // earlier node in the seeded order. It returns the node and its decision (YES or THROTTLE), or nil.
-func (s *Allocator) bestNode(b *balance, sh *model.Shard, c *model.ShardCopy, skip *model.Node) (*model.Node, DecisionType) {
+func (s *Allocator) bestNode(b *Balance, sh *model.Shard, c *model.ShardCopy, skip *model.Node) (*model.Node, DecisionType) {
 	var best *model.Node
 	bestType := DecNo
 	bestW := 0.0
@@ -380,7 +383,7 @@ func (s *Allocator) AllocateAndMove() {
 
 // allocateUnassigned assigns unassigned copies, in OpenSearch's order (sortUnassigned), each to its
 // lowest-weight node.
-func (s *Allocator) allocateUnassigned(b *balance) {
+func (s *Allocator) allocateUnassigned(b *Balance) {
 	pending := s.allocatable()
 	sortUnassigned(pending)
 	for _, c := range pending {
@@ -410,7 +413,7 @@ func (s *Allocator) allocatable() []*model.ShardCopy {
 }
 
 // moveShards relocates started copies whose node they may no longer remain on (filters, watermark).
-func (s *Allocator) moveShards(b *balance) {
+func (s *Allocator) moveShards(b *Balance) {
 	for _, n := range b.Nodes {
 		for _, c := range s.CopiesOn(n) {
 			if c.State != model.StateStarted || s.CanRemain(c, false).Typ != DecNo {
@@ -428,7 +431,7 @@ func (s *Allocator) moveShards(b *balance) {
 // rebalance is BalancedShardsAllocator's balanceByWeights: per index, most unbalanced first, move a
 // started copy from the heaviest node to the lightest while their weight difference exceeds the
 // threshold, up to cluster_concurrent_rebalance relocations in flight.
-func (s *Allocator) rebalance(b *balance) int {
+func (s *Allocator) rebalance(b *Balance) int {
 	cfg := b.Cfg
 	started := 0
 	budget := cfg.ConcurrentRebalance - s.RelocatingCount()
@@ -520,7 +523,7 @@ func (s *Allocator) rebalance(b *balance) int {
 
 // tryRelocate moves the highest-numbered started copy of ix on maxNode that the deciders allow onto
 // minNode. A throttled move is made in the model only, as OpenSearch does, so the loop goes on.
-func (s *Allocator) tryRelocate(b *balance, minNode, maxNode *model.Node, ix *model.Index) (moved, simulated bool) {
+func (s *Allocator) tryRelocate(b *Balance, minNode, maxNode *model.Node, ix *model.Index) (moved, simulated bool) {
 	for i := len(ix.Shards) - 1; i >= 0; i-- {
 		sh := ix.Shards[i]
 		for _, c := range sh.Copies {

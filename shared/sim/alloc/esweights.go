@@ -60,11 +60,11 @@ func (w esWeightFunction) minWeightDelta(shardWriteLoad, shardBytes float32) flo
 // esLessThan is Balancer.lessThan.
 func esLessThan(delta, threshold float32) bool { return delta <= threshold+esLessThanSlack }
 
-// esBalancer is one round of Elasticsearch's Balancer over the simulated cluster. Its model (shard,
+// ESBalancer is one round of Elasticsearch's Balancer over the simulated cluster. Its model (shard,
 // write load and disk sums per node, shards per index and node) follows buildModelFromAssigned: a
 // relocating copy counts on its target only. Throttled decisions change the model and not the
 // cluster, as in Elasticsearch; the deciders see only the cluster.
-type esBalancer struct {
+type ESBalancer struct {
 	s         *Allocator
 	fn        esWeightFunction
 	threshold float32
@@ -129,10 +129,11 @@ func liveWriteLoad(sh *model.Shard) float64 {
 	return w
 }
 
-func (s *Allocator) NewESBalancer() *esBalancer {
+// NewESBalancer builds one round's Balancer from the cluster's balance settings and its routing.
+func (s *Allocator) NewESBalancer() *ESBalancer {
 	cfg := s.Config()
 	nn := len(s.Nodes)
-	b := &esBalancer{
+	b := &ESBalancer{
 		s: s,
 		fn: newESWeightFunction(
 			float32(s.FloatSetting("cluster.routing.allocation.balance.shard", esShardBalance)),
@@ -203,7 +204,7 @@ func (s *Allocator) NewESBalancer() *esBalancer {
 }
 
 // add and remove are ModelNode.addShard and removeShard for a copy of ix with the given write load.
-func (b *esBalancer) add(n *model.Node, ix *model.Index, load float64) {
+func (b *ESBalancer) add(n *model.Node, ix *model.Index, load float64) {
 	b.shards[n.Ord]++
 	b.write[n.Ord] += load
 	b.disk[n.Ord] += float64(ix.ShardBytes)
@@ -211,7 +212,7 @@ func (b *esBalancer) add(n *model.Node, ix *model.Index, load float64) {
 	b.reweigh(n)
 }
 
-func (b *esBalancer) remove(n *model.Node, ix *model.Index, load float64) {
+func (b *ESBalancer) remove(n *model.Node, ix *model.Index, load float64) {
 	b.shards[n.Ord]--
 	b.write[n.Ord] -= load
 	b.disk[n.Ord] -= float64(ix.ShardBytes)
@@ -219,12 +220,12 @@ func (b *esBalancer) remove(n *model.Node, ix *model.Index, load float64) {
 	b.reweigh(n)
 }
 
-func (b *esBalancer) reweigh(n *model.Node) {
+func (b *ESBalancer) reweigh(n *model.Node) {
 	b.nodeW[n.Ord] = b.fn.nodeWeight(b.shards[n.Ord], b.avgShards, b.write[n.Ord], b.avgWrite, b.disk[n.Ord], b.avgDisk)
 }
 
 // Weight is calculateNodeWeightWithIndex for n and ix in the model.
-func (b *esBalancer) Weight(n *model.Node, ix *model.Index) float32 {
+func (b *ESBalancer) Weight(n *model.Node, ix *model.Index) float32 {
 	avgIndex := float32(len(ix.Shards)*(ix.Replicas+1)) / float32(len(b.nodes))
 	return b.fn.withIndex(b.nodeW[n.Ord], b.counts[ix.Ord][n.Ord], avgIndex)
 }
@@ -232,7 +233,7 @@ func (b *esBalancer) Weight(n *model.Node, ix *model.Index) float32 {
 // LocalThreshold is the threshold setting times minWeightDelta for ix, with the index's largest
 // shard size (maxShardSizeBytes) and its shard write load forecast: every shard of an index carries
 // the same forecast, so no single move shifts more weight than the threshold.
-func (b *esBalancer) LocalThreshold(ix *model.Index) float32 {
+func (b *ESBalancer) LocalThreshold(ix *model.Index) float32 {
 	return b.fn.minWeightDelta(float32(b.meanLoad[ix.Ord]), float32(ix.ShardBytes)) * b.threshold
 }
 
@@ -251,19 +252,19 @@ func (w byWeight) Swap(i, j int) {
 }
 
 // reset is NodeSorter.reset(index, from, to): weigh nodes[from:to] for ix and sort them.
-func (b *esBalancer) reset(ix *model.Index, from, to int) {
+func (b *ESBalancer) reset(ix *model.Index, from, to int) {
 	for i := from; i < to; i++ {
 		b.weights[i] = b.Weight(b.nodes[i], ix)
 	}
 	b.sort(from, to)
 }
 
-func (b *esBalancer) sort(from, to int) {
+func (b *ESBalancer) sort(from, to int) {
 	sort.Stable(byWeight{nodes: b.nodes[from:to], weights: b.weights[from:to]})
 }
 
 // located is where the model has c: where the model moved it, else a relocation's target, else its node.
-func (b *esBalancer) located(c *model.ShardCopy) *model.Node {
+func (b *ESBalancer) located(c *model.ShardCopy) *model.Node {
 	if n, ok := b.modelAt[c]; ok {
 		return n
 	}
@@ -274,13 +275,13 @@ func (b *esBalancer) located(c *model.ShardCopy) *model.Node {
 }
 
 // startedOn reports whether c is a started copy on n in the model.
-func (b *esBalancer) startedOn(c *model.ShardCopy, n *model.Node) bool {
+func (b *ESBalancer) startedOn(c *model.ShardCopy, n *model.Node) bool {
 	_, moved := b.modelAt[c]
 	return !moved && c.State == model.StateStarted && c.Node == n
 }
 
 // highestPrimary is ModelNode.highestPrimary: the highest shard number of a primary of ix on n, or -1.
-func (b *esBalancer) highestPrimary(n *model.Node, ix *model.Index) int {
+func (b *ESBalancer) highestPrimary(n *model.Node, ix *model.Index) int {
 	hi := -1
 	for _, sh := range ix.Shards {
 		for _, c := range sh.Copies {
@@ -296,7 +297,7 @@ func (b *esBalancer) highestPrimary(n *model.Node, ix *model.Index) int {
 // PriorityComparator's last tie-break, every index here having the same priority and creation date)
 // and shard number. After one replica of a shard is assigned, its other replicas wait for the next
 // pass; when one cannot be, the others are not tried.
-func (b *esBalancer) allocateUnassigned() {
+func (b *ESBalancer) allocateUnassigned() {
 	s := b.s
 	pending := s.allocatable()
 	order := func(x, y *model.ShardCopy) int {
@@ -344,7 +345,7 @@ func (b *esBalancer) allocateUnassigned() {
 // decideAllocateUnassigned is Balancer.decideAllocateUnassigned: the node of least weight whose
 // deciders say YES or THROTTLE. On equal weights YES beats THROTTLE; between equal decisions the
 // tie goes by the highest primary of the index each node holds, building the ring 1 2 0 / 2 0 1 / 0 1 2.
-func (b *esBalancer) decideAllocateUnassigned(c *model.ShardCopy) (*model.Node, DecisionType) {
+func (b *ESBalancer) decideAllocateUnassigned(c *model.ShardCopy) (*model.Node, DecisionType) {
 	sh, ix := c.Sh, c.Sh.Idx
 	minWeight := float32(math.Inf(1))
 	var minNode *model.Node
@@ -378,7 +379,7 @@ func (b *esBalancer) decideAllocateUnassigned(c *model.ShardCopy) (*model.Node, 
 // moveShards is Balancer.moveShards: over started copies, one node's at a time in turn
 // (nodeInterleavedShardIterator), a copy that may not remain moves to the first node, lightest first
 // for its index, whose deciders say YES.
-func (b *esBalancer) moveShards() {
+func (b *ESBalancer) moveShards() {
 	s := b.s
 	perNode := make([][]*model.ShardCopy, len(b.nodes))
 	for i, n := range b.nodes {
@@ -420,7 +421,7 @@ func (b *esBalancer) moveShards() {
 
 // balance runs balanceByWeights over the one partition a stateful cluster has and returns the
 // relocations it started.
-func (b *esBalancer) balance() int {
+func (b *ESBalancer) balance() int {
 	started := 0
 	for _, ix := range b.weightOrderedIndices() {
 		if b.budget <= 0 {
@@ -435,7 +436,7 @@ func (b *esBalancer) balance() int {
 
 // weightOrderedIndices is buildWeightOrderedIndices: indices by the spread of their node weights,
 // widest first.
-func (b *esBalancer) weightOrderedIndices() []*model.Index {
+func (b *ESBalancer) weightOrderedIndices() []*model.Index {
 	type indexDelta struct {
 		ix    *model.Index
 		delta float32
@@ -456,7 +457,7 @@ func (b *esBalancer) weightOrderedIndices() []*model.Index {
 // balanceIndex is balanceByWeights' loop for one index: while the heaviest node holding a copy
 // outweighs the lightest by more than the index's threshold, relocate a copy between them; when no
 // copy can go, narrow the window from the light end, then from the heavy end.
-func (b *esBalancer) balanceIndex(ix *model.Index) int {
+func (b *ESBalancer) balanceIndex(ix *model.Index) int {
 	cfg := b.s.Config()
 	// Nodes that hold a copy or that the index's filters allow come first.
 	relevant := 0
@@ -512,7 +513,7 @@ func (b *esBalancer) balanceIndex(ix *model.Index) int {
 // tryRelocate is tryRelocateShard: the started copies of ix on maxNode, highest shard number first,
 // the first that may rebalance and that the deciders allow on minNode moves there. Under THROTTLE
 // the move is made in the model only; relocated reports whether the cluster relocates it.
-func (b *esBalancer) tryRelocate(minNode, maxNode *model.Node, ix *model.Index) (moved, relocated bool) {
+func (b *ESBalancer) tryRelocate(minNode, maxNode *model.Node, ix *model.Index) (moved, relocated bool) {
 	s := b.s
 	if b.counts[ix.Ord][maxNode.Ord] == 0 {
 		return false, false
@@ -546,7 +547,7 @@ func (b *esBalancer) tryRelocate(minNode, maxNode *model.Node, ix *model.Index) 
 }
 
 // mayRebalance is EnableAllocationDecider.canRebalance for c under cluster.routing.rebalance.enable.
-func (b *esBalancer) mayRebalance(c *model.ShardCopy) bool {
+func (b *ESBalancer) mayRebalance(c *model.ShardCopy) bool {
 	switch b.s.Config().RebalanceEnable {
 	case "none":
 		return false

@@ -141,6 +141,8 @@ type EsWriteLoadRound struct {
 	Sim  map[*model.Node]EsNodeStats
 }
 
+// NewESWriteLoadRound starts a round from the polled info, with initializing copies counted as
+// started, as DesiredBalanceComputer does.
 func NewESWriteLoadRound(s *Allocator, info *EsClusterInfo) *EsWriteLoadRound {
 	r := &EsWriteLoadRound{s: s, info: info, Sim: make(map[*model.Node]EsNodeStats, len(info.Nodes))}
 	for n, st := range info.Nodes {
@@ -182,6 +184,7 @@ func (r *EsWriteLoadRound) SimulateMove(sh *model.Shard, from, to *model.Node) {
 // wlReason says why the write-load decider answered as it did.
 type wlReason int
 
+// The write-load decider's reasons, named so that tests can check why it answered, not only what.
 const (
 	WlNoStats            wlReason = iota // no stats for the node: the decider takes no action
 	WlHasRoom                            // a target stays under the allocation threshold with the shard
@@ -364,7 +367,7 @@ func (r *EsWriteLoadRound) shardMoveOrder(n *model.Node) []*model.ShardCopy {
 // NOT_PREFERRED it stays. A throttled target is the desired node, taken in the model only. Each
 // move zeroes its source's queue latency in the round's stats, so a hot node gives one copy a round
 // and none while that relocation is in flight. It returns the relocations it started.
-func (r *EsWriteLoadRound) moveNotPreferred(b *esBalancer) int {
+func (r *EsWriteLoadRound) moveNotPreferred(b *ESBalancer) int {
 	s := r.s
 	var hot []*model.Node
 	for _, n := range b.nodes {

@@ -11,8 +11,8 @@ import (
 	"github.com/shardwise/shardwise/shared/sim/wire"
 )
 
-// rerouteCommand is one entry of POST _cluster/reroute's commands: {"move": {...}}.
-type rerouteCommand struct {
+// RerouteCommand is one entry of POST _cluster/reroute's commands: {"move": {...}}.
+type RerouteCommand struct {
 	name   string
 	params map[string]any
 }
@@ -21,7 +21,7 @@ type rerouteCommand struct {
 var moveCommands = []string{"move", "cancel", "allocate_replica", "allocate_empty_primary", "allocate_stale_primary"}
 
 // ParseRerouteBody reads {"commands": [...]}; an empty body has no commands.
-func ParseRerouteBody(body []byte) ([]rerouteCommand, *wire.APIError) {
+func ParseRerouteBody(body []byte) ([]RerouteCommand, *wire.APIError) {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return nil, nil
 	}
@@ -29,7 +29,7 @@ func ParseRerouteBody(body []byte) ([]rerouteCommand, *wire.APIError) {
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return nil, wire.ParseError("json_parse_exception", "failed to parse reroute request body: "+err.Error())
 	}
-	var out []rerouteCommand
+	var out []RerouteCommand
 	for k, raw := range doc {
 		if k != "commands" {
 			return nil, wire.ParseError("x_content_parse_exception", fmt.Sprintf("[cluster_reroute] unknown field [%s]", k))
@@ -52,7 +52,7 @@ func ParseRerouteBody(body []byte) ([]rerouteCommand, *wire.APIError) {
 				if err := dec.Decode(&params); err != nil || params == nil {
 					return nil, wire.ParseError("parse_exception", fmt.Sprintf("[%s] command does not support complex json tokens", name))
 				}
-				out = append(out, rerouteCommand{name: name, params: params})
+				out = append(out, RerouteCommand{name: name, params: params})
 			}
 		}
 	}
@@ -76,7 +76,7 @@ type commandArgs struct {
 	acceptDataLoss        bool
 }
 
-func (cmd rerouteCommand) args() (commandArgs, *wire.APIError) {
+func (cmd RerouteCommand) args() (commandArgs, *wire.APIError) {
 	var a commandArgs
 	spec := commandFields[cmd.name]
 	for k, v := range cmd.params {
@@ -125,7 +125,7 @@ func (cmd rerouteCommand) args() (commandArgs, *wire.APIError) {
 
 // commandParams is what the explanation echoes: the real command's fields plus those the OpenSearch
 // API specification marks required for every explanation (allow_primary, node).
-func (cmd rerouteCommand) explanationParams(a commandArgs) wire.Object {
+func (cmd RerouteCommand) explanationParams(a commandArgs) wire.Object {
 	o := wire.Object{{"index", a.index}, {"shard", a.shard}}
 	switch cmd.name {
 	case "move":
@@ -153,8 +153,8 @@ func (s *Allocator) ResolveNode(id string) (*model.Node, *wire.APIError) {
 	return ms[0], nil
 }
 
-// rerouteOutcome is what applying a command list did.
-type rerouteOutcome struct {
+// RerouteOutcome is what applying a command list did.
+type RerouteOutcome struct {
 	Explanations []any
 	moves        []*model.ShardCopy // copies an accepted move started relocating
 	moveKeys     []model.MoveKey
@@ -163,13 +163,13 @@ type rerouteOutcome struct {
 // Reroute applies commands atomically: if one fails, none applies. dry_run and a failure restore the
 // routing as it was. The cluster state answer is built by the caller while the changes are in place,
 // through the done callback.
-func (s *Allocator) Reroute(cmds []rerouteCommand, dryRun, explain bool, done func()) (*rerouteOutcome, *wire.APIError) {
+func (s *Allocator) Reroute(cmds []RerouteCommand, dryRun, explain bool, done func()) (*RerouteOutcome, *wire.APIError) {
 	healthBefore, _, _, _ := s.HealthCounts()
 	s.Refresh()
 	flight := s.InFlight()
 	snap := newRoutingSnapshot(s)
-	out := &rerouteOutcome{}
-	fail := func(e *wire.APIError) (*rerouteOutcome, *wire.APIError) {
+	out := &RerouteOutcome{}
+	fail := func(e *wire.APIError) (*RerouteOutcome, *wire.APIError) {
 		snap.restore(s)
 		return nil, e
 	}

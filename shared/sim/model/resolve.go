@@ -8,6 +8,8 @@ import (
 	"github.com/shardwise/shardwise/shared/sim/wire"
 )
 
+// ElapsedLocked is ElapsedSeconds for callers that do not hold the lock, such as the HTTP
+// fault layer.
 func (s *Sim) ElapsedLocked() float64 {
 	s.Mu.RLock()
 	defer s.Mu.RUnlock()

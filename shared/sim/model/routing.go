@@ -131,6 +131,7 @@ func (s *Sim) InactiveShards() (inactive, primary, unassigned bool) {
 	return inactive, primary, unassigned
 }
 
+// RelocatingCount counts the relocations in flight, which cluster_concurrent_rebalance limits.
 func (s *Sim) RelocatingCount() int {
 	n := 0
 	for _, r := range s.Recoveries {
@@ -141,9 +142,9 @@ func (s *Sim) RelocatingCount() int {
 	return n
 }
 
-// flight is what is in flight when a reroute arrives: relocations started by reroute commands
+// Flight is what is in flight when a reroute arrives: relocations started by reroute commands
 // (external), the others, and each node's recoveries.
-type flight struct {
+type Flight struct {
 	external, Others   int
 	Incoming, Outgoing []int
 	// ExternalAt counts, per node ord, the reroute relocations in flight from or to it.
@@ -151,8 +152,8 @@ type flight struct {
 }
 
 // InFlight counts the recoveries in flight; refresh must have run.
-func (s *Sim) InFlight() flight {
-	f := flight{Incoming: slices.Clone(s.Incoming), Outgoing: slices.Clone(s.Outgoing), ExternalAt: make([]int, len(s.Nodes))}
+func (s *Sim) InFlight() Flight {
+	f := Flight{Incoming: slices.Clone(s.Incoming), Outgoing: slices.Clone(s.Outgoing), ExternalAt: make([]int, len(s.Nodes))}
 	for _, r := range s.Recoveries {
 		switch {
 		case !r.Relocation:
@@ -246,11 +247,12 @@ func (s *Sim) CopiesOn(n *Node) iter.Seq2[*Index, *ShardCopy] {
 	}
 }
 
-// relocKind says who started a relocation.
-type relocKind int
+// RelocKind says who started a relocation.
+type RelocKind int
 
+// The kinds of relocation: the exported ones are those other packages start.
 const (
-	RelocExternal  relocKind = iota // a reroute move command
+	RelocExternal  RelocKind = iota // a reroute move command
 	RelocBuiltin                    // the built-in rebalancer
 	relocAllocator                  // the allocator moving a copy that may not remain (cluster filters, watermark)
 	RelocBaseline                   // a baseline balancer run in place of OpenSearch's: counted as moves
@@ -263,7 +265,7 @@ const (
 
 // AllocatorMove is the kind of the allocator's relocation of c off n: relocFilter when its index's
 // filters exclude n and the operator's alone would not, else relocAllocator.
-func AllocatorMove(c *ShardCopy, n *Node) relocKind {
+func AllocatorMove(c *ShardCopy, n *Node) RelocKind {
 	ix := c.Sh.Idx
 	if ix.Filters.Check(n, "index") != "" && ix.operatorFilters.Check(n, "index") == "" {
 		return relocFilter
@@ -274,7 +276,7 @@ func AllocatorMove(c *ShardCopy, n *Node) relocKind {
 // RelocatePlaced starts started copy c's relocation to node to and moves it in the counts a
 // balancing round places copies by: it counts on to, and its source's disk keeps its bytes until the
 // relocation ends.
-func (s *Sim) RelocatePlaced(c *ShardCopy, to *Node, kind relocKind) {
+func (s *Sim) RelocatePlaced(c *ShardCopy, to *Node, kind RelocKind) {
 	from, ix := c.Node, c.Sh.Idx
 	s.StartRelocation(c, to, kind)
 	Unplace(from, ix)
@@ -284,7 +286,7 @@ func (s *Sim) RelocatePlaced(c *ShardCopy, to *Node, kind relocKind) {
 }
 
 // StartRelocation begins moving started copy c to node to. Its load stays on the source until done.
-func (s *Sim) StartRelocation(c *ShardCopy, to *Node, kind relocKind) {
+func (s *Sim) StartRelocation(c *ShardCopy, to *Node, kind RelocKind) {
 	ix := c.Sh.Idx
 	s.RecSeq++
 	r := &Recovery{
@@ -373,6 +375,8 @@ func (s *Sim) setting(key string) (string, bool) {
 	return v, ok
 }
 
+// SettingOr is the cluster setting's value (transient over persistent over defaults), or def
+// when it is not set.
 func (s *Sim) SettingOr(key, def string) string {
 	if v, ok := s.setting(key); ok {
 		return v
@@ -380,6 +384,7 @@ func (s *Sim) SettingOr(key, def string) string {
 	return def
 }
 
+// IntSetting is the cluster setting as an integer, or def when it is not set or not an integer.
 func (s *Sim) IntSetting(key string, def int) int {
 	if v, ok := s.setting(key); ok {
 		if n, err := strconv.Atoi(v); err == nil {
@@ -389,6 +394,7 @@ func (s *Sim) IntSetting(key string, def int) int {
 	return def
 }
 
+// FloatSetting is the cluster setting as a number, or def when it is not set or not a number.
 func (s *Sim) FloatSetting(key string, def float64) float64 {
 	if v, ok := s.setting(key); ok {
 		if f, err := strconv.ParseFloat(v, 64); err == nil {

@@ -142,6 +142,8 @@ type Sim struct {
 	plugins Plugins
 }
 
+// Weighted is a sample V with its weight W (a latency and the queries it served), for
+// WeightedPercentile.
 type Weighted struct{ V, W float64 }
 
 // TickReport is what one Step did.
@@ -343,6 +345,7 @@ func New(sc *scenario.Scenario, opts Options) (*Sim, error) {
 // the cluster (package sim wires them). A cluster steps only with both attached.
 func (s *Sim) Attach(a Allocator, p Plugins) { s.alloc, s.plugins = a, p }
 
+// ProfileOr is the load profile p, or no load when the scenario gave none.
 func ProfileOr(p *scenario.LoadProfile) scenario.LoadProfile {
 	if p == nil {
 		return scenario.Constant(0)
@@ -851,6 +854,7 @@ func (s *Sim) nodeLeave(n *Node) {
 	s.Changed()
 }
 
+// FirstActive is the shard's first copy that can serve (started or relocating), or nil.
 func FirstActive(sh *Shard) *ShardCopy {
 	for _, c := range sh.Copies {
 		if c.Active() {
@@ -886,7 +890,8 @@ func (s *Sim) HealthCounts() (health string, relocating, initializing, unassigne
 	return health, relocating, initializing, unassigned
 }
 
-// IndexHealth: red when a primary is not active, yellow when any copy is not active.
+// IndexHealth is the index's health, red when a primary is not active, yellow when any copy is not
+// active, with its copies counted by state.
 func IndexHealth(ix *Index) (health string, relocating, initializing, unassigned int) {
 	health = "green"
 	for _, sh := range ix.Shards {
@@ -905,6 +910,7 @@ func IndexHealth(ix *Index) (health string, relocating, initializing, unassigned
 	return health, relocating, initializing, unassigned
 }
 
+// ShardHealth is red when the primary is not active, yellow when a replica is not, else green.
 func ShardHealth(sh *Shard) string {
 	if p := sh.Primary(); p == nil || !p.Active() {
 		return "red"
@@ -917,6 +923,7 @@ func ShardHealth(sh *Shard) string {
 	return "green"
 }
 
+// WorseHealth is the worse of two health colours, so a health rolls up from shards to the cluster.
 func WorseHealth(a, b string) string {
 	rank := map[string]int{"green": 0, "yellow": 1, "red": 2}
 	if rank[b] > rank[a] {

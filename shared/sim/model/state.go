@@ -17,6 +17,7 @@ import (
 // shardState is a copy's routing state, as OpenSearch's ShardRoutingState.
 type shardState int
 
+// The ShardRoutingState values, in the order OpenSearch declares them.
 const (
 	StateUnassigned shardState = iota
 	StateInitializing
@@ -60,8 +61,13 @@ type Node struct {
 	speed float64
 }
 
-func (n *Node) IP() string      { return "127.0.0.1" }
-func (n *Node) Host() string    { return "127.0.0.1" }
+// IP is the node's publish address: every simulated node is on loopback, told apart by its port.
+func (n *Node) IP() string { return "127.0.0.1" }
+
+// Host is the node's host name, the loopback address as for IP.
+func (n *Node) Host() string { return "127.0.0.1" }
+
+// Address is the node's transport address, host:port.
 func (n *Node) Address() string { return fmt.Sprintf("127.0.0.1:%d", n.Port) }
 
 // Attrs are the node's custom attributes (zone when set). Callers must not change the map.
@@ -125,6 +131,8 @@ type Index struct {
 	growthPerSecond, grown float64
 }
 
+// Loads are the index's write and search load at t seconds: its own profiles, or its share of its
+// group's.
 func (ix *Index) Loads(t float64) (write, search float64) {
 	if ix.group != nil {
 		return ix.group.writeLoad.At(t) * ix.share, ix.group.searchLoad.At(t) * ix.share
@@ -157,6 +165,7 @@ type Shard struct {
 
 func (sh *Shard) String() string { return fmt.Sprintf("[%s][%d]", sh.Idx.Name, sh.Num) }
 
+// Primary is the shard's primary copy, or nil when it has none.
 func (sh *Shard) Primary() *ShardCopy {
 	for _, c := range sh.Copies {
 		if c.Primary {
@@ -176,6 +185,7 @@ func (sh *Shard) OnNode(n *Node) *ShardCopy {
 	return nil
 }
 
+// MoveKey is a move's source and target node names, for the "same move twice" invariant.
 type MoveKey struct{ From, To string }
 
 // ShardCopy is one ShardRouting: a primary or replica, unassigned, initializing, started or
@@ -221,6 +231,7 @@ type ShardCopy struct {
 	Tick copyTick
 }
 
+// Active reports whether the copy serves: started, or relocating and still on its node.
 func (c *ShardCopy) Active() bool { return c.State == StateStarted || c.State == StateRelocating }
 
 // RoutingString is ShardRouting.toString, as OpenSearch prints it in decider explanations.

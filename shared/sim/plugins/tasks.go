@@ -41,13 +41,14 @@ type SimTask struct {
 	CPUShare float64
 }
 
-// searchCPUShare is the part of a running search task's time spent on the CPU; coordinatingCPUShare
+// SearchCPUShare is the part of a running search task's time spent on the CPU; CoordinatingCPUShare
 // the part of a coordinating search task's, which mostly waits for its shard-level tasks.
 const (
 	SearchCPUShare       = 0.8
 	CoordinatingCPUShare = 0.02
 )
 
+// FullID is the task id as OpenSearch prints it: node id, colon, task number.
 func (t *SimTask) FullID() string { return t.N.ID + ":" + strconv.FormatInt(t.ID, 10) }
 
 // Apportion splits count over copies in proportion to their search demand (largest remainder).

@@ -504,6 +504,8 @@ type TaskStats struct {
 	Active     int
 }
 
+// Render is the stats as _tasks reports them in resource_stats; one task is its own average, min
+// and max.
 func (st *TaskStats) Render() wire.Object {
 	stat := wire.Object{{"cpu_time_in_nanos", st.CPU.Nanoseconds()}, {"memory_in_bytes", st.Mem}}
 	return wire.Object{
@@ -512,6 +514,7 @@ func (st *TaskStats) Render() wire.Object {
 	}
 }
 
+// ParentID is the parent task's full id, on the coordinating node when that is another node.
 func (t *SimTask) ParentID() string {
 	n := t.N
 	if t.parentNode != nil {

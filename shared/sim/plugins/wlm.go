@@ -13,12 +13,15 @@ import (
 	"github.com/shardwise/shardwise/shared/sim/wire"
 )
 
+// WlmGroup is a workload group the workload management plugin knows: its resiliency mode and its
+// resource limits.
 type WlmGroup struct {
 	ID, Name, Mode string
 	Limits         map[string]float64
 	Updated        int64
 }
 
+// WlmRule is a rule that sends matching requests (by index pattern or principal) to a group.
 type WlmRule struct {
 	ID, Description string
 	IndexPattern    []string
@@ -27,6 +30,7 @@ type WlmRule struct {
 	Updated         time.Time
 }
 
+// WlmState is the plugin's groups and rules, as its APIs change them, and its runtime state.
 type WlmState struct {
 	Groups []*WlmGroup // in creation order
 	Rules  []*WlmRule
@@ -160,6 +164,7 @@ func (s *Plugins) CheckWLMThresholds(updates map[string]map[string]*string) erro
 	return nil
 }
 
+// JSON is the group as the workload group API returns it.
 func (g *WlmGroup) JSON() wire.Object {
 	limits := wire.Object{}
 	for _, k := range []string{"cpu", "memory"} {
@@ -170,6 +175,7 @@ func (g *WlmGroup) JSON() wire.Object {
 	return wire.Object{{"_id", g.ID}, {"name", g.Name}, {"resiliency_mode", g.Mode}, {"resource_limits", limits}, {"updated_at", g.Updated}}
 }
 
+// Group is the group named name, or nil.
 func (w *WlmState) Group(name string) *WlmGroup {
 	for _, g := range w.Groups {
 		if g.Name == name {
@@ -179,6 +185,7 @@ func (w *WlmState) Group(name string) *WlmGroup {
 	return nil
 }
 
+// JSON is the rule as the rules API returns it.
 func (r *WlmRule) JSON() wire.Object {
 	o := wire.Object{{"id", r.ID}, {"description", r.Description}}
 	if len(r.IndexPattern) > 0 {
@@ -197,6 +204,7 @@ func (r *WlmRule) JSON() wire.Object {
 	return append(o, wire.Field{"workload_group", r.Group}, wire.Field{"updated_at", r.Updated.UTC().Format("2006-01-02T15:04:05.000Z")})
 }
 
+// Rule is the rule with id, or nil.
 func (w *WlmState) Rule(id string) *WlmRule {
 	for _, r := range w.Rules {
 		if r.ID == id {
@@ -217,6 +225,7 @@ type RuleBody struct {
 	WorkloadGroup *string `json:"workload_group"`
 }
 
+// Apply sets the fields the body gives and leaves the others, as an update does.
 func (r *WlmRule) Apply(b RuleBody) {
 	if b.Description != nil {
 		r.Description = *b.Description

@@ -50,15 +50,15 @@ type wlmResourceStats struct {
 	Rejections    int64
 }
 
-// wlmGroupStats is one group's state on one node, as _wlm/stats reports it.
-type wlmGroupStats struct {
+// WlmGroupStats is one group's state on one node, as _wlm/stats reports it.
+type WlmGroupStats struct {
 	Completions, Rejections, Failures, Cancellations int64
 	Res                                              [2]wlmResourceStats // by wlmResources
 }
 
 // wlmRuntime is the plugin's per-node state.
 type wlmRuntime struct {
-	stats  map[string]map[string]*wlmGroupStats // node id → group id → stats
+	stats  map[string]map[string]*WlmGroupStats // node id → group id → stats
 	streak map[string]*[2]int                   // node id → consecutive runs over each threshold
 	// WouldCancel counts the tasks monitor_only mode logged as eligible for cancellation.
 	WouldCancel int64
@@ -162,19 +162,19 @@ func (w *WlmState) groupByID(id string) *WlmGroup {
 }
 
 // GroupStats is group id's state on node n, made on first use.
-func (s *Plugins) GroupStats(n *model.Node, id string) *wlmGroupStats {
+func (s *Plugins) GroupStats(n *model.Node, id string) *WlmGroupStats {
 	rt := &s.WLM.Rt
 	if rt.stats == nil {
-		rt.stats = map[string]map[string]*wlmGroupStats{}
+		rt.stats = map[string]map[string]*WlmGroupStats{}
 	}
 	byGroup := rt.stats[n.ID]
 	if byGroup == nil {
-		byGroup = map[string]*wlmGroupStats{}
+		byGroup = map[string]*WlmGroupStats{}
 		rt.stats[n.ID] = byGroup
 	}
 	st := byGroup[id]
 	if st == nil {
-		st = &wlmGroupStats{}
+		st = &WlmGroupStats{}
 		byGroup[id] = st
 	}
 	return st

@@ -49,6 +49,7 @@ func ParseVersion(v string) (major, minor int, err error) {
 	return n[0], n[1], nil
 }
 
+// AtLeast reports whether version major.minor is wantMajor.wantMinor or later.
 func AtLeast(major, minor, wantMajor, wantMinor int) bool {
 	return major > wantMajor || (major == wantMajor && minor >= wantMinor)
 }

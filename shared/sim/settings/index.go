@@ -55,30 +55,30 @@ func numbersAsJSON(v any) any {
 	return v
 }
 
-// indexSettingError is a refused index setting, with the key it concerns.
-type indexSettingError struct {
+// IndexSettingError is a refused index setting, with the key it concerns.
+type IndexSettingError struct {
 	Key string
 	Msg string
 }
 
-func (e *indexSettingError) Error() string { return e.Msg }
+func (e *IndexSettingError) Error() string { return e.Msg }
 
 // CheckIndexSettingUpdates returns OpenSearch's error for the first update (in key order) it would
 // refuse: a final setting, an unknown one or a bad value.
-func CheckIndexSettingUpdates(updates map[string]*string) *indexSettingError {
+func CheckIndexSettingUpdates(updates map[string]*string) *IndexSettingError {
 	for _, k := range slices.Sorted(maps.Keys(updates)) {
 		v := updates[k]
 		if slices.Contains(finalIndexSettings, k) {
-			return &indexSettingError{k, fmt.Sprintf("final index setting [%s], not updateable", k)}
+			return &IndexSettingError{k, fmt.Sprintf("final index setting [%s], not updateable", k)}
 		}
 		check, known := indexSettingChecks[k]
 		if !known && !isIndexFilterKey(k) {
-			return &indexSettingError{k, fmt.Sprintf("unknown setting [%s] please check that any required plugins are installed, "+
+			return &IndexSettingError{k, fmt.Sprintf("unknown setting [%s] please check that any required plugins are installed, "+
 				"or check the breaking changes documentation for removed settings", k)}
 		}
 		if v != nil && check != nil {
 			if e := check(*v); e != nil {
-				return &indexSettingError{k, fmt.Sprintf("%s for setting [%s]", e.Error(), k)}
+				return &IndexSettingError{k, fmt.Sprintf("%s for setting [%s]", e.Error(), k)}
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 // SettingCheck validates a setting value; nil means any string.
 type SettingCheck func(string) error
 
+// OneOf accepts only the given values, with OpenSearch's message otherwise.
 func OneOf(values ...string) SettingCheck {
 	return func(v string) error {
 		if slices.Contains(values, v) {
@@ -26,6 +27,7 @@ func OneOf(values ...string) SettingCheck {
 	}
 }
 
+// IntAtLeast accepts an integer no smaller than least, with OpenSearch's messages otherwise.
 func IntAtLeast(least int) SettingCheck {
 	return func(v string) error {
 		n, err := strconv.Atoi(v)
@@ -106,6 +108,8 @@ var clusterSettingChecks = map[string]SettingCheck{
 // ClusterFilterPrefix is where cluster-level allocation filters live.
 const ClusterFilterPrefix = "cluster.routing.allocation."
 
+// IsClusterFilterKey reports whether k is a cluster-level require, include or exclude filter on
+// some attribute.
 func IsClusterFilterKey(k string) bool {
 	for _, kind := range []string{"require.", "include.", "exclude."} {
 		if rest, ok := strings.CutPrefix(k, ClusterFilterPrefix+kind); ok && rest != "" {
@@ -141,7 +145,7 @@ func FlattenSettings(prefix string, v any, out map[string]*string) error {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, sub := range t {
-			if err := FlattenSettings(JoinPath(prefix, k), sub, out); err != nil {
+			if err := FlattenSettings(joinPath(prefix, k), sub, out); err != nil {
 				return err
 			}
 		}
@@ -282,6 +286,8 @@ func FormatBytes(b float64) string {
 	return strconv.FormatFloat(math.Floor(b), 'f', 0, 64) + "b"
 }
 
+// TrimZero drops a trailing ".0", as OpenSearch prints whole time and size values ("1d", not
+// "1.0d").
 func TrimZero(s string) string { return strings.TrimSuffix(s, ".0") }
 
 // ParseWatermark parses a disk watermark: "90%", "0.9" (used fraction) or "50gb" (free bytes left).
@@ -333,7 +339,8 @@ func isAwarenessForceKey(k string) bool {
 	return ok && attr != ""
 }
 
-func JoinPath(path, key string) string {
+// joinPath is key under the dotted path, for flattening nested settings.
+func joinPath(path, key string) string {
 	if path == "" {
 		return key
 	}

@@ -8,18 +8,18 @@ import (
 	"github.com/shardwise/shardwise/shared/cluster"
 )
 
-// filterPath is OpenSearch's filter_path response filtering: a comma list of dotted patterns, where a
+// FilterPath is OpenSearch's filter_path response filtering: a comma list of dotted patterns, where a
 // segment may contain '*' (any characters within one key), a segment "**" matches any number of
 // levels, and a leading '-' makes a pattern an exclusion. Exclusions apply first, then inclusions.
 // Keys that themselves contain dots (flat settings) match consecutive segments.
-type filterPath struct {
+type FilterPath struct {
 	include [][]string
 	exclude [][]string
 }
 
 // ParseFilterPath returns nil when the parameter selects nothing to filter.
-func ParseFilterPath(param string) *filterPath {
-	var fp filterPath
+func ParseFilterPath(param string) *FilterPath {
+	var fp FilterPath
 	for p := range strings.SplitSeq(param, ",") {
 		p = strings.TrimSpace(p)
 		if p == "" {
@@ -40,7 +40,7 @@ func ParseFilterPath(param string) *filterPath {
 }
 
 // apply filters a response tree. A response left with nothing is an empty object, as in OpenSearch.
-func (fp *filterPath) apply(v any) any {
+func (fp *FilterPath) apply(v any) any {
 	if fp == nil {
 		return v
 	}

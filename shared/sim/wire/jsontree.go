@@ -46,7 +46,7 @@ func AppendJSON(b []byte, v any) ([]byte, error) {
 // buffer, so a large answer is never held whole. It writes what appendJSON(nil, fp.apply(v)) would
 // without building the filtered tree: filtering a 30,000-copy _stats answer to a dozen fields per
 // copy cost more in that tree than in writing it.
-func encodeFiltered(w io.Writer, v any, fp *filterPath) error {
+func encodeFiltered(w io.Writer, v any, fp *FilterPath) error {
 	e := jsonEncoder{buf: make([]byte, 0, 2*flushBytes), w: w}
 	switch {
 	case fp == nil:

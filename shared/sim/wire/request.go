@@ -26,18 +26,22 @@ func ErrorBody(typ, reason string, extra Object) Object {
 	return Object{{"error", errObj}}
 }
 
+// NewError is an OpenSearch error answer: the error object and the HTTP status.
 func NewError(status int, typ, reason string, extra Object) *APIError {
 	return &APIError{Status: status, Body: append(ErrorBody(typ, reason, extra), Field{"status", status})}
 }
 
+// IllegalArgument is OpenSearch's 400 illegal_argument_exception.
 func IllegalArgument(reason string) *APIError {
 	return NewError(http.StatusBadRequest, "illegal_argument_exception", reason, nil)
 }
 
+// ParseError is a 400 for a body or parameter that does not parse, with the exception type given.
 func ParseError(typ, reason string) *APIError {
 	return NewError(http.StatusBadRequest, typ, reason, nil)
 }
 
+// IndexNotFound is OpenSearch's 404 index_not_found_exception for name.
 func IndexNotFound(name string) *APIError {
 	return NewError(http.StatusNotFound, "index_not_found_exception", "no such index ["+name+"]", Object{
 		{"index", name}, {"resource.id", name}, {"resource.type", "index_or_alias"}, {"index_uuid", "_na_"},
@@ -77,6 +81,7 @@ func (rq *Request) Flag(name string) bool {
 	return len(v) == 0 || v[0] == "" || v[0] == "true"
 }
 
+// Param is the query parameter's value, "" when absent.
 func (rq *Request) Param(name string) string { return rq.Q.Get(name) }
 
 // Reply is a handler's answer: a JSON tree, or text for _cat without format=json.
@@ -88,12 +93,13 @@ type Reply struct {
 	Written bool // already sent by read or write
 }
 
+// JSONReply is a 200 answer with the JSON tree v.
 func JSONReply(v any) Reply { return Reply{Status: http.StatusOK, JSON: v} }
 
 // WriteJSON writes what fp keeps of a tree (all of it when fp is nil), streaming it unless pretty
 // printing needs it whole. An encoding error is a bug in a handler; a write error means the client
 // went away, and there is no one left to tell.
-func WriteJSON(w http.ResponseWriter, status int, v any, fp *filterPath, pretty bool) {
+func WriteJSON(w http.ResponseWriter, status int, v any, fp *FilterPath, pretty bool) {
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	if pretty {
 		b, err := AppendJSON(nil, fp.apply(v))
@@ -119,6 +125,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any, fp *filterPath, pretty 
 	}
 }
 
+// WriteError sends e's body with its status.
 func WriteError(w http.ResponseWriter, e *APIError) {
 	WriteJSON(w, e.Status, e.Body, nil, false)
 }
