@@ -170,6 +170,7 @@ func notifyingAlarmArns() []string {
 		cloudformation.Sub(alarm + "cadence-failed-${AWS::StackName}"),
 		cloudformation.Sub(alarm + "stale-samples-${AWS::StackName}"),
 		cloudformation.Sub(alarm + "opensearch-*-${AWS::StackName}"),
+		cloudformation.Sub(alarm + sandboxAlarmPrefix + "*-over-limit-${AWS::StackName}"),
 	}
 }
 

@@ -44,6 +44,7 @@ func TestOperations(t *testing.T) {
 					map[string]any{"Fn::Sub": "arn:${AWS::Partition}:cloudwatch:${AWS::Region}:${AWS::AccountId}:alarm:cadence-failed-${AWS::StackName}"},
 					map[string]any{"Fn::Sub": "arn:${AWS::Partition}:cloudwatch:${AWS::Region}:${AWS::AccountId}:alarm:stale-samples-${AWS::StackName}"},
 					map[string]any{"Fn::Sub": "arn:${AWS::Partition}:cloudwatch:${AWS::Region}:${AWS::AccountId}:alarm:opensearch-*-${AWS::StackName}"},
+					map[string]any{"Fn::Sub": "arn:${AWS::Partition}:cloudwatch:${AWS::Region}:${AWS::AccountId}:alarm:shardwise_sandbox-*-over-limit-${AWS::StackName}"},
 				}}}},
 		}},
 		{"rules may dead-letter", []any{"DeadLetterQueuePolicy", "Properties", "PolicyDocument", "Statement", 0}, map[string]any{

@@ -85,13 +85,17 @@ func sandboxAlarmResources() map[string]cloudformation.Resource {
 				{Name: telemetry.DimensionCluster, Value: sandboxAlarmPart(i, 0)},
 				{Name: "Sandbox", Value: sandboxAlarmPart(i, 1)},
 			},
-			Statistic:                  cloudformation.String("Maximum"),
-			Period:                     cloudformation.Int(alarmPeriodSeconds),
-			EvaluationPeriods:          sandboxAlarmMinutes,
-			DatapointsToAlarm:          cloudformation.Int(sandboxAlarmMinutes),
-			Threshold:                  cloudformation.Float64(1),
-			ComparisonOperator:         "GreaterThanOrEqualToThreshold",
-			TreatMissingData:           cloudformation.String("notBreaching"),
+			Statistic:          cloudformation.String("Maximum"),
+			Period:             cloudformation.Int(alarmPeriodSeconds),
+			EvaluationPeriods:  sandboxAlarmMinutes,
+			DatapointsToAlarm:  cloudformation.Int(sandboxAlarmMinutes),
+			Threshold:          cloudformation.Float64(1),
+			ComparisonOperator: "GreaterThanOrEqualToThreshold",
+			TreatMissingData:   cloudformation.String("notBreaching"),
+			// A sandbox that stays uncontained is for people: the alert topic, whose policy
+			// names these alarms by their prefix (notifyingAlarmArns).
+			AlarmActions:               []string{cloudformation.Ref(alertTopicID)},
+			OKActions:                  []string{cloudformation.Ref(alertTopicID)},
 			AWSCloudFormationCondition: condSandboxAlarm(i),
 		}
 	}

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"fmt"
 	"regexp"
 	"testing"
 )
@@ -19,6 +20,12 @@ func TestSandboxAlarms(t *testing.T) {
 		if get(t, p, "MetricName") != "SandboxOverLimit" || get(t, p, "Statistic") != "Maximum" ||
 			get(t, p, "EvaluationPeriods") != float64(sandboxAlarmMinutes) || get(t, p, "DatapointsToAlarm") != float64(sandboxAlarmMinutes) {
 			t.Errorf("slot %d alarm %v", i+1, p)
+		}
+		// It notifies people, through the topic whose policy admits it by name.
+		for _, k := range []string{"AlarmActions", "OKActions"} {
+			if got, ok := get(t, p, k).([]any); !ok || len(got) != 1 || fmt.Sprint(got[0]) != fmt.Sprint(map[string]any{"Ref": alertTopicID}) {
+				t.Errorf("slot %d %s: %v, want the alert topic", i+1, k, get(t, p, k))
+			}
 		}
 	}
 	re := regexp.MustCompile(sandboxAlarmsPattern)
