@@ -546,8 +546,11 @@ func (r *run) invoke(ctx context.Context, eng *engine.Engine, fn, cluster, key s
 // killShare of invocations, ones that kill it at its nth store write (n from 1 to 4). killed
 // reports afterwards whether it was killed.
 func (r *run) mayKill(ctx context.Context, eng *engine.Engine) (_ *engine.Engine, _ context.Context, killed func() bool) {
+	if r.killShare <= 0 || r.kills == nil {
+		return eng, ctx, func() bool { return false }
+	}
 	r.mu.Lock()
-	kill := r.killShare > 0 && r.kills.Float64() < r.killShare
+	kill := r.kills.Float64() < r.killShare
 	at := 1 + r.kills.IntN(4)
 	r.mu.Unlock()
 	if !kill {
