@@ -209,6 +209,27 @@ func TestLoadErrors(t *testing.T) {
 			wantErr: "malformed column chunk",
 		},
 		{
+			// The first layout of format 2, never released, listed node ids in its meta item and
+			// kept columns in per-node items this reader does not look for.
+			name: "format 2 meta listing node ids",
+			damage: func(t *testing.T, st *state.Memory, _ *statetest.Clock, key string) string {
+				k := state.Key{PK: PK("prod"), SK: key + "#meta"}
+				m, _, err := state.GetJSON[meta](t.Context(), st, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m.Format != formatColumns {
+					t.Fatalf("meta format %d, want %d", m.Format, formatColumns)
+				}
+				m.NodeIDs = []string{"n1"}
+				if _, err := state.PutJSON(t.Context(), st, k, m, state.Condition{}, 0, t0); err != nil {
+					t.Fatal(err)
+				}
+				return key
+			},
+			wantErr: "unreleased earlier layout",
+		},
+		{
 			name: "expired snapshot",
 			damage: func(_ *testing.T, _ *state.Memory, clock *statetest.Clock, key string) string {
 				clock.Advance(2 * time.Hour)
