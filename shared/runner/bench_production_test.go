@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +19,10 @@ import (
 
 // benchProductionEnv turns on BenchmarkSimulateScaleOutProduction, which takes about 25 minutes.
 const benchProductionEnv = "SHARDWISE_BENCH_PRODUCTION"
+
+// benchProductionSecondsEnv, when set, ends the run after that many scenario seconds: a profile of
+// the first half hour (the scale-out and its moves) takes minutes, not the whole run's.
+const benchProductionSecondsEnv = "SHARDWISE_BENCH_PRODUCTION_SECONDS"
 
 // BenchmarkSimulateScaleOutProduction runs the whole scale-out-production scenario (10 to 37 nodes,
 // 30,000 copies, 240 ticks) with shardwise balancing and dry-run off, as
@@ -35,6 +40,14 @@ func BenchmarkSimulateScaleOutProduction(b *testing.B) {
 	sc, err := sim.LoadScenario(filepath.Join("..", "..", "scenarios", "scale-out-production.json"))
 	if err != nil {
 		b.Fatal(err)
+	}
+	if v := os.Getenv(benchProductionSecondsEnv); v != "" {
+		secs, err := strconv.ParseFloat(v, 64)
+		if err != nil || secs < sc.TickSeconds || secs > sc.DurationSeconds {
+			b.Fatalf("%s=%q: want scenario seconds in [%v, %v]", benchProductionSecondsEnv, v, sc.TickSeconds, sc.DurationSeconds)
+		}
+		sc.DurationSeconds = secs
+		sc.Events = slices.DeleteFunc(sc.Events, func(e sim.Event) bool { return e.AtSeconds > secs })
 	}
 	cfg := config.Default()
 	cfg.Safety.DryRun = false
