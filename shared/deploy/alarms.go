@@ -59,7 +59,7 @@ func defaultLatencyThreshold() float64 {
 const domainSeparator = ":"
 
 // alarmClusterEntry is what one AlarmClusters entry may be: a cluster name of letters, digits,
-// ".", "_" and "-" (no quote can break the Metrics Insights query), optionally ":" and the
+// ".", "_" and "-" (nothing that breaks an alarm name or a dimension value), optionally ":" and the
 // Amazon OpenSearch Service domain behind it (3 to 28 characters of a-z, 0-9 and "-", starting
 // with a letter: the service's rule for domain names).
 const alarmClusterEntry = `[A-Za-z0-9][A-Za-z0-9_.-]*(:[a-z][a-z0-9-]{2,27})?`
@@ -155,34 +155,24 @@ func alarmConditions() map[string]any {
 	return out
 }
 
-// latencyQuery is the Metrics Insights query of slot i's latency alarm: the highest estimated WRITE
-// queue latency of any node of the cluster. Node names are not known at deploy time, so the query
-// takes every node the metric has (SCHEMA over Cluster and Node), one time series in all.
-func latencyQuery(i int) string {
-	return cloudformation.Join("", []string{
-		fmt.Sprintf("SELECT MAX(%s) FROM SCHEMA(%q, %s, %s) WHERE %s = '", telemetry.MetricWriteQueueLatency,
-			telemetry.Namespace, telemetry.DimensionCluster, telemetry.DimensionNode, telemetry.DimensionCluster),
-		alarmSlotCluster(i), "'",
-	})
-}
-
 // alarmResources are the alarms of every slot.
 func alarmResources() map[string]cloudformation.Resource {
 	out := map[string]cloudformation.Resource{}
 	for i := range alarmSlots {
 		// No AlarmActions: CloudWatch sends every state change to EventBridge's default bus by
 		// itself, where detect's rule picks up the ALARM ones.
+		// The metric is the cluster's busiest node's estimate (one series per cluster, the node's
+		// name in detect's log line), so Maximum over the minute is the highest of any node.
 		out[latencyAlarmID(i)] = withProperties{
 			Resource: &cloudwatch.Alarm{
 				AlarmName: cloudformation.String(alarmSlotName(i, "write-queue-latency")),
-				AlarmDescription: cloudformation.String("A node's estimated WRITE queue latency is at or over the threshold: " +
-					"shardwise ingests and plans this cluster at once"),
-				Metrics: []cloudwatch.Alarm_MetricDataQuery{{
-					Id:         "latency",
-					Expression: cloudformation.String(latencyQuery(i)),
-					Period:     cloudformation.Int(alarmPeriodSeconds),
-					ReturnData: cloudformation.Bool(true),
-				}},
+				AlarmDescription: cloudformation.String("A node's estimated WRITE queue latency is at or over the threshold " +
+					"(detect's \"write queue latency\" log line names the node): shardwise ingests and plans this cluster at once"),
+				Namespace:                  cloudformation.String(telemetry.Namespace),
+				MetricName:                 cloudformation.String(telemetry.MetricWriteQueueLatency),
+				Dimensions:                 []cloudwatch.Alarm_Dimension{{Name: telemetry.DimensionCluster, Value: alarmSlotCluster(i)}},
+				Statistic:                  cloudformation.String("Maximum"),
+				Period:                     cloudformation.Int(alarmPeriodSeconds),
 				EvaluationPeriods:          1,
 				DatapointsToAlarm:          cloudformation.Int(1),
 				ComparisonOperator:         "GreaterThanOrEqualToThreshold",

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/shardwise/shardwise/shared/telemetry"
 )
 
 // The cost table of docs/deploy.md: the template's own settings (function memory, the cadence,
@@ -121,14 +123,16 @@ func costLines(m Measured, p Prices, a Assumptions) []costLine {
 		logBytes/1e9, m.LogBytes, m.Datapoints), perCluster: logBytes / 1e9 * p.LogsIngestGB})
 	// Alarms and dashboard, from the template: the stack's own alarms (the stale-samples query
 	// reads one metric per cluster, counted with the cluster), and per AlarmClusters domain its
-	// three correcting alarms and the recommended ones (the latency query reads one metric per
-	// node).
+	// three correcting alarms, one metric each (the latency alarm reads the cluster's one
+	// series), and AWS's recommended ones.
 	stackAlarms := 2.0 // dead letters, cadence
+	correcting := len(alarmResources()) / alarmSlots
 	lines = append(lines,
 		costLine{item: "Stack alarms and dashboard", basis: "2 alarms (dead letters, cadence) and the dashboard",
 			perStack: stackAlarms*p.AlarmMonth + p.DashboardMonth},
-		costLine{item: "Cluster alarms (AlarmClusters domain)", basis: fmt.Sprintf("stale samples, write queue, rejections, %d recommended, and the latency query over %d nodes",
-			len(healthAlarms()), m.Nodes), perCluster: float64(3+len(healthAlarms())+m.Nodes) * p.AlarmMonth},
+		costLine{item: "Cluster alarms (AlarmClusters domain)", basis: fmt.Sprintf("stale samples (its metric in the stack's query), "+
+			"%d correcting (write queue latency, write queue, rejections) and %d recommended (DomainHealthAlarms), a metric each",
+			correcting, len(healthAlarms())), perCluster: float64(1+correcting+len(healthAlarms())) * p.AlarmMonth},
 	)
 	return lines
 }
@@ -167,7 +171,12 @@ func CostTable(m Measured, p Prices, a Assumptions) string {
 	fmt.Fprintf(&b, "- Logs: %.0f bytes of Lambda's own lines per invocation, %.0f bytes per EMF metric value; the functions log at info.\n",
 		a.PlatformLogBytes, a.EMFBytesPerDatapoint)
 	fmt.Fprintf(&b, "- Events: %.0f a cycle besides Moves Planned (Stats Ingested).\n", a.EventsPerCycle)
-	b.WriteString("- Every cluster is an `AlarmClusters` domain with `DomainHealthAlarms` on; without, take its alarm line off.\n")
+	fmt.Fprintf(&b, "- Every cluster is an `AlarmClusters` domain with `DomainHealthAlarms` on; without, take its alarm line off but "+
+		"for the stale samples' $%.2f. The template has %d slots: past %d clusters, alarms of your own like them cost the same.\n",
+		p.AlarmMonth, alarmSlots, alarmSlots)
+	fmt.Fprintf(&b, "- Custom metrics: CloudWatch bills a metric for the hours it has data in. The counts published only when not zero "+
+		"(%s) cost $%.2f each for a month of hours in which they happen, less when they happen in fewer hours; the series above are "+
+		"those the run published, priced as a whole month each.\n", strings.Join(telemetry.Sparse(), ", "), p.CustomMetricMonth)
 	b.WriteString("- Not counted: SQS and SNS (a few requests a month), the configuration parameter's reads, free tiers.\n")
 	return b.String()
 }

@@ -130,15 +130,14 @@ func TestSampleEventBridgeEvents(t *testing.T) {
 	t.Run("alarms as the template creates them", func(t *testing.T) {
 		tests := []struct {
 			file, name string
-			// metric is the domain metric of an AWS/ES alarm, query the Metrics Insights query of
-			// shardwise's own.
+			// metric is the alarm's namespace, metric and statistic, query a Metrics Insights query.
 			metric, query string
 			dimensions    map[string]string
 		}{
 			{file: "alarm.json", name: "shardwise-prod-write-queue-shardwise", metric: "AWS/ES ThreadpoolWriteQueue Maximum",
 				dimensions: map[string]string{"DomainName": "search-prod", "ClientId": "123456789012"}},
-			{file: "alarm-write-queue-latency.json", name: "shardwise-prod-write-queue-latency-shardwise",
-				query: `SELECT MAX(WriteQueueLatency) FROM SCHEMA("shardwise", Cluster, Node) WHERE Cluster = 'prod'`},
+			{file: "alarm-write-queue-latency.json", name: "shardwise-prod-write-queue-latency-shardwise", metric: "shardwise WriteQueueLatency Maximum",
+				dimensions: map[string]string{"Cluster": "prod"}},
 		}
 		deployed := deployedAlarms(t, doc, "prod:search-prod")
 		for _, tc := range tests {

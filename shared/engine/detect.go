@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -108,6 +110,7 @@ func (e *Engine) detect(ctx context.Context, name, snapshotKey, trigger string) 
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return res, fmt.Errorf("detect %s: %w", name, err)
 	}
+	memStored := err == nil
 	start := time.Now()
 	plan, next := allocation.PlanCycle(snap, mem, e.Config.Allocation)
 	res.PlanTime = time.Since(start)
@@ -131,7 +134,10 @@ func (e *Engine) detect(ctx context.Context, name, snapshotKey, trigger string) 
 		}
 		return res, fmt.Errorf("detect %s: %w", name, err)
 	}
-	if _, err := state.PutLargeJSON(ctx, e.Store, mkey, next, memRef, condFor(memRef.Version), 0, e.now()); err != nil {
+	if memStored && sameJSON(mem, next) {
+		// Nothing to store: a cycle without hotspots or moves leaves the memory as it was, and
+		// rewriting it would cost a write a cycle for nothing.
+	} else if _, err := state.PutLargeJSON(ctx, e.Store, mkey, next, memRef, condFor(memRef.Version), 0, e.now()); err != nil {
 		if !errors.Is(err, state.ErrConflict) {
 			return res, fmt.Errorf("detect %s: store streaks: %w", name, err)
 		}
@@ -140,15 +146,20 @@ func (e *Engine) detect(ctx context.Context, name, snapshotKey, trigger string) 
 		e.log().Info("detect: another invocation stored hotspot streaks first; keeping theirs",
 			"cluster", name, "snapshot", snapshotKey, "error", err)
 	}
-	if e.Metrics != nil && snap.IntervalSeconds > 0 {
-		// Every node's estimate the detector judged, for the dashboard and the queue-latency
-		// alarm (a Metrics Insights query over the Cluster and Node dimensions: node names are
-		// not known at deploy time). A first sample has no rates, so no estimate.
-		for _, n := range snap.Nodes {
-			e.Metrics.Add(telemetry.MetricWriteQueueLatency, telemetry.UnitSeconds, n.Write.QueueLatencySeconds,
-				telemetry.Dimension{Name: telemetry.DimensionCluster, Value: name},
-				telemetry.Dimension{Name: telemetry.DimensionNode, Value: n.Name})
+	if snap.IntervalSeconds > 0 && len(snap.Nodes) > 0 {
+		// The busiest node's estimate, for the dashboard and the queue-latency alarm: one metric
+		// per cluster (CloudWatch bills each node's series a month), and the node's name in the
+		// log line, where the alarm's reader finds which node it was. A first sample has no
+		// rates, so no estimate.
+		busiest := snap.Nodes[0]
+		for _, n := range snap.Nodes[1:] {
+			if n.Write.QueueLatencySeconds > busiest.Write.QueueLatencySeconds {
+				busiest = n
+			}
 		}
+		e.log().Info("write queue latency", "cluster", name, "node", busiest.Name,
+			"queue_latency_s", busiest.Write.QueueLatencySeconds, "snapshot", snapshotKey)
+		e.metric(name, telemetry.MetricWriteQueueLatency, telemetry.UnitSeconds, busiest.Write.QueueLatencySeconds)
 	}
 	for _, h := range plan.Hotspots {
 		e.log().Info("hotspot", "cluster", name, "node", h.NodeName, "hot", h.Hot, "queue_latency_s", h.QueueLatencySeconds,
@@ -242,4 +253,13 @@ func (e *Engine) publishPlan(ctx context.Context, name, snapshotKey string, plan
 		e.log().Warn("detect: marking the plan published failed; a retry may publish it again", "cluster", name, "plan", planKey, "error", err)
 	}
 	return nil
+}
+
+// sameJSON reports whether a and b encode alike: a value stored as JSON that would be stored
+// again unchanged. An encoding error reads as a change, so the value is written and the error
+// reported there.
+func sameJSON[T any](a, b T) bool {
+	ja, erra := json.Marshal(a)
+	jb, errb := json.Marshal(b)
+	return erra == nil && errb == nil && bytes.Equal(ja, jb)
 }

@@ -16,8 +16,9 @@ import (
 
 // metricRecorder is a MetricSink keeping what was added, as "Name{Dim=Value,…} value".
 type metricRecorder struct {
-	mu   sync.Mutex
-	adds []string
+	mu     sync.Mutex
+	adds   []string
+	values []float64
 }
 
 func (m *metricRecorder) Add(name string, _ telemetry.Unit, value float64, dims ...telemetry.Dimension) {
@@ -28,6 +29,20 @@ func (m *metricRecorder) Add(name string, _ telemetry.Unit, value float64, dims 
 		ds = append(ds, d.Name+"="+d.Value)
 	}
 	m.adds = append(m.adds, name+"{"+strings.Join(ds, ",")+"}")
+	m.values = append(m.values, value)
+}
+
+// valuesOf are the values added under exactly this name and dimensions, in order.
+func (m *metricRecorder) valuesOf(series string) []float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []float64
+	for i, a := range m.adds {
+		if a == series {
+			out = append(out, m.values[i])
+		}
+	}
+	return out
 }
 
 func (m *metricRecorder) named(name string) []string {
@@ -67,14 +82,16 @@ func TestDetectNowPlansAFreshSample(t *testing.T) {
 		t.Fatalf("second sample: got moves %+v, want none yet (one hot sample)", last.Plan.Moves)
 	}
 	r.bus.Drain()
-	// The first sample has no rates, hence no estimate; the second has one per node.
-	if got, want := metrics.named(telemetry.MetricWriteQueueLatency), []string{
-		"WriteQueueLatency{Cluster=prod,Node=a}", "WriteQueueLatency{Cluster=prod,Node=b}", "WriteQueueLatency{Cluster=prod,Node=c}",
-	}; !slices.Equal(got, want) {
-		t.Errorf("queue latency metrics: got %v, want one per node of the sample with rates: %v", got, want)
+	// The first sample has no rates, hence no estimate; the second has one for the cluster: its
+	// busiest node's, a's (the alarm's one hot node among idle ones), not one series per node.
+	if got, want := metrics.named(telemetry.MetricWriteQueueLatency), []string{"WriteQueueLatency{Cluster=prod}"}; !slices.Equal(got, want) {
+		t.Errorf("queue latency metrics: got %v, want one for the cluster of the sample with rates: %v", got, want)
 	}
 	if v := last.Plan.Hotspots[0]; v.NodeName != "a" || v.QueueLatencySeconds < 3 {
 		t.Fatalf("second sample: hotspot %+v, want a queueing over 3 s", v)
+	}
+	if got := metrics.valuesOf("WriteQueueLatency{Cluster=prod}"); len(got) != 1 || got[0] != last.Plan.Hotspots[0].QueueLatencySeconds {
+		t.Errorf("queue latency metric: got %v, want a's %v (the highest of the nodes)", got, last.Plan.Hotspots[0].QueueLatencySeconds)
 	}
 
 	// The alarm fires 30 s later.

@@ -328,6 +328,7 @@ func (e *Engine) decideReplicas(ctx context.Context, name string, snap *cluster.
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return nil, false, fmt.Errorf("replicas %s: %w", name, err)
 	}
+	memStored := err == nil
 	changes, all, next := replicas.Decide(snap.At, inputs, mem, rcfg)
 	res.Decisions = all
 	for _, d := range changes {
@@ -339,6 +340,11 @@ func (e *Engine) decideReplicas(ctx context.Context, name string, snap *cluster.
 	}
 	if len(apply) < len(changes) {
 		next = heldMemory(next, mem, changes, apply)
+	}
+	if memStored && len(apply) == 0 && sameJSON(mem, next) {
+		// Nothing to apply and nothing to remember: storing the memory again would cost a write a
+		// cycle, and with nothing applied there is no race for its condition to settle.
+		return nil, true, nil
 	}
 	if _, err := state.PutLargeJSON(ctx, e.Store, mkey, next, memRef, condFor(memRef.Version), 0, e.now()); err != nil {
 		if errors.Is(err, state.ErrConflict) {

@@ -327,9 +327,10 @@ func dimensionKey(sorted []Dimension) string {
 
 // Names the deployed stack depends on: its alarm and its dashboard query these.
 const (
-	// MetricWriteQueueLatency is a node's estimated WRITE thread pool queue latency in seconds
-	// (Little's law: queued tasks over completions per second), emitted by detect for every node
-	// of every snapshot it plans, with the DimensionCluster and DimensionNode dimensions.
+	// MetricWriteQueueLatency is the highest estimated WRITE thread pool queue latency of a
+	// cluster's nodes, in seconds (Little's law: queued tasks over completions per second),
+	// emitted by detect for every snapshot it plans, with the DimensionCluster dimension only: one
+	// series per cluster, not per node. Detect's "write queue latency" log line names the node.
 	MetricWriteQueueLatency = "WriteQueueLatency"
 	// MetricSecondsSinceLastSample is, at each sample of a cluster, how old its previous sample was:
 	// the refresh period while ingest keeps up. The stack alarms on its maximum over the clusters
