@@ -43,14 +43,18 @@
 //     all-yes, fits-after-group, count-neutral, improves-excess (lowers the cluster's excess over
 //     the goal and leaves the target unsaturated and cooler than the source), swap-return or
 //     cannot-remain.
-//  9. Choice (better): a group that reaches the goal, then the gentler rule, then the larger drop in
-//     excess, then the preferred target. A lone move OpenSearch's own balancer would undo
+//  9. Choice: for one copy (better), a group that reaches the goal, then the gentler rule, then the
+//     larger drop in excess, then the preferred target; across copies (cheaper), reaching the goal,
+//     the gentler rule, then the sooner relief ([EstimateRelocation]: a move's files at the
+//     cluster's recovery rate shared on its busier node, then the translog replay of the copy's
+//     writes meanwhile at TranslogReplaySpeed, so a cooler copy can land before a smaller hot one),
+//     then the fewer bytes. A lone move OpenSearch's own balancer would undo
 //     ([BuiltinBalancer]) takes a count-neutral return copy with it, or is not made.
 //  10. The [Move]: its Phase, its Verdicts, a SwapGroup shared with the moves issued with it, and a
 //     Reason that chains the evidence, the copy and its tier, the kind of group, where source and
 //     target end, and the admission rule: "…(hot); moving hot[0] (3.50 WRITE threads, tier 3 of the
-//     ½-of-hottest heuristic) to b as a swap: a ends at 64% (goal 90%), b at 86%; rule
-//     fits-after-group: …; with warm[0] b→a (0.60 threads)". The moves issued with it carry their
+//     ½-of-hottest heuristic) to b as a swap: a ends at 64% (goal 90%), b at 86%; relocation est.
+//     …; rule fits-after-group: …; with warm[0] b→a (0.60 threads)". The moves issued with it carry their
 //     own phase, rule and sentence.
 //
 // When no group is admitted the node gets a [Note] instead: [NoteDeferred] (its shards already move

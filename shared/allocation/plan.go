@@ -43,6 +43,11 @@ type Move struct {
 	SwapGroup int       `json:"swap_group,omitempty"`
 	Reason    string    `json:"reason"`
 	Verdicts  []Verdict `json:"verdicts,omitempty"`
+
+	// EstimatedSeconds is how long the relocation is expected to take (EstimateRelocation: the
+	// files at the recovery rate, then the translog replay of its writes), set on write-hotspot
+	// groups, whose choice it weighs.
+	EstimatedSeconds float64 `json:"estimated_seconds,omitempty"`
 }
 
 // newMove builds the move of copy c from one node to another, carrying load WRITE threads, in phase.

@@ -12,6 +12,8 @@ import (
 func TestPlanCycle(t *testing.T) {
 	noBuiltin := DefaultConfig()
 	noBuiltin.BuiltinBalancer.Enabled = false
+	noReplay := noBuiltin
+	noReplay.TranslogReplaySpeed = 0
 	cases := []struct {
 		name      string
 		snap      func() *fixtureResult
@@ -32,9 +34,25 @@ func TestPlanCycle(t *testing.T) {
 					queueing("a", 6)
 				return &fixtureResult{f.snap(), []string{"a"}}
 			},
-			cfg: noBuiltin,
-			// a carries 8.02 threads: T = 2; [2, 4) holds hot[1] at 2.5, the closest to T.
+			// Without the replay in the relief time the equal-size copies tie: a carries 8.02
+			// threads, T = 2; [2, 4) holds hot[1] at 2.5, the closest to T.
+			cfg:       noReplay,
 			wantMoves: []string{"hot[1] a->c write-hotspot"},
+		},
+		{
+			name: "of equal-size copies that each reach the goal, the coolest lands first and leaves",
+			snap: func() *fixtureResult {
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{4, 2.5, 1.5, 0.02}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("other", 1<<30, []float64{1, 0.5}, []string{"b"}, []string{"c"}).
+					queueing("a", 6)
+				return &fixtureResult{f.snap(), []string{"a"}}
+			},
+			// a must shed 0.82 threads. hot[2] replays 1.5 threads over its 26 s of files at 0.4
+			// (96 s), hot[1] 2.5 (160 s): hot[2] relieves a a minute sooner.
+			cfg:       noBuiltin,
+			wantMoves: []string{"hot[2] a->c write-hotspot"},
+			wantWhy:   "relocation est. 2m2s: files in 26s at 40 MiB/s shared by 1, then 1m36s replaying 1.50 WRITE threads",
 		},
 		{
 			name: "the least utilized node has no incoming recovery slot free: the next one takes the copy",
@@ -50,7 +68,7 @@ func TestPlanCycle(t *testing.T) {
 				return &fixtureResult{s, []string{"a"}}
 			},
 			cfg:       noBuiltin,
-			wantMoves: []string{"hot[1] a->b write-hotspot"},
+			wantMoves: []string{"hot[2] a->b write-hotspot"},
 		},
 		{
 			name: "every node with room has its incoming slots taken: no move and no scale-up until they free",
@@ -188,7 +206,7 @@ func TestPlanCycle(t *testing.T) {
 				return &fixtureResult{f.snap(), []string{"a"}}
 			},
 			cfg:       noBuiltin,
-			wantMoves: []string{"hot[1] a->c write-hotspot"},
+			wantMoves: []string{"hot[2] a->c write-hotspot"},
 		},
 		{
 			name: "a copy on a drained node may not remain: it moves even where only not-preferred homes exist",

@@ -500,10 +500,11 @@ const reliefOverhead = 1 << 30
 
 // cheaper orders options across candidates by the cost of their relief. An option reaching the goal
 // beats one that does not. Of two that do, the gentler rule (fewer NOT_PREFERRED answers taken),
-// then the sooner relief (see reliefTime: a hot node stays hot until its relocations finish), then
-// the fewer bytes. Of two that do not, the shard-choice heuristic's order: ranking those by excess
-// lowered per unit of relief time helped some random clusters and hurt others (it moved the hottest
-// copies first), so it is not the rule. The heuristic's order breaks every tie.
+// then the sooner relief (see reliefTime: a hot node stays hot until its relocations finish, and a
+// copy being written hard replays its translog long after its files are copied), then the fewer
+// bytes. Of two that do not, the shard-choice heuristic's order: ranking those by excess lowered
+// per unit of relief time helped some random clusters and hurt others (it moved the hottest copies
+// first), so it is not the rule. The heuristic's order breaks every tie.
 func (s *search) cheaper(a, b *option, goal float64) bool {
 	if sa, sb := a.sufficient(goal), b.sufficient(goal); sa != sb {
 		return sa
@@ -522,32 +523,43 @@ func (s *search) cheaper(a, b *option, goal float64) bool {
 	return a.order < b.order
 }
 
-// reliefTime estimates, in bytes at one recovery's full rate, when the last move taking load off the
-// hot node finishes. A node's concurrent recoveries, incoming and outgoing, share its recovery rate
-// (indices.recovery.max_bytes_per_sec is one limiter per node), so a move runs at the rate over the
-// recoveries of the busier of its two nodes: those in flight, those planned this cycle and the
-// option's own. A count-neutral return onto the hot node thus doubles the time its hot copy takes.
+// reliefTime estimates, in seconds, when the last move taking load off the hot node finishes: its
+// relocation (EstimateRelocation: the files at the node's recovery rate, then the replay of what
+// was indexed meanwhile) and reliefOverhead. A node's concurrent recoveries, incoming and
+// outgoing, share its recovery rate, so a move's files copy at the rate over the recoveries of the
+// busier of its two nodes (recoverySharers). A count-neutral return onto the hot node thus doubles
+// the time its hot copy takes.
 func (s *search) reliefTime(o *option) float64 {
-	users := map[string]int{}
-	for n, k := range s.p.recoveriesInFlight() {
-		users[n] = k
-	}
-	for _, m := range s.p.plan.Moves {
-		users[m.From]++
-		users[m.To]++
-	}
-	for _, m := range o.group {
-		users[m.From]++
-		users[m.To]++
-	}
+	v := s.p.v
 	t := 0.0
 	for _, m := range o.group {
 		if m.From != s.src.ID {
 			continue
 		}
-		t = max(t, float64(m.SizeBytes+reliefOverhead)*float64(max(users[m.From], users[m.To], 1)))
+		n := s.p.recoverySharers(o.group, m)
+		e := EstimateRelocation(v.Snap.Settings, v.Cfg, m.SizeBytes, m.WriteLoad, n)
+		t = max(t, e.Seconds()+float64(reliefOverhead)*float64(n)/e.Rate)
 	}
-	return max(t, 1)
+	return t
+}
+
+// recoverySharers counts the recoveries sharing m's recovery rate: those in flight, planned this
+// cycle and in m's group on the busier of m's two nodes (indices.recovery.max_bytes_per_sec is one
+// limiter per node).
+func (p *planner) recoverySharers(group []Move, m Move) int {
+	users := map[string]int{}
+	for n, k := range p.recoveriesInFlight() {
+		if n == m.From || n == m.To {
+			users[n] = k
+		}
+	}
+	for _, ms := range [][]Move{p.plan.Moves, group} {
+		for _, g := range ms {
+			users[g.From]++
+			users[g.To]++
+		}
+	}
+	return max(users[m.From], users[m.To], 1)
 }
 
 // bytes is what the option's relocations copy.
@@ -912,9 +924,14 @@ func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *opti
 		tier = fmt.Sprintf(", tier %d of the ½-of-hottest heuristic", o.tier)
 	}
 	pr := v.Project(o.group, hi)
-	hm.Reason = fmt.Sprintf("%s; moving %s[%d] (%.2f WRITE threads%s) to %s as a %s: %s ends at %.0f%% (goal %.0f%%), %s at %.0f%%; rule %s: %s",
+	// Estimated before the group joins the plan: recoverySharers counts the group itself.
+	est := make([]RelocationEstimate, len(o.group))
+	for i, m := range o.group {
+		est[i] = EstimateRelocation(v.Snap.Settings, v.Cfg, m.SizeBytes, m.WriteLoad, p.recoverySharers(o.group, m))
+	}
+	hm.Reason = fmt.Sprintf("%s; moving %s[%d] (%.2f WRITE threads%s) to %s as a %s: %s ends at %.0f%% (goal %.0f%%), %s at %.0f%%; %s; rule %s: %s",
 		h.Reason, hm.Index, hm.Shard, hm.WriteLoad, tier, hm.ToName, o.kind, node.Name, o.srcAfter*100, goal*100, hm.ToName, pr.TargetAfter*100,
-		a.Rule, a.Why())
+		est[hi], a.Rule, a.Why())
 	if len(others) > 0 {
 		hm.Reason += "; with " + strings.Join(others, ", ")
 	}
@@ -926,6 +943,7 @@ func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *opti
 			m = hm
 		}
 		m.Verdicts = o.judged[i].Verdicts
+		m.EstimatedSeconds = est[i].Seconds()
 		if len(o.group) > 1 {
 			m.SwapGroup = p.swaps
 		}

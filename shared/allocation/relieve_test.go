@@ -111,7 +111,7 @@ func TestReliefTargets(t *testing.T) {
 					queueing("a", 6)
 				return f.snap(), []string{"a"}
 			},
-			moves: []string{"hot[1] a->c write-hotspot"},
+			moves: []string{"hot[2] a->c write-hotspot"},
 			why:   []string{"rule all-yes"},
 		},
 		{
@@ -122,13 +122,13 @@ func TestReliefTargets(t *testing.T) {
 					queueing("a", 6)
 				return f.snap(), []string{"a"}
 			},
-			moves: []string{"hot[1] a->b write-hotspot"},
+			moves: []string{"hot[2] a->b write-hotspot"},
 		},
 		{
 			name: "a node another hot node's relief already entered comes after the untouched ones",
 			build: func() (*cluster.Snapshot, []string) {
-				// a's copy (2.5) goes to c, the emptiest. b's copy then goes to d (3 threads), not to
-				// c, which at 2.5 threads is still the least utilized.
+				// a's copy (1.5, the one that lands first) goes to c, the emptiest. b's copy then goes
+				// to d (3 threads), not to c, which at 1.5 threads is still the least utilized.
 				f := newFixture("a", "b", "c", "d").
 					index("h1", 1<<30, []float64{4, 2.5, 1.5}, []string{"a"}, []string{"a"}, []string{"a"}).
 					index("h2", 1<<30, []float64{4, 2.5, 1.5}, []string{"b"}, []string{"b"}, []string{"b"}).
@@ -136,7 +136,7 @@ func TestReliefTargets(t *testing.T) {
 					queueing("a", 6).queueing("b", 5)
 				return f.snap(), []string{"a", "b"}
 			},
-			moves: []string{"h1[1] a->c write-hotspot", "h2[1] b->d write-hotspot"},
+			moves: []string{"h1[2] a->c write-hotspot", "h2[2] b->d write-hotspot"},
 		},
 		{
 			name: "replicas initializing on a node take its incoming recovery slots: the next node takes the copy",
@@ -155,7 +155,7 @@ func TestReliefTargets(t *testing.T) {
 				}
 				return s, []string{"a"}
 			},
-			moves: []string{"hot[1] a->b write-hotspot"},
+			moves: []string{"hot[2] a->b write-hotspot"},
 		},
 		{
 			name: "a target another decider prefers not is never taken, even over one only the improvement rule accepts",
@@ -752,6 +752,89 @@ func TestReliefSearchBounds(t *testing.T) {
 			}
 			if !strings.Contains(u.Reason, want.String()) {
 				t.Errorf("reason %q lacks the bounds %q", u.Reason, want.String())
+			}
+		})
+	}
+}
+
+// A relocation takes its files at the recovery rate, then the translog replay of what the copy was
+// indexed meanwhile (EstimateRelocation). Of two copies that each relieve the hot node with every
+// decider's yes, the one whose relocation ends first goes: without the replay, the smaller; with
+// it, a cooler copy twice the size can land well before a hot one.
+func TestReliefWeighsRelocationTime(t *testing.T) {
+	// a is at 8.4 of 8 threads and must shed 1.2 to reach 90 %. burst[0] (3.5 threads, 2 GiB) and
+	// bulk[0] (1.25 threads, 4 GiB) each do; the filler copies (0.9125) do not.
+	build := func() (*cluster.Snapshot, []string) {
+		f := newFixture("a", "b", "c").
+			index("burst", 2<<30, []float64{3.5}, []string{"a"}).
+			index("bulk", 4<<30, []float64{1.25}, []string{"a"}).
+			index("filler", 1<<30, []float64{0.9125, 0.9125, 0.9125, 0.9125}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
+			queueing("a", 6)
+		return f.snap(), []string{"a"}
+	}
+	cases := []reliefCase{
+		{
+			// 2 GiB at 40 MiB/s is 51 s of files, then 3.5 threads replayed at 0.4: 448 s, 8 min 19 s
+			// in all; bulk[0]'s 4 GiB take 102 s, then 1.25 threads replayed: 320 s, 7 min 2 s.
+			name:  "the replay makes the hot small copy slower than the cool big one",
+			build: build,
+			moves: []string{"bulk[0] a->b write-hotspot"},
+			why: []string{"relocation est. 7m2s: files in 1m42s at 40 MiB/s shared by 1, then 5m20s replaying 1.25 WRITE threads of indexing at 0.40",
+				"rule all-yes"},
+		},
+		{
+			name: "a cluster recovering at 400 MiB/s: the same order, ten times sooner",
+			build: func() (*cluster.Snapshot, []string) {
+				s, hot := build()
+				s.Settings.RecoveryBytesPerSecond = 400 << 20
+				return s, hot
+			},
+			moves: []string{"bulk[0] a->b write-hotspot"},
+			why:   []string{"relocation est. 42s: files in 10s at 400 MiB/s shared by 1, then 32s replaying 1.25 WRITE threads"},
+		},
+		{
+			name:  "without the replay estimate the smaller copy goes",
+			build: build,
+			cfg:   func(c *Config) { c.TranslogReplaySpeed = 0 },
+			moves: []string{"burst[0] a->b write-hotspot"},
+			why:   []string{"relocation est. 51s: files in 51s at 40 MiB/s shared by 1; rule all-yes"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			plan := runRelief(t, tc)
+			for _, m := range plan.Moves {
+				if m.EstimatedSeconds <= 0 {
+					t.Errorf("%s[%d]: no estimated duration", m.Index, m.Shard)
+				}
+			}
+		})
+	}
+}
+
+func TestEstimateRelocation(t *testing.T) {
+	cfg := DefaultConfig()
+	cases := []struct {
+		name          string
+		settings      cluster.Settings
+		size          int64
+		load          float64
+		sharers       int
+		files, replay float64
+	}{
+		{"an idle copy: its files alone", cluster.Settings{}, 4 << 30, 0, 1, 102.4, 0},
+		{"a written copy replays w × files / speed", cluster.Settings{}, 4 << 30, 2, 1, 102.4, 512},
+		{"two recoveries share the node's rate: twice the files, twice the replay", cluster.Settings{}, 4 << 30, 2, 2, 204.8, 1024},
+		{"the cluster's own rate", cluster.Settings{RecoveryBytesPerSecond: 80 << 20}, 4 << 30, 2, 1, 51.2, 256},
+		// The published relocation: 2.90 GB at 40 MB/s is 72 s of files and 861.5 s in all, so
+		// replay/files ≈ 11 = w / 0.4 at about 4.4 threads.
+		{"the published hot primary", cluster.Settings{RecoveryBytesPerSecond: 40e6}, 2.9e9, 4.386, 1, 72.5, 795},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := EstimateRelocation(tc.settings, cfg, tc.size, tc.load, tc.sharers)
+			if math.Abs(e.FileSeconds-tc.files) > 0.5 || math.Abs(e.ReplaySeconds-tc.replay) > 0.5 {
+				t.Errorf("got files %.1f s, replay %.1f s; want %.1f, %.1f", e.FileSeconds, e.ReplaySeconds, tc.files, tc.replay)
 			}
 		})
 	}

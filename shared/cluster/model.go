@@ -55,6 +55,22 @@ type Settings struct {
 	Recoveries RecoveryLimits `json:"recoveries"`
 	// TotalShardsPerNode is cluster.routing.allocation.total_shards_per_node (0 = unlimited).
 	TotalShardsPerNode int `json:"total_shards_per_node,omitempty"`
+	// RecoveryBytesPerSecond is indices.recovery.max_bytes_per_sec, one limit per node shared by
+	// its concurrent recoveries; 0 when not read (a snapshot stored before it was), and
+	// DefaultRecoveryBytesPerSecond then applies (RecoveryRate).
+	RecoveryBytesPerSecond int64 `json:"recovery_bytes_per_second,omitempty"`
+}
+
+// DefaultRecoveryBytesPerSecond is OpenSearch's indices.recovery.max_bytes_per_sec default, 40mb.
+const DefaultRecoveryBytesPerSecond = 40 << 20
+
+// RecoveryRate is each node's recovery rate in bytes a second, OpenSearch's default when it was
+// not read.
+func (s Settings) RecoveryRate() float64 {
+	if s.RecoveryBytesPerSecond > 0 {
+		return float64(s.RecoveryBytesPerSecond)
+	}
+	return DefaultRecoveryBytesPerSecond
 }
 
 // OpenSearch's defaults for the recovery limits (cluster.routing.allocation.node_concurrent_recoveries

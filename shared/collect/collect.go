@@ -167,6 +167,9 @@ func Build(at time.Time, ns opensearch.NodesStats, ss opensearch.ShardStats, cs 
 	}
 	snap.Settings.Recoveries = cluster.RecoveryLimits{NodeIncoming: rl.NodeIncoming, NodeOutgoing: rl.NodeOutgoing,
 		ClusterRebalance: rl.ClusterRebalance, Known: true}
+	if snap.Settings.RecoveryBytesPerSecond, err = set.RecoveryBytesPerSecond(); err != nil {
+		return cluster.Sample{}, fmt.Errorf("read cluster: %w", err)
+	}
 	tspn, err := set.TotalShardsPerNode()
 	if err != nil {
 		return cluster.Sample{}, fmt.Errorf("read cluster: %w", err)

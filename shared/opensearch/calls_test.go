@@ -256,8 +256,9 @@ func TestClusterSettings(t *testing.T) {
 		// transient over persistent over defaults
 		"cluster.routing.allocation.disk.watermark.high": "50gb",
 		"cluster.routing.allocation.enable":              "primaries",
-		// defaults, cluster.* only
-		"cluster.name": "shardwise-test",
+		// defaults, cluster.* and indices.* only
+		"cluster.name":                                            "shardwise-test",
+		"indices.recovery.max_bytes_per_sec":                      "40mb",
 		"cluster.routing.allocation.balance.index":                "0.55",
 		"cluster.routing.allocation.balance.shard":                "0.45",
 		"cluster.routing.allocation.balance.threshold":            "1.0",
@@ -275,6 +276,11 @@ func TestClusterSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkEqual(t, w, Watermark{UsedRatio: 1, MinFreeBytes: 50 << 30})
+	rate, err := got.RecoveryBytesPerSecond()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEqual(t, rate, int64(40<<20))
 	checkEqual(t, got.AwarenessAttributes(), []string{"zone"})
 	checkEqual(t, got.ForcedAwareness(), map[string][]string{"zone": {"a", "b", "c"}})
 	checkEqual(t, got.Filters(), AllocationFilters{Exclude: map[string]string{"_name": "node-9"}})

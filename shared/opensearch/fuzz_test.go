@@ -68,6 +68,7 @@ func FuzzDecodeClusterSettings(f *testing.F) {
 		_ = s.ForcedAwareness()
 		_ = s.Filters()
 		_ = s.AllocationEnable()
+		_, _ = s.RecoveryBytesPerSecond()
 	})
 }
 

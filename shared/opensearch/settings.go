@@ -14,6 +14,7 @@ import (
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
 
 	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/size"
 )
 
 // Cluster setting keys the helpers read.
@@ -27,19 +28,21 @@ const (
 	settingNodeIncoming         = "cluster.routing.allocation.node_concurrent_incoming_recoveries"
 	settingNodeOutgoing         = "cluster.routing.allocation.node_concurrent_outgoing_recoveries"
 	settingConcurrentRebalance  = "cluster.routing.allocation.cluster_concurrent_rebalance"
+	settingRecoveryRate         = "indices.recovery.max_bytes_per_sec"
 	clusterAllocationPrefix     = "cluster.routing.allocation."
 	indexAllocationPrefix       = "index.routing.allocation."
 )
 
 // ClusterSettings is the effective cluster configuration as one flat map ("cluster.routing.
 // allocation.enable" → "all"): transient over persistent over defaults. Defaults are those under
-// cluster.* only (filter_path), which is all shardwise reads.
+// cluster.* and indices.* only (filter_path), which is all shardwise reads.
 type ClusterSettings map[string]string
 
 // clusterSettingsFilter keeps persistent and transient whole (they are small) and, of the defaults,
-// only cluster.*. With flat_settings the keys hold dots, which filter_path cannot walk through;
-// "cluster*" is one glob segment matching every flat key that starts with "cluster".
-var clusterSettingsFilter = []string{"persistent", "transient", "defaults.cluster*"}
+// only cluster.* and indices.* (indices.recovery.max_bytes_per_sec). With flat_settings the keys
+// hold dots, which filter_path cannot walk through; "cluster*" is one glob segment matching every
+// flat key that starts with "cluster".
+var clusterSettingsFilter = []string{"persistent", "transient", "defaults.cluster*", "defaults.indices*"}
 
 // ClusterSettings reads GET _cluster/settings?include_defaults=true&flat_settings=true.
 func (c *Client) ClusterSettings(ctx context.Context) (ClusterSettings, error) {
@@ -142,6 +145,28 @@ func (s ClusterSettings) AllocationEnable() string {
 		return strings.ToLower(v)
 	}
 	return defaultAllocationEnable
+}
+
+// UnlimitedRecoveryBytesPerSecond is what indices.recovery.max_bytes_per_sec 0 (no limit) reads as:
+// a recovery then runs as fast as the nodes' disks and network carry it, about a gibibyte a second.
+const UnlimitedRecoveryBytesPerSecond = 1 << 30
+
+// RecoveryBytesPerSecond reads indices.recovery.max_bytes_per_sec, each node's limit on the bytes
+// its recoveries together copy a second: 0 when absent (the caller's default, OpenSearch's 40mb,
+// applies) and UnlimitedRecoveryBytesPerSecond when set to 0.
+func (s ClusterSettings) RecoveryBytesPerSecond() (int64, error) {
+	v, ok := s[settingRecoveryRate]
+	if !ok || strings.TrimSpace(v) == "" {
+		return 0, nil
+	}
+	b, err := size.Parse(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", settingRecoveryRate, err)
+	}
+	if b == 0 {
+		return UnlimitedRecoveryBytesPerSecond, nil
+	}
+	return int64(b), nil
 }
 
 // RecoveryLimits are the limits on recoveries in flight: incoming and outgoing per node

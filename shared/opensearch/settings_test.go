@@ -2,6 +2,7 @@ package opensearch
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -121,6 +122,41 @@ func TestClusterSettingsHelpers(t *testing.T) {
 			checkEqual(t, tt.settings.ForcedAwareness(), tt.wantForced)
 			checkEqual(t, tt.settings.Filters(), tt.wantFilters)
 			checkEqual(t, tt.settings.AllocationEnable(), tt.wantEnable)
+		})
+	}
+}
+
+func TestRecoveryBytesPerSecond(t *testing.T) {
+	tests := []struct {
+		name    string
+		value   string // "" leaves the setting out
+		want    int64
+		wantErr bool
+	}{
+		{"absent: the caller's default", "", 0, false},
+		{"OpenSearch's default as include_defaults reports it", "40mb", 40 << 20, false},
+		{"a raised limit", "250mb", 250 << 20, false},
+		{"bytes", "1048576", 1 << 20, false},
+		{"0 is no limit", "0", UnlimitedRecoveryBytesPerSecond, false},
+		{"not a size", "fast", 0, true},
+		{"negative", "-1mb", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := ClusterSettings{}
+			if tt.value != "" {
+				s["indices.recovery.max_bytes_per_sec"] = tt.value
+			}
+			got, err := s.RecoveryBytesPerSecond()
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("error: got %v, want error %v", err, tt.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), "indices.recovery.max_bytes_per_sec") {
+				t.Errorf("error %q does not name the setting", err)
+			}
+			if got != tt.want {
+				t.Errorf("got %d, want %d", got, tt.want)
+			}
 		})
 	}
 }
