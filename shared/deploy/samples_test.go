@@ -61,7 +61,8 @@ func busSamples() []busSample {
 					Index: "logs-2026.11.29", Shard: 4, Primary: true,
 					From: "n3Qx7bYdT2uVw0aZk1LmSg", FromName: "node-3", To: "p9Rk2cXeU4wVy1bAl3NnTh", ToName: "node-5",
 					SizeBytes: 12_884_901_888, WriteLoad: 2.35, Phase: allocation.PhaseWriteHotspot,
-					Reason: "node-3 is hot; logs-2026.11.29[4] carries 2.35 WRITE threads; node-5 has room, 41% utilized after the move",
+					Reason:           "node-3 is hot; logs-2026.11.29[4] carries 2.35 WRITE threads; node-5 has room, 41% utilized after the move; relocation est. 35m12s: files in 5m7s at 40 MiB/s shared by 1, then 30m5s replaying 2.35 WRITE threads of indexing at 0.40",
+					EstimatedSeconds: 2112,
 				}},
 				Notes: []allocation.Note{{
 					Kind:   "unassigned",
