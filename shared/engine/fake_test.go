@@ -71,6 +71,25 @@ func (w *world) node(name string) *cluster.Node {
 
 // index adds an index whose shard i has copies on placement[i] (primary first), each bearing
 // writes[i] WRITE threads; searches[i], when given, spreads over the shard's copies.
+// sized makes every copy of the index size bytes (index gives each 1 GiB).
+func (w *world) sized(index string, size int64) *world {
+	for i := range w.copies {
+		c := &w.copies[i]
+		if c.Index != index {
+			continue
+		}
+		if c.Node != "" {
+			for j := range w.nodes {
+				if w.nodes[j].ID == c.Node {
+					w.nodes[j].DiskAvailableBytes -= size - c.SizeBytes
+				}
+			}
+		}
+		c.SizeBytes = size
+	}
+	return w
+}
+
 func (w *world) index(name string, replicas int, writes, searches []float64, placement ...[]string) *world {
 	w.indices = append(w.indices, cluster.Index{Name: name, Primaries: len(placement), Replicas: replicas})
 	for sh, nodes := range placement {
@@ -418,13 +437,15 @@ func events[T any](t *testing.T, recorded []bus.Recorded, detailType string) []T
 }
 
 // hotWorld is node a carrying 8.02 WRITE threads with a 5 s queue, b and c cool: the planner moves
-// h1 (2.5 threads, closest to half the hottest) to c, the least utilized. One index per shard keeps
-// the index-balance phase out of it.
+// h1 (2.5 threads, closest to half the hottest) to c, the least utilized. h1 and h2 (1.5 threads)
+// each bring a to its goal; h2's 2 GiB take longer to relocate (files, then the translog replay:
+// 4 min against 3) so h1's relief lands first. One index per shard keeps the index-balance phase
+// out of it.
 func hotWorld() *world {
 	return newWorld("a", "b", "c").
 		index("h0", 0, []float64{4}, nil, []string{"a"}).
 		index("h1", 0, []float64{2.5}, nil, []string{"a"}).
-		index("h2", 0, []float64{1.5}, nil, []string{"a"}).
+		index("h2", 0, []float64{1.5}, nil, []string{"a"}).sized("h2", 2<<30).
 		index("h3", 0, []float64{0.02}, nil, []string{"a"}).
 		index("other", 0, []float64{1, 0.5}, nil, []string{"b"}, []string{"c"}).
 		queueing("a", 500)

@@ -100,7 +100,7 @@ func TestFilterBudgetCountsEveryCopyItMoves(t *testing.T) {
 			w := newWorld("a", "b", "c").
 				index("h0", 0, []float64{4}, nil, []string{"a"}).
 				index("h1", 0, []float64{2.5, 0.02}, nil, []string{"a"}, []string{"a"}).
-				index("h2", 0, []float64{1.5}, nil, []string{"a"}).
+				index("h2", 0, []float64{1.5}, nil, []string{"a"}).sized("h2", 2<<30).
 				index("other", 0, []float64{1, 0.5}, nil, []string{"b"}, []string{"c"}).
 				queueing("a", 500)
 			cfg := liveConfig("allocation-filter")

@@ -270,13 +270,15 @@ func TestMoveRecheckSkipsAMoveWhoseCopyIsGone(t *testing.T) {
 	}
 }
 
-// twoHotWorld has a and b hot alike and c, d cool: the plan moves h1 a->d and g1 b->c.
+// twoHotWorld has a and b hot alike and c, d cool: the plan moves h1 a->d and g1 b->c (h2 and g2,
+// 2 GiB, take longer to relocate, as in hotWorld).
 func twoHotWorld() *world {
 	w := newWorld("a", "b", "c", "d")
 	for _, n := range []struct{ prefix, node string }{{"h", "a"}, {"g", "b"}} {
 		for i, load := range []float64{4, 2.5, 1.5, 0.02} {
 			w.index(fmt.Sprintf("%s%d", n.prefix, i), 0, []float64{load}, nil, []string{n.node})
 		}
+		w.sized(n.prefix+"2", 2<<30)
 		w.queueing(n.node, 500)
 	}
 	return w.index("other", 0, []float64{1, 0.5}, nil, []string{"c"}, []string{"d"})
