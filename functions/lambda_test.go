@@ -344,8 +344,13 @@ func TestLambdaRIE(t *testing.T) {
 	if len(rr.Applied) > 0 {
 		want[bus.TypeReplicasChanged] = []string{clusterName}
 	}
-	if len(sr.Outcomes) > 0 {
-		want[bus.TypeSandboxEnforced] = slices.Repeat([]string{clusterName}, len(sr.Outcomes))
+	// One event per sandbox that lost requests in the invocation.
+	lost := map[string]bool{}
+	for _, o := range sr.Outcomes {
+		lost[o.Sandbox] = true
+	}
+	if len(lost) > 0 {
+		want[bus.TypeSandboxEnforced] = slices.Repeat([]string{clusterName}, len(lost))
 	}
 	rec.expect(t, "after replicas and sandbox", want)
 

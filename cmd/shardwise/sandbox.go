@@ -22,7 +22,7 @@ func newSandbox(d *display) *cobra.Command {
 		Use:   "sandbox",
 		Short: "Check sandbox definitions offline, or a cluster's usage against them",
 	}
-	cmd.AddCommand(newSandboxValidate(), newSandboxStatus(d), newSandboxSync(d))
+	cmd.AddCommand(newSandboxValidate(), newSandboxStatus(d), newSandboxSync(d), newSandboxReport(d))
 	return cmd
 }
 

@@ -122,14 +122,41 @@ type HotspotUnrelieved struct {
 	Notice
 }
 
-// SandboxEnforced reports what the sandbox function found and did.
+// SandboxEnforced reports what the sandbox function found and did: a workload-management sync,
+// or one sandbox's cancellations of one invocation (one event per sandbox per invocation, however
+// many passes its loop made).
 type SandboxEnforced struct {
 	Cluster string   `json:"cluster"`
 	Mode    string   `json:"mode"`
 	Actions []string `json:"actions"`
 	Reason  string   `json:"reason"`
-	// Cancellation holds the numbers of one task cancellation (one event each).
-	Cancellation *SandboxCancellation `json:"cancellation,omitempty"`
+	// Cancellations summarizes the sandbox's cancellations, with each request's figures and
+	// reason in a bounded list.
+	Cancellations *SandboxCancellations `json:"cancellations,omitempty"`
+}
+
+// MaxEnforcedRequests bounds the requests one Sandbox Enforced event lists, so that the event
+// stays far below EventBridge's 256 KB whatever the flood: the counts and shares cover them all.
+const MaxEnforcedRequests = 25
+
+// SandboxCancellations is one sandbox's cancelled (or, in dry-run, would-be cancelled) search
+// requests over one invocation.
+type SandboxCancellations struct {
+	Sandbox string `json:"sandbox"`
+	DryRun  bool   `json:"dry_run"`
+	// Passes is the invocation's looks at the cluster's tasks; Count the requests planned for
+	// cancellation over them, Outcomes those by outcome (executed, dry-run, skipped, gone, failed).
+	Passes   int            `json:"passes"`
+	Count    int            `json:"count"`
+	Outcomes map[string]int `json:"outcomes"`
+	// Freed sums, per resource, the shares of a node's resource the executed cancellations freed
+	// (1 is one whole node's CPU or heap); WouldFree those of the others.
+	Freed     map[string]float64 `json:"freed"`
+	WouldFree map[string]float64 `json:"would_free,omitempty"`
+	// Requests are the first MaxEnforcedRequests requests, in the order they were planned;
+	// Omitted counts the rest.
+	Requests []SandboxCancellation `json:"requests"`
+	Omitted  int                   `json:"omitted,omitempty"`
 }
 
 // SandboxCancellation is one cancelled (or, in dry-run, would-be cancelled) search request and
@@ -139,12 +166,15 @@ type SandboxCancellation struct {
 	Task     string `json:"task"`
 	OpaqueID string `json:"opaque_id,omitempty"`
 	Node     string `json:"node"`
-	Sandbox  string `json:"sandbox"`
 	Resource string `json:"resource"`
 	Enforce  string `json:"enforcement"`
+	// Kind is cancel (running) or reject (queued).
+	Kind string `json:"kind"`
 	sandbox.Figures
-	DryRun  bool   `json:"dry_run"`
 	Outcome string `json:"outcome"`
+	// Reason is why the request was chosen, Why why its outcome is what it is.
+	Reason string `json:"reason"`
+	Why    string `json:"why"`
 }
 
 // Publisher puts events on a bus.

@@ -117,6 +117,10 @@ type SandboxConfig struct {
 	// Definitions are the sandboxes and the cluster's resource thresholds, as a JSON document in
 	// the form docs/sandboxes.md describes.
 	Definitions json.RawMessage `json:"definitions,omitempty"`
+	// HistoryRetention is how long the sandbox function keeps each invocation's record of usage
+	// per sandbox and node, cancellations and plan in the table, for `shardwise sandbox report`:
+	// 1h to 7d (168h).
+	HistoryRetention duration.Duration `json:"history_retention"`
 }
 
 // ReplicasConfig switches replica scaling on and holds its settings.
@@ -287,6 +291,7 @@ func Default() Config {
 		// 5 % of the cluster's search threads: shardwise's own floor, see ReplicasConfig.
 		Replicas: ReplicasConfig{Enabled: true, MinSearchUtilization: 0.05, Config: replicas.DefaultConfig()},
 		Safety:   safety.DefaultConfig(),
+		Sandbox:  SandboxConfig{HistoryRetention: duration.Duration(sandbox.DefaultHistoryRetention)},
 		LogLevel: "info",
 	}
 }
@@ -307,7 +312,8 @@ const (
 // Validate checks the configuration and returns every bad value it finds, each named by its JSON
 // path, joined into one error: the clusters (at least one, unique names, a valid client
 // configuration each), table, refresh_period, snapshot_ttl, notify_cooldown, move_strategy,
-// allocation, replicas, safety, sandbox.definitions and log_level. bus is not checked.
+// allocation, replicas, safety, sandbox.definitions, sandbox.history_retention and log_level. bus
+// is not checked.
 func (c Config) Validate() error {
 	var errs []error
 	if len(c.Clusters) == 0 {
@@ -364,6 +370,9 @@ func (c Config) Validate() error {
 		if _, err := sandbox.Parse(c.Sandbox.Definitions); err != nil {
 			errs = append(errs, fmt.Errorf("sandbox.definitions: %w", err))
 		}
+	}
+	if err := duration.InRange(c.Sandbox.HistoryRetention, duration.Duration(sandbox.MinHistoryRetention), duration.Duration(sandbox.MaxHistoryRetention)); err != nil {
+		errs = append(errs, fmt.Errorf("sandbox.history_retention: %w", err))
 	}
 	if !slices.Contains(LogLevels(), strings.ToLower(c.LogLevel)) {
 		errs = append(errs, fmt.Errorf("log_level: %q must be debug, info, warn or error", c.LogLevel))

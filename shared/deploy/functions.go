@@ -146,9 +146,12 @@ func functions() []function {
 			timeoutSeconds: sandboxTimeoutSeconds,
 			// Health for the breaker, the nodes' own CPU and heap, the search tasks and their
 			// cancellation; the version (GET /) and the workload-management groups, rules and wlm.*
-			// settings it syncs. It keeps no state of its own.
+			// settings it syncs.
 			openSearch: append([]request{reqHealth, reqRoot, reqNodesStats, reqNodesOS, reqTasks, reqCancelTask,
 				reqClusterSettings, reqPutClusterSet}, wlmRequests()...),
+			// One record per invocation in its cluster's history (usage, cancellations, the last
+			// plan), which `shardwise sandbox report` reads; it reads nothing back.
+			dynamoDB: []string{ddbPutItem},
 			triggers: busTriggers(bus.FunctionSandbox),
 		},
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strings"
+	"time"
 
 	"github.com/shardwise/shardwise/shared/allocation"
 )
@@ -20,6 +21,8 @@ import (
 //	signals#notified           what Scale Up Needed and Hotspot Unrelieved last notified, and when
 //	replicas#done#<snapshot>   the snapshot whose replica decisions are made
 //	filter#<index>#<node>      an allocation filter shardwise set
+//	sandbox#history#<time>     one sandbox invocation's record (sandbox.Record), kept for
+//	                           sandbox.history_retention
 //
 // The webhook's replay items have their own partition key (shared/webhook).
 const (
@@ -33,7 +36,26 @@ const (
 	memoryKey         = "allocation#memory"
 	replicasMemoryKey = "replicas#memory"
 	signalsKey        = "signals#notified"
+	sandboxHistorySK  = "sandbox#history#"
 )
+
+// sandboxHistoryLayout orders the history's keys by time, to the hour in their first 11
+// characters, so that a window is read with one Query per hour it touches.
+const sandboxHistoryLayout = "20060102T150405.000000000Z"
+
+// sandboxHistoryKey is the record of the invocation that ended at.
+func sandboxHistoryKey(at time.Time) string {
+	return sandboxHistorySK + at.UTC().Format(sandboxHistoryLayout)
+}
+
+// sandboxHistoryPrefixes are the key prefixes of the hours from..to touch, oldest first.
+func sandboxHistoryPrefixes(from, to time.Time) []string {
+	var out []string
+	for h := from.UTC().Truncate(time.Hour); !h.After(to); h = h.Add(time.Hour) {
+		out = append(out, sandboxHistorySK+h.Format("20060102T15"))
+	}
+	return out
+}
 
 // planKey is the plan made from a snapshot.
 func planKey(snapshotKey string) string { return planPrefix + snapshotKey }

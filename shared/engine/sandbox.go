@@ -5,13 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/safety"
 	"github.com/shardwise/shardwise/shared/sandbox"
+	"github.com/shardwise/shardwise/shared/state"
 	"github.com/shardwise/shardwise/shared/telemetry"
 )
 
@@ -70,6 +73,8 @@ type SandboxResult struct {
 	// WLM is the workload-management plugin's own view, read from _wlm/stats when it enforces the
 	// sandboxes; nil otherwise.
 	WLM *sandbox.WLMVerification `json:"wlm,omitempty"`
+	// History says where the invocation's record went in the state table, or why it did not.
+	History string `json:"history,omitempty"`
 }
 
 // Cancelled counts the requests actually cancelled.
@@ -127,8 +132,10 @@ func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
 // (sandbox.Assess). Every pass emits each sandbox's usage and limit per node and resource as
 // metrics, so monitor-mode sandboxes show on a dashboard. The requests soft and hard sandboxes
 // must lose are cancelled, and their queued ones rejected, through POST _tasks/{id}/_cancel,
-// behind the circuit breaker and dry-run like moves, and each is a "Sandbox Enforced" event with
-// its numbers.
+// behind the circuit breaker and dry-run like moves. At the end of the invocation each sandbox that
+// lost requests is one "Sandbox Enforced" event with their numbers, and the invocation's record
+// (usage per node, cancellations, the last pass's plan) goes to the state table's history for
+// `shardwise sandbox report` (sandboxFinish).
 //
 // Where the cluster's workload-management plugin enforces the synced sandboxes, the plugin does
 // the per-second work on the nodes, and the function reads _wlm/stats to report and verify it.
@@ -148,30 +155,50 @@ func (e *Engine) Sandbox(ctx context.Context, name string) (SandboxResult, error
 		return res, fmt.Errorf("sandbox: %w", err)
 	}
 	sync, syncErr := e.sandboxWLM(ctx, name, api, defs)
+	start := e.now()
 	if enforced, why := wlmEnforces(sync, syncErr, defs); enforced {
 		// The plugin rejects and cancels on the nodes; a pass of shardwise's own would cancel the
 		// same requests a second time from outside, so this one only measures and reports.
 		res.Loop = "no loop, no cancellation: " + why
-		if err := e.sandboxPass(ctx, name, api, defs, &res, false); err != nil {
-			return res, err
+		rec := sandbox.NewRecorder(start, res.DryRun, sandbox.EnforcerWLM)
+		if err := e.sandboxPass(ctx, name, api, defs, &res, rec, false); err != nil {
+			return res, e.sandboxFinish(ctx, &res, rec, err)
 		}
 		v, err := e.verifyWLM(ctx, name, api, defs, sync)
 		res.WLM = &v
 		if err != nil {
 			e.log().Error("sandbox wlm stats", "cluster", name, "error", err)
 		}
-		return res, nil
+		return res, e.sandboxFinish(ctx, &res, rec, nil)
 	}
-	start := e.now()
-	if err := e.sandboxPass(ctx, name, api, defs, &res, true); err != nil {
-		return res, err
+	rec := sandbox.NewRecorder(start, res.DryRun, sandbox.EnforcerShardwise)
+	if err := e.sandboxPass(ctx, name, api, defs, &res, rec, true); err != nil {
+		return res, e.sandboxFinish(ctx, &res, rec, err)
 	}
-	return res, e.sandboxLoop(ctx, name, api, defs, start, &res)
+	return res, e.sandboxFinish(ctx, &res, rec, e.sandboxLoop(ctx, name, api, defs, start, &res, rec))
+}
+
+// sandboxFinish ends an invocation, whether its passes all ran (err nil) or one failed: one
+// "Sandbox Enforced" event per sandbox for every cancellation planned, and the invocation's record
+// in the history. A record that cannot be written is logged and said in res.History; it does
+// not fail the invocation, whose cancellations are made.
+func (e *Engine) sandboxFinish(ctx context.Context, res *SandboxResult, rec *sandbox.Recorder, err error) error {
+	if res.Passes > 0 {
+		r := rec.Record(e.now())
+		ttl := cmp.Or(e.Config.Sandbox.HistoryRetention.Std(), sandbox.DefaultHistoryRetention)
+		if what, herr := PutSandboxRecord(ctx, e.Store, res.Cluster, r, ttl); herr != nil {
+			res.History = fmt.Sprintf("not recorded: %v", herr)
+			e.log().Error("sandbox history", "cluster", res.Cluster, "error", herr)
+		} else {
+			res.History = what
+		}
+	}
+	return errors.Join(err, e.publishEnforced(ctx, *res))
 }
 
 // sandboxLoop runs the passes after the first until the budget is spent, the context ends, or a
 // pass fails.
-func (e *Engine) sandboxLoop(ctx context.Context, name string, api TenantCluster, defs sandbox.Definitions, start time.Time, res *SandboxResult) error {
+func (e *Engine) sandboxLoop(ctx context.Context, name string, api TenantCluster, defs sandbox.Definitions, start time.Time, res *SandboxResult, rec *sandbox.Recorder) error {
 	interval := cmp.Or(e.SandboxLoop.Interval, DefaultSandboxInterval)
 	budget := e.SandboxLoop.Budget
 	if budget == 0 {
@@ -194,7 +221,7 @@ func (e *Engine) sandboxLoop(ctx context.Context, name string, api TenantCluster
 			res.Loop += fmt.Sprintf("; stopped after %d passes: %v", res.Passes, err)
 			return nil
 		}
-		if err := e.sandboxPass(ctx, name, api, defs, res, true); err != nil {
+		if err := e.sandboxPass(ctx, name, api, defs, res, rec, true); err != nil {
 			return err
 		}
 	}
@@ -205,7 +232,7 @@ func (e *Engine) sandboxLoop(ctx context.Context, name string, api TenantCluster
 // the cancellations behind the breaker. The tasks are read last, and cancelled right after: a search
 // lives seconds, and every call between listing it and cancelling it is a chance for it to
 // finish first.
-func (e *Engine) sandboxPass(ctx context.Context, name string, api TenantCluster, defs sandbox.Definitions, res *SandboxResult, act bool) error {
+func (e *Engine) sandboxPass(ctx context.Context, name string, api TenantCluster, defs sandbox.Definitions, res *SandboxResult, rec *sandbox.Recorder, act bool) error {
 	res.Passes++
 	loads, err := api.NodeLoads(ctx)
 	if err != nil {
@@ -219,6 +246,7 @@ func (e *Engine) sandboxPass(ctx context.Context, name string, api TenantCluster
 	a := sandbox.Assess(tasks, loads, defs)
 	res.Report, res.Tasks, res.Assigned, res.Short = a.Report, len(tasks), a.Assigned, a.Shortfalls
 	e.sandboxMetrics(name, a.Report)
+	rec.Pass(a.Report, loads)
 	for _, f := range a.Report.Findings {
 		if f.Action != sandbox.ActionNone || f.Usage > f.CancelAbove {
 			e.log().Info("sandbox finding", "cluster", name, "node", f.Node, "sandbox", f.Sandbox, "resource", f.Resource,
@@ -254,6 +282,7 @@ func (e *Engine) sandboxPass(ctx context.Context, name string, api TenantCluster
 			o.Outcome, o.Why = e.cancel(ctx, api, c)
 		}
 		res.Outcomes = append(res.Outcomes, o)
+		rec.Outcome(c, o.Outcome)
 		e.log().Info("sandbox cancellation", "cluster", name, "task", c.Task, "opaque_id", c.OpaqueID, "sandbox", c.Sandbox,
 			"kind", c.Kind, "outcome", o.Outcome, "why", o.Why, "reason", c.Reason)
 	}
@@ -276,7 +305,7 @@ func (e *Engine) sandboxPass(ctx context.Context, name string, api TenantCluster
 				telemetry.Dimension{Name: "Cluster", Value: name}, telemetry.Dimension{Name: "Sandbox", Value: sb})
 		}
 	}
-	return e.publishCancellations(ctx, *res, res.Outcomes[first:])
+	return nil
 }
 
 // cancel sends one cancellation. A task that finished meanwhile is gone, not a failure.
@@ -329,21 +358,10 @@ func (e *Engine) sandboxMetrics(name string, rep sandbox.Report) {
 	e.metric(name, "SandboxFindings", telemetry.UnitCount, float64(actions))
 }
 
-// publishCancellations publishes one "Sandbox Enforced" event per cancellation outcome.
-func (e *Engine) publishCancellations(ctx context.Context, res SandboxResult, outcomes []CancelOutcome) error {
-	events := make([]bus.Event, 0, len(outcomes))
-	for _, o := range outcomes {
-		c := o.Cancellation
-		events = append(events, bus.Event{DetailType: bus.TypeSandboxEnforced, Time: e.now(), Detail: bus.SandboxEnforced{
-			Cluster: res.Cluster, Mode: string(c.Mode),
-			Actions: []string{fmt.Sprintf("%s: cancel %s (%s) on account of %s", o.Outcome, c.Task, c.OpaqueID, c.Node)},
-			Reason:  c.Reason + "; " + o.Why,
-			Cancellation: &bus.SandboxCancellation{
-				Task: c.Task, OpaqueID: c.OpaqueID, Node: c.Node, Sandbox: c.Sandbox, Resource: string(c.Resource), Enforce: string(c.Mode),
-				Figures: c.Figures, DryRun: res.DryRun, Outcome: o.Outcome,
-			},
-		}})
-	}
+// publishEnforced publishes one "Sandbox Enforced" event per sandbox with cancellations planned in
+// the invocation (enforcedEvents).
+func (e *Engine) publishEnforced(ctx context.Context, res SandboxResult) error {
+	events := enforcedEvents(res, e.now())
 	if len(events) == 0 {
 		return nil
 	}
@@ -351,4 +369,121 @@ func (e *Engine) publishCancellations(ctx context.Context, res SandboxResult, ou
 		return fmt.Errorf("sandbox %s: %w", res.Cluster, err)
 	}
 	return nil
+}
+
+// enforcedEvents summarizes an invocation's cancellation outcomes per sandbox, in the order the
+// sandboxes first lost a request: the counts by outcome, the shares freed (executed) or that
+// would have been (the others) per resource, and the first bus.MaxEnforcedRequests requests with
+// their figures, reasons and outcomes.
+func enforcedEvents(res SandboxResult, at time.Time) []bus.Event {
+	var order []string
+	by := map[string]*bus.SandboxCancellations{}
+	modes := map[string]string{}
+	for _, o := range res.Outcomes {
+		c := o.Cancellation
+		sc := by[c.Sandbox]
+		if sc == nil {
+			sc = &bus.SandboxCancellations{Sandbox: c.Sandbox, DryRun: res.DryRun, Passes: res.Passes,
+				Outcomes: map[string]int{}, Freed: map[string]float64{}}
+			by[c.Sandbox] = sc
+			order = append(order, c.Sandbox)
+			modes[c.Sandbox] = string(c.Mode)
+		}
+		sc.Count++
+		sc.Outcomes[o.Outcome]++
+		if o.Outcome == CancelExecuted {
+			sc.Freed[string(c.Resource)] += c.Freed
+		} else {
+			if sc.WouldFree == nil {
+				sc.WouldFree = map[string]float64{}
+			}
+			sc.WouldFree[string(c.Resource)] += c.Freed
+		}
+		if len(sc.Requests) < bus.MaxEnforcedRequests {
+			sc.Requests = append(sc.Requests, bus.SandboxCancellation{Task: c.Task, OpaqueID: c.OpaqueID, Node: c.Node,
+				Resource: string(c.Resource), Enforce: string(c.Mode), Kind: c.Kind, Figures: c.Figures, Outcome: o.Outcome,
+				Reason: c.Reason, Why: o.Why})
+		} else {
+			sc.Omitted++
+		}
+	}
+	events := make([]bus.Event, 0, len(order))
+	for _, name := range order {
+		sc := by[name]
+		var actions []string
+		for _, outcome := range []string{CancelExecuted, CancelDryRun, CancelSkipped, CancelGone, CancelFailed} {
+			if n := sc.Outcomes[outcome]; n > 0 {
+				actions = append(actions, fmt.Sprintf("%s: %d requests", outcome, n))
+			}
+		}
+		var nodes []string
+		for _, r := range sc.Requests {
+			if !slices.Contains(nodes, r.Node) {
+				nodes = append(nodes, r.Node)
+			}
+		}
+		reason := fmt.Sprintf("sandbox %s (%s) over its limit on %s: %d requests planned for cancellation over %d passes (%s)",
+			name, modes[name], strings.Join(nodes, ", "), sc.Count, sc.Passes, strings.Join(actions, ", "))
+		if len(sc.Freed) > 0 {
+			reason += ", freeing " + shares(sc.Freed)
+		}
+		if len(sc.WouldFree) > 0 {
+			reason += ", not freeing " + shares(sc.WouldFree)
+		}
+		reason += "; each request's figures and reason are in cancellations.requests"
+		if sc.Omitted > 0 {
+			reason += fmt.Sprintf(" (the first %d; %d more counted only)", len(sc.Requests), sc.Omitted)
+		}
+		events = append(events, bus.Event{DetailType: bus.TypeSandboxEnforced, Time: at, Detail: bus.SandboxEnforced{
+			Cluster: res.Cluster, Mode: modes[name], Actions: actions, Reason: reason, Cancellations: sc}})
+	}
+	return events
+}
+
+// shares writes per-resource sums of node shares: "1.250 of a node's cpu".
+func shares(m map[string]float64) string {
+	var parts []string
+	for _, r := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%.3f of a node's %s", m[r], r))
+	}
+	return strings.Join(parts, " and ")
+}
+
+// PutSandboxRecord writes an invocation's record to the cluster's history, expiring after ttl,
+// and says what it wrote.
+func PutSandboxRecord(ctx context.Context, store state.Store, cluster string, r sandbox.Record, ttl time.Duration) (string, error) {
+	key := state.Key{PK: pk(cluster), SK: sandboxHistoryKey(r.At)}
+	value, err := state.EncodeJSON(r)
+	if err != nil {
+		return "", err
+	}
+	if _, err := store.Put(ctx, state.Item{Key: key, Value: value, ExpiresAt: r.At.Add(ttl)}, state.Condition{}); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("recorded %s (%d bytes, %d usage rows, kept %s)", key.SK, len(value), len(r.Usage), ttl), nil
+}
+
+// SandboxHistory reads the cluster's sandbox records of the invocations that ended in [from, to],
+// oldest first, with one Query per hour the window touches.
+func SandboxHistory(ctx context.Context, store state.Store, cluster string, from, to time.Time) ([]sandbox.Record, error) {
+	if to.Before(from) {
+		return nil, fmt.Errorf("sandbox history of %s: window ends (%s) before it starts (%s)", cluster, to.Format(time.RFC3339), from.Format(time.RFC3339))
+	}
+	var out []sandbox.Record
+	for _, prefix := range sandboxHistoryPrefixes(from, to) {
+		items, err := store.Query(ctx, pk(cluster), prefix)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox history of %s: %w", cluster, err)
+		}
+		for _, it := range items {
+			r, err := state.DecodeJSON[sandbox.Record](it.Value)
+			if err != nil {
+				return nil, fmt.Errorf("sandbox history of %s: %s: %w", cluster, it.Key.SK, err)
+			}
+			if !r.At.Before(from) && !r.At.After(to) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
 }

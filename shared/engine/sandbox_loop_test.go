@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/sandbox"
 )
 
@@ -70,6 +71,41 @@ func TestSandboxLoop(t *testing.T) {
 			// Each pass cancels what the fake still lists: three per pass when hard.
 			if tc.mode == "hard" && len(api.cancelled) != 3*tc.wantPasses {
 				t.Errorf("cancel calls %d over %d passes, want 3 each", len(api.cancelled), tc.wantPasses)
+			}
+			// One event per sandbox for the whole invocation, however many passes cancelled.
+			evs := events[bus.SandboxEnforced](t, r.bus.Drain(), bus.TypeSandboxEnforced)
+			if tc.mode == "hard" {
+				if len(evs) != 1 || evs[0].Cancellations == nil || evs[0].Cancellations.Count != 3*tc.wantPasses ||
+					evs[0].Cancellations.Passes != tc.wantPasses || evs[0].Cancellations.Outcomes[CancelExecuted] != 3*tc.wantPasses {
+					t.Errorf("events got %+v, want one for noisy counting %d cancellations over %d passes", evs, 3*tc.wantPasses, tc.wantPasses)
+				}
+			} else if len(evs) != 0 {
+				t.Errorf("events got %+v, want none", evs)
+			}
+			// The invocation's record: usage per node over its passes and its cancellations.
+			recs, err := SandboxHistory(t.Context(), r.e.Store, "prod", t0, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) != 1 || recs[0].Passes != tc.wantPasses || !recs[0].At.Equal(now) || !strings.Contains(res.History, "recorded sandbox#history#") {
+				t.Fatalf("history got %+v (%s), want one record of %d passes at %s", recs, res.History, tc.wantPasses, now)
+			}
+			var noisy *sandbox.UsageRow
+			for i, u := range recs[0].Usage {
+				if u.Node == "d1" && u.Sandbox == "noisy" && u.Resource == sandbox.CPU {
+					noisy = &recs[0].Usage[i]
+				}
+			}
+			if noisy == nil || noisy.Peak < 0.749 || noisy.Peak > 0.751 || noisy.Over != tc.wantPasses {
+				t.Errorf("noisy's usage row on d1 got %+v, want peak 0.75 over its limit in all %d passes", noisy, tc.wantPasses)
+			}
+			if tc.mode == "hard" {
+				c := recs[0].Cancelled
+				if len(c) != 1 || c[0].Sandbox != "noisy" || c[0].Count[CancelExecuted] != 3*tc.wantPasses ||
+					c[0].Freed[CancelExecuted] < 0.75*float64(tc.wantPasses)-1e-6 || recs[0].PlanTotal != 3 {
+					t.Errorf("cancelled got %+v, plan total %d; want noisy's %d executed, freeing 0.75 a pass, and the last pass's 3 planned",
+						c, recs[0].PlanTotal, 3*tc.wantPasses)
+				}
 			}
 			// The alarm's metric and the dashboard's per-tenant cancellations.
 			for _, want := range []string{"SandboxOverLimit Cluster=prod,Sandbox=noisy 1.000", "SandboxOverLimit Cluster=prod,Sandbox=steady 0.000",

@@ -157,15 +157,37 @@ func TestSandboxEnforcement(t *testing.T) {
 			if !slices.Equal(outs, tc.wantOut) {
 				t.Errorf("outcomes got %v, want %v", outs, tc.wantOut)
 			}
+			// One event for the sandbox, whatever the number of its cancellations, each kept in it.
 			evs := events[bus.SandboxEnforced](t, r.bus.Drain(), bus.TypeSandboxEnforced)
-			if len(evs) != len(tc.wantOut) {
-				t.Fatalf("events got %d, want one per cancellation (%d)", len(evs), len(tc.wantOut))
+			wantEvents := min(len(tc.wantOut), 1)
+			if len(evs) != wantEvents {
+				t.Fatalf("events got %d, want %d: one per sandbox that lost requests", len(evs), wantEvents)
 			}
-			for i, ev := range evs {
-				c := ev.Cancellation
-				if c == nil || c.Outcome != tc.wantOut[i] || c.DryRun != tc.dryRun || c.Sandbox != "noisy" || c.Node != "d1" ||
-					c.Usage <= c.Limit || c.Limit < 0.17 || c.Limit > 0.19 || !strings.Contains(ev.Reason, "over its") {
-					t.Errorf("event %d got %+v (%+v)", i, ev, c)
+			for _, ev := range evs {
+				sc := ev.Cancellations
+				if sc == nil || sc.Sandbox != "noisy" || sc.Count != len(tc.wantOut) || len(sc.Requests) != len(tc.wantOut) ||
+					sc.DryRun != tc.dryRun || sc.Passes != 1 || !strings.Contains(ev.Reason, "over its limit") {
+					t.Fatalf("event got %+v (%+v)", ev, sc)
+				}
+				executed := 0
+				for i, c := range sc.Requests {
+					if c.Outcome != tc.wantOut[i] || c.Node != "d1" || c.Usage <= c.Limit || c.Limit < 0.17 || c.Limit > 0.19 ||
+						!strings.Contains(c.Reason, "cancel request") || c.Why == "" {
+						t.Errorf("request %d got %+v", i, c)
+					}
+					if c.Outcome == CancelExecuted {
+						executed++
+					}
+					sc.Outcomes[c.Outcome]--
+				}
+				for o, n := range sc.Outcomes {
+					if n != 0 {
+						t.Errorf("outcome %s counted %d more than the requests listed", o, n)
+					}
+				}
+				// Each request frees 0.25 of d1's CPU.
+				if got, want := sc.Freed["cpu"], 0.25*float64(executed); got < want-1e-6 || got > want+1e-6 {
+					t.Errorf("freed cpu got %.3f, want %.3f (%d executed)", got, want, executed)
 				}
 			}
 			// Every mode: usage and limit per sandbox, node and resource, every cycle.
