@@ -44,12 +44,10 @@ func basicAuthEnv() (string, string) {
 }
 
 // basicAuthPolicy lets a function read the secret, and only that one, when the stack names it.
-func basicAuthPolicy() any {
-	return cloudformation.If(condBasicAuthSecret,
-		map[string]any{"Statement": []any{map[string]any{
-			"Effect":   "Allow",
-			"Action":   []string{"secretsmanager:GetSecretValue"},
-			"Resource": cloudformation.Ref(paramBasicAuthSecret),
-		}}},
-		cloudformation.Ref("AWS::NoValue"))
+func basicAuthPolicy() rolePolicy {
+	return rolePolicy{name: "BasicAuthSecret", cond: condBasicAuthSecret, statements: []any{map[string]any{
+		"Effect":   "Allow",
+		"Action":   []string{"secretsmanager:GetSecretValue"},
+		"Resource": cloudformation.Ref(paramBasicAuthSecret),
+	}}}
 }

@@ -82,14 +82,21 @@ func TestBusNamePerStack(t *testing.T) {
 	}
 
 	// Every other place naming the bus refers to the EventBus resource, so it follows the name:
-	// the rules on the bus, the functions' SHARDWISE_BUS and PutEvents grants (EventBusName), the
-	// archive and the output.
+	// the rules on the bus, the functions' SHARDWISE_BUS and their roles' PutEvents grants (its
+	// Arn), the archive and the output.
 	refs := 0
 	var walk func(path string, v any)
 	walk = func(path string, v any) {
 		switch x := v.(type) {
 		case map[string]any:
 			for k, e := range x {
+				if k == "Action" && reflect.DeepEqual(e, []any{"events:PutEvents"}) {
+					// A role's PutEvents grant: on the EventBus resource's ARN.
+					refs++
+					if got := x["Resource"]; !reflect.DeepEqual(got, getAtt(busID, "Arn")) {
+						t.Errorf("%s: PutEvents on %#v, want the EventBus's Arn", path, got)
+					}
+				}
 				if (k == "EventBusName" && path != "Outputs") || k == "SHARDWISE_BUS" {
 					refs++
 					if !reflect.DeepEqual(e, ref(busID)) {

@@ -233,12 +233,12 @@ func openSearchGrants(t *testing.T, doc map[string]any, fn string) []map[string]
 			}
 			// Into a policy's statements and both branches of a condition.
 			for k, e := range x {
-				if k == "Statement" || k == "Fn::If" {
+				if k == "PolicyDocument" || k == "Statement" || k == "Fn::If" {
 					walk(e)
 				}
 			}
 		}
 	}
-	walk(get(t, doc, "Resources", logicalID(fn), "Properties", "Policies"))
+	walk(get(t, doc, "Resources", logicalID(fn)+"Role", "Properties", "Policies"))
 	return out
 }

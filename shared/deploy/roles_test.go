@@ -250,9 +250,10 @@ func templateGrants(t *testing.T) map[string]grant {
 	}
 	out := map[string]grant{}
 	for fn, id := range functionIDs {
-		policies, _ := dig(doc, "Resources", id, "Properties", "Policies").([]any)
+		// The function's role (roles.go), which the template writes rather than SAM.
+		policies, _ := dig(doc, "Resources", id+"Role", "Properties", "Policies").([]any)
 		if policies == nil {
-			t.Fatalf("%s has no Policies", id)
+			t.Fatalf("%sRole has no Policies", id)
 		}
 		g := grant{openSearch: map[string][]string{}}
 		for _, st := range statements(policies) {
@@ -288,7 +289,7 @@ func templateGrants(t *testing.T) map[string]grant {
 	return out
 }
 
-// statements collects the IAM statements of a SAM policy list, inside Fn::If branches too.
+// statements collects the IAM statements of a role's inline policies, inside Fn::If branches too.
 func statements(v any) []map[string]any {
 	var out []map[string]any
 	switch x := v.(type) {
@@ -301,7 +302,7 @@ func statements(v any) []map[string]any {
 			return []map[string]any{x}
 		}
 		for k, e := range x {
-			if k == "Statement" || k == "Fn::If" {
+			if k == "PolicyDocument" || k == "Statement" || k == "Fn::If" {
 				out = append(out, statements(e)...)
 			}
 		}

@@ -87,6 +87,7 @@ func Template(opts Options) (*cloudformation.Template, error) {
 	}
 	for _, fn := range functions() {
 		t.Resources[logicalID(fn.name)] = lambda(fn, opts)
+		t.Resources[functionRoleID(fn)] = functionRole(fn)
 		t.Resources[logGroupID(fn.name)] = logGroup()
 		if fn.publicWebhook {
 			for id, r := range webhookResources(logicalID(fn.name)) {
@@ -392,7 +393,7 @@ func lambda(fn function, opts Options) withProperties {
 	}
 
 	extra := map[string]any{
-		"Policies":      iamPolicies(fn),
+		"Role":          cloudformation.GetAtt(functionRoleID(fn), "Arn"),
 		"LoggingConfig": loggingConfig(fn.name),
 		"VpcConfig":     vpcConfig(),
 	}
@@ -419,19 +420,22 @@ func lambda(fn function, opts Options) withProperties {
 
 // iamPolicies grants each function exactly what its code calls: its DynamoDB actions on the
 // table (none for a function that keeps no state), PutEvents on the bus, the configuration parameter when the stack names one and, when a
-// domain is given, its OpenSearch requests by method and path.
-func iamPolicies(fn function) []any {
-	var policies []any
+// domain is given, its OpenSearch requests by method and path. They are the inline policies of
+// the function's role (functionRole).
+func iamPolicies(fn function) []rolePolicy {
+	var policies []rolePolicy
 	if len(fn.dynamoDB) > 0 {
-		policies = append(policies, map[string]any{"Statement": []any{dynamoDBStatement(fn.dynamoDB)}})
+		policies = append(policies, rolePolicy{name: "StateTable", statements: []any{dynamoDBStatement(fn.dynamoDB)}})
 	}
-	policies = append(policies, map[string]any{"EventBridgePutEventsPolicy": map[string]any{"EventBusName": cloudformation.Ref(busID)}})
+	policies = append(policies, rolePolicy{name: "EventBus", statements: []any{map[string]any{
+		"Effect":   "Allow",
+		"Action":   []string{"events:PutEvents"},
+		"Resource": cloudformation.GetAtt(busID, "Arn"),
+	}}})
 	if len(fn.openSearch) > 0 {
-		policies = append(policies, cloudformation.If(condHasDomain,
-			map[string]any{"Statement": openSearchStatements(fn.openSearch)},
-			cloudformation.Ref("AWS::NoValue")))
+		policies = append(policies, rolePolicy{name: "Domains", cond: condHasDomain, statements: openSearchStatements(fn.openSearch)})
 	}
-	policies = append(policies, configParameterPolicy())
+	policies = append(policies, rolePolicy{name: "ConfigParameter", cond: condHasConfig, statements: configParameterStatements()})
 	if fn.publicWebhook {
 		policies = append(policies, webhookSecretPolicy())
 	}
@@ -441,16 +445,20 @@ func iamPolicies(fn function) []any {
 	return policies
 }
 
-// configParameterPolicy lets a function read the configuration parameter, and only that one,
-// when the stack names it (see webhookSecretPolicy for SecureString decryption).
+// configParameterStatements let a function or the cadence read the configuration parameter, and
+// only that one (see webhookSecretPolicy for SecureString decryption).
+func configParameterStatements() []any {
+	return []any{map[string]any{
+		"Effect":   "Allow",
+		"Action":   []string{"ssm:GetParameter"},
+		"Resource": cloudformation.Sub("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${" + paramConfig + "}"),
+	}}
+}
+
+// configParameterPolicy is configParameterStatements as an entry of a SAM policy list, when the
+// stack names the parameter.
 func configParameterPolicy() any {
-	return cloudformation.If(condHasConfig,
-		map[string]any{"Statement": []any{map[string]any{
-			"Effect":   "Allow",
-			"Action":   []string{"ssm:GetParameter"},
-			"Resource": cloudformation.Sub("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${" + paramConfig + "}"),
-		}}},
-		cloudformation.Ref("AWS::NoValue"))
+	return cloudformation.If(condHasConfig, map[string]any{"Statement": configParameterStatements()}, cloudformation.Ref("AWS::NoValue"))
 }
 
 // withProperties renders a goformation resource with additional Properties that goformation v7

@@ -117,6 +117,10 @@ func TestTemplateResources(t *testing.T) {
 		// The dashboard (dashboard.go).
 		"Dashboard": "AWS::CloudWatch::Dashboard",
 	}
+	// Each function's role (roles.go).
+	for _, fn := range functions() {
+		wantTypes[functionRoleID(fn)] = "AWS::IAM::Role"
+	}
 	// The alarms of each AlarmClusters slot (alarms.go).
 	for i := range alarmSlots {
 		for _, id := range []string{latencyAlarmID(i), writeQueueAlarmID(i), rejectedAlarmID(i)} {
@@ -309,7 +313,23 @@ func TestFunctions(t *testing.T) {
 			}
 
 			checkRules(t, props.(map[string]any), tc.rules)
-			checkPolicies(t, props, tc.openSearch, tc.publicWebhook, tc.stateless)
+			var spec function
+			for _, f := range functions() {
+				if logicalID(f.name) == tc.id {
+					spec = f
+				}
+			}
+			policies, deadLetters := rolePolicies(t, doc, spec)
+			checkPolicies(t, policies, tc.openSearch, tc.publicWebhook, tc.stateless)
+			// A function EventBridge invokes sends its failed events to the dead-letter queue.
+			wantDLQ := map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "Action": []any{"sqs:SendMessage"},
+				"Resource": getAtt("DeadLetterQueue", "Arn")}}}
+			if len(tc.rules) == 0 {
+				wantDLQ = nil
+			}
+			if !reflect.DeepEqual(deadLetters, toAnyOrNil(wantDLQ)) {
+				t.Errorf("dead-letter policy: got %#v, want %#v", deadLetters, wantDLQ)
+			}
 
 			_, hasURL := props.(map[string]any)["FunctionUrlConfig"]
 			if hasURL != tc.functionURL {
@@ -373,11 +393,18 @@ func checkRules(t *testing.T, props map[string]any, want map[string]rule) {
 	}
 }
 
-func checkPolicies(t *testing.T, props any, openSearch []string, publicWebhook, stateless bool) {
+// toAnyOrNil is m as an any, nil for a nil map.
+func toAnyOrNil(m map[string]any) any {
+	if m == nil {
+		return nil
+	}
+	return m
+}
+
+func checkPolicies(t *testing.T, policyList []any, openSearch []string, publicWebhook, stateless bool) {
 	t.Helper()
 	// Which actions and paths each function is granted is TestRolesMatchCalls's business: it
-	// compares them with the calls the code makes. Here, the shape of the list.
-	policyList := get(t, props, "Policies").([]any)
+	// compares them with the calls the code makes. Here, the shape of the list (rolePolicies).
 	want := 3 // the table, the bus and the configuration parameter
 	if stateless {
 		want--
@@ -408,7 +435,8 @@ func checkPolicies(t *testing.T, props any, openSearch []string, publicWebhook, 
 		}
 		next++
 	}
-	wantBus := map[string]any{"EventBridgePutEventsPolicy": map[string]any{"EventBusName": ref("EventBus")}}
+	wantBus := map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "Action": []any{"events:PutEvents"},
+		"Resource": getAtt("EventBus", "Arn")}}}
 	if got := policyList[next]; !reflect.DeepEqual(got, wantBus) {
 		t.Errorf("bus policy: got %#v, want %#v", got, wantBus)
 	}

@@ -97,14 +97,12 @@ func webhookEnv() (string, string) {
 // webhookSecretPolicy lets the function read the secret's parameter. A SecureString under the
 // AWS managed key aws/ssm needs no kms:Decrypt grant: that key's policy allows its use through SSM
 // to every principal of the account.
-func webhookSecretPolicy() any {
-	return cloudformation.If(condPublicWebhook,
-		map[string]any{"Statement": []any{map[string]any{
-			"Effect":   "Allow",
-			"Action":   []string{"ssm:GetParameter"},
-			"Resource": cloudformation.Sub("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${" + paramWebhookSecret + "}"),
-		}}},
-		cloudformation.Ref("AWS::NoValue"))
+func webhookSecretPolicy() rolePolicy {
+	return rolePolicy{name: "WebhookSecret", cond: condPublicWebhook, statements: []any{map[string]any{
+		"Effect":   "Allow",
+		"Action":   []string{"ssm:GetParameter"},
+		"Resource": cloudformation.Sub("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${" + paramWebhookSecret + "}"),
+	}}}
 }
 
 // The public webhook's concurrency limit. The URL is on an alias of the ingest function, and

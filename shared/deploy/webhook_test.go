@@ -25,13 +25,14 @@ func TestPublicWebhook(t *testing.T) {
 			"Action": "lambda:InvokeFunctionUrl", "FunctionName": ref("WebhookAlias"), "Principal": "*", "FunctionUrlAuthType": "NONE"}},
 		{"the alias may be invoked through its URL only", []any{"WebhookInvokeViaUrl", "Properties"}, map[string]any{
 			"Action": "lambda:InvokeFunction", "FunctionName": ref("WebhookAlias"), "Principal": "*", "InvokedViaFunctionUrl": true}},
-		{"the function reads the secret's parameter", []any{"IngestFunction", "Properties", "Policies", 4}, map[string]any{"Fn::If": []any{
+		{"the function reads the secret's parameter", []any{"IngestFunctionRole", "Properties", "Policies", 4}, map[string]any{"Fn::If": []any{
 			"HasPublicWebhook",
-			map[string]any{"Statement": []any{map[string]any{
-				"Effect":   "Allow",
-				"Action":   []any{"ssm:GetParameter"},
-				"Resource": map[string]any{"Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${WebhookSecretParameter}"},
-			}}},
+			map[string]any{"PolicyName": "IngestFunctionWebhookSecret", "PolicyDocument": map[string]any{"Version": "2012-10-17",
+				"Statement": []any{map[string]any{
+					"Effect":   "Allow",
+					"Action":   []any{"ssm:GetParameter"},
+					"Resource": map[string]any{"Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${WebhookSecretParameter}"},
+				}}}},
 			ref("AWS::NoValue"),
 		}}},
 		{"no secret, no public webhook", []any{"..", "Conditions", "HasPublicWebhook"}, map[string]any{
