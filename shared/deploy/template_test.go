@@ -257,9 +257,9 @@ func TestFunctions(t *testing.T) {
 			name:   "sandbox",
 			id:     "SandboxFunction",
 			memory: 128,
-			// Lists and cancels tasks; creates, updates and deletes workload-management groups.
+			// Lists and cancels tasks; creates, updates and deletes workload-management groups;
+			// writes its cluster's sandbox history (PutItem), so not stateless.
 			openSearch: []string{"es:ESHttpDelete", "es:ESHttpGet", "es:ESHttpPost", "es:ESHttpPut"},
-			stateless:  true,
 			rules:      map[string]rule{"StatsIngested": {onBus: true, pattern: statsIngested}},
 		},
 	}
