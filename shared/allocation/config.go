@@ -41,6 +41,11 @@ type Config struct {
 	// the files, then w × (bytes/rate) / TranslogReplaySpeed for the replay, and relief options are
 	// weighed by when their relocations end. 0 leaves the replay out of the estimate.
 	TranslogReplaySpeed float64 `json:"translog_replay_speed"`
+	// ReliefCoolingOff: a kind of relief plan (move, count-swap, swap, chain, bundle) whose moves
+	// completed without the hot node's WRITE load falling as projected is not planned on that node
+	// again for this long, unless the node's load changed by a fifth of its threads since; 0 tries it
+	// again at once.
+	ReliefCoolingOff duration.Duration `json:"relief_cooling_off"`
 	// BuiltinBalancer models OpenSearch's own count balancer so moves do not invite it to undo them.
 	BuiltinBalancer BuiltinBalancer `json:"builtin_balancer"`
 	// ExcludedNodes are node names or ids being drained or shut down: nothing is moved onto them.
@@ -81,6 +86,8 @@ func DefaultConfig() Config {
 		// 0.48 over runs), the simulator's default too: a copy written at 4 threads takes 11 times
 		// its file copy to relocate.
 		TranslogReplaySpeed: DefaultTranslogReplaySpeed,
+		// An hour: as long as a copy is kept off a node it left.
+		ReliefCoolingOff: duration.Duration(time.Hour),
 		// OpenSearch defaults: balance.shard 0.45, balance.index 0.55, balance.threshold 1.0.
 		BuiltinBalancer: BuiltinBalancer{Enabled: true, Shard: 0.45, Index: 0.55, Threshold: 1},
 	}
@@ -122,6 +129,7 @@ func (c Config) Validate() error {
 	check(c.TranslogReplaySpeed >= 0 && !math.IsInf(c.TranslogReplaySpeed, 0), "translog_replay_speed",
 		"%v must be ≥ 0 (0: the replay is not estimated)", c.TranslogReplaySpeed)
 	check(c.ColocationEvery >= 0 && c.ColocationEvery <= maxPeriod, "colocation_every", "%v must be between 0 and %v", c.ColocationEvery, maxPeriod)
+	check(c.ReliefCoolingOff >= 0 && c.ReliefCoolingOff <= maxPeriod, "relief_cooling_off", "%v must be between 0 and %v", c.ReliefCoolingOff, maxPeriod)
 	if c.BuiltinBalancer.Enabled {
 		check(c.BuiltinBalancer.Shard >= 0 && c.BuiltinBalancer.Index >= 0 && c.BuiltinBalancer.Shard+c.BuiltinBalancer.Index > 0,
 			"builtin_balancer", "weights shard=%v index=%v must be ≥ 0 and not both 0", c.BuiltinBalancer.Shard, c.BuiltinBalancer.Index)

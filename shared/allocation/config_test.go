@@ -21,6 +21,9 @@ func TestConfigValidate(t *testing.T) {
 		{"index balance factor under 1", func(c *Config) { c.IndexBalanceFactor = 0.5 }, "allocation.index_balance_factor"},
 		{"drain within zero", func(c *Config) { c.DrainWithin = 0 }, "allocation.drain_within"},
 		{"negative colocation pace", func(c *Config) { c.ColocationEvery = -1 }, "allocation.colocation_every"},
+		{"negative relief cooling-off", func(c *Config) { c.ReliefCoolingOff = -1 }, "allocation.relief_cooling_off"},
+		{"relief cooling-off over a day", func(c *Config) { c.ReliefCoolingOff = maxPeriod + 1 }, "allocation.relief_cooling_off"},
+		{"no relief cooling-off", func(c *Config) { c.ReliefCoolingOff = 0 }, ""},
 		{"builtin weights both zero", func(c *Config) { c.BuiltinBalancer.Shard, c.BuiltinBalancer.Index = 0, 0 }, "allocation.builtin_balancer"},
 		{"builtin threshold zero", func(c *Config) { c.BuiltinBalancer.Threshold = 0 }, "allocation.builtin_balancer.threshold"},
 		{"builtin off: its weights are not checked", func(c *Config) {

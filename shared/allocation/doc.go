@@ -72,4 +72,18 @@
 // the node's recovery limits. A group must take a quarter
 // of its hot copy's load off the node (a trade of near-equal copies is not relief), and a copy does
 // not go back within the hour to a node it left unless that node's load changed ([Memory.Departed]).
+//
+// # What a relief group did
+//
+// Each group planned for a hot node is kept as a [ReliefProjection] in [Memory.Projections]: its
+// kind ([PlanMove], [PlanCountSwap], [PlanSwap], [PlanChain], [PlanBundle]), the hot node's load
+// then and what the group was to leave on it and on its target. Once every copy is started on its
+// target, the first sample whose interval starts after that measures the node again (measure.go):
+// a [Measurement] in a note, [NoteReliefMeasured] when its WRITE load fell as projected (short by at
+// most half the projected relief or 5 % of its threads), [NoteReliefMissed] when it did not. A
+// group the move function never issued is dropped after an hour. A kind of plan that relieved
+// nothing is not planned on that node again for ReliefCoolingOff ([Memory.Missed]) unless the
+// node's load changed by a fifth of its threads: the search tries the other kinds, and if none fits
+// the node is an unrelieved hotspot whose reason carries the measured figures
+// ([NoteKindCoolingOff]), never a scale-up.
 package allocation

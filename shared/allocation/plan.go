@@ -120,6 +120,9 @@ type Note struct {
 	Index  string `json:"index,omitempty"`
 	Shard  *int   `json:"shard,omitempty"`
 	Reason string `json:"reason"`
+	// Measurement is a relief group's projection against what the samples after it measured
+	// (notes relief-measured, relief-missed and kind-cooling-off).
+	Measurement *Measurement `json:"measurement,omitempty"`
 }
 
 // The bounds that prove the cluster needs more or bigger nodes; a ScaleUp names the one that held.
@@ -175,6 +178,11 @@ type Memory struct {
 	// utilization then: a copy does not go back to a node it left within the hour unless the
 	// node's load changed by returnLoadChange since.
 	Departed []Departure `json:"departed,omitempty"`
+	// Projections are the relief groups planned whose effect is not measured yet (see measure.go).
+	Projections []ReliefProjection `json:"projections,omitempty"`
+	// Missed are the measurements of relief groups that relieved nothing, one per hot node and
+	// kind of plan, kept for Config.ReliefCoolingOff (see coolingOff).
+	Missed []Measurement `json:"missed,omitempty"`
 }
 
 // Departure is a copy planned off a node.
@@ -229,6 +237,13 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, heapScreen bool) 
 			p.departed = append(p.departed, d)
 		}
 	}
+	p.measured = measuredLoads(snap, hotspots)
+	for _, m := range mem.Missed {
+		if snap.At.Sub(m.MeasuredAt) < cfg.ReliefCoolingOff.Std() {
+			p.missed = append(p.missed, m)
+		}
+	}
+	p.projections = p.measure(mem.Projections)
 	p.unassigned()
 	p.cannotRemain()
 	p.hotspots(hotspots)
@@ -238,6 +253,7 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, heapScreen bool) 
 		}
 	}
 	next.Departed = slices.Clone(p.departed)
+	next.Projections, next.Missed = p.projections, p.missed
 	for _, m := range p.plan.Moves {
 		next.Departed = append(next.Departed, Departure{Index: m.Index, Shard: m.Shard, Node: m.From, At: snap.At,
 			Utilization: v.Snap.NodeByID(m.From).Write.Load / float64(max(v.Snap.NodeByID(m.From).Write.Threads, 1))})
@@ -338,6 +354,11 @@ type planner struct {
 	screened   int  // home searches heapRefusesAll skipped
 	// departed is the memory's departures within returnWithin (see returning).
 	departed []Departure
+	// measured is each node's measured WRITE load (measuredLoads); projections the relief groups
+	// waiting to be measured, this cycle's included; missed the kinds of plan cooling off.
+	measured    map[string]float64
+	projections []ReliefProjection
+	missed      []Measurement
 }
 
 // heapRefusesAll reports whether the heap decider says NO to every node but c's own for c. That

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/shardwise/shardwise/shared/cluster"
 )
@@ -105,6 +106,8 @@ type search struct {
 	// takes other copies to other nodes.
 	skipShards map[cluster.ShardID]bool
 	skipNodes  map[string]bool
+	// cooled holds, per kind of plan, the measurement that kept it off this node (coolingOff).
+	cooled map[string]*Measurement
 }
 
 func (s *search) spent() bool { return s.bounds.Evaluations >= s.bounds.MaxEvaluations }
@@ -239,6 +242,7 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 	aloneHot := v.Cfg.AllocationUtilization * float64(p.largestNode())
 	order := ChooseOrder(copies, aloneHot, v.Cfg.MinShardWriteLoad)
 	best, srch := p.searchRelief(node, order, goal)
+	cooled := p.coolingNotes(node, srch, best)
 	if best != nil {
 		p.addOption(h, node, goal, best)
 		return reliefPlanned, nil
@@ -263,11 +267,32 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 		c := order[0].Copy
 		why = fmt.Sprintf("; its first candidate %s[%d] (%.2f WRITE threads): %s", c.Index, c.Shard, order[0].Load, p.blockers(c))
 	}
-	reason := fmt.Sprintf("%s is hot and no move, swap or chain within the search bounds (%s) lowers the excess over the goal%s; this is the planner's shortfall, not a proof that the cluster lacks room",
-		node.Name, srch.bounds, why)
+	reason := fmt.Sprintf("%s is hot and no move, swap or chain within the search bounds (%s) lowers the excess over the goal%s%s; this is the planner's shortfall, not a proof that the cluster lacks room",
+		node.Name, srch.bounds, why, cooled)
 	p.note(NoteUnrelieved, node.Name, "", nil, "%s", reason)
 	p.plan.Unrelieved = append(p.plan.Unrelieved, Unrelieved{Node: node.ID, NodeName: node.Name, Reason: reason, Search: srch.bounds})
 	return reliefNone, nil
+}
+
+// coolingNotes notes each kind of plan the search passed over on node because it measured no relief
+// there (search.cooled), saying what was planned instead, and returns the measurements for the
+// unrelieved note's reason ("" when none).
+func (p *planner) coolingNotes(node *cluster.Node, srch *search, best *option) string {
+	if len(srch.cooled) == 0 {
+		return ""
+	}
+	instead := "no other kind of plan fits"
+	if best != nil {
+		instead = "a " + best.kind + " is planned instead"
+	}
+	var parts []string
+	for _, kind := range slices.Sorted(maps.Keys(srch.cooled)) {
+		m := srch.cooled[kind]
+		p.measureNote(NoteKindCoolingOff, *m, "%s: no %s is planned until %s or its load changes by %.0f%% of its threads (now %.2f WRITE threads): %s; %s",
+			node.Name, kind, m.MeasuredAt.Add(p.v.Cfg.ReliefCoolingOff.Std()).UTC().Format(time.TimeOnly), returnLoadChange*100, p.measured[node.ID], m, instead)
+		parts = append(parts, fmt.Sprintf("%s (%.2f threads projected off, %.2f measured)", kind, m.ProjectedRelief(), m.MeasuredRelief()))
+	}
+	return "; kinds of plan not repeated because they relieved nothing here: " + strings.Join(parts, ", ")
 }
 
 // withinRecoveries reports whether the group, with the recoveries in flight and those planned this
@@ -600,7 +625,7 @@ func (s *search) bundle(first *option, order []Candidate, goal float64) *option 
 		if !s.p.withinRecoveries(group) {
 			break
 		}
-		merged := s.admit(group, "bundle", out.target, out.rank)
+		merged := s.admit(group, PlanBundle, out.target, out.rank)
 		if merged == nil {
 			break
 		}
@@ -667,7 +692,7 @@ func (s *search) bestFor(cand Candidate) *option {
 		}
 		m := s.move(c, cand.Load, t, vs)
 		if Worst(vs) == Yes {
-			if o := s.admit([]Move{m}, "move", t, rank); o != nil {
+			if o := s.admit([]Move{m}, PlanMove, t, rank); o != nil {
 				return o
 			}
 			continue
@@ -676,7 +701,7 @@ func (s *search) bestFor(cand Candidate) *option {
 		// index-balance decider (a copy of the same index back) and the write-load one (cooler
 		// copies back) where the move alone meets neither.
 		preferredOnly = append(preferredOnly, t)
-		for _, o := range []*option{s.admit([]Move{m}, "move", t, rank), s.swap(m, t, rank)} {
+		for _, o := range []*option{s.admit([]Move{m}, PlanMove, t, rank), s.swap(m, t, rank)} {
 			if o != nil && (best == nil || better(o, best, goal)) {
 				best = o
 			}
@@ -725,7 +750,15 @@ func (s *search) admit(group []Move, kind string, t *cluster.Node, rank int) *op
 		if !ok {
 			return nil
 		}
-		kind = "count-swap"
+		kind = PlanCountSwap
+	}
+	if m := s.p.coolingOff(s.src.ID, kind); m != nil {
+		// That kind of plan relieved nothing here a short while ago, and nothing changed since.
+		if s.cooled == nil {
+			s.cooled = map[string]*Measurement{}
+		}
+		s.cooled[kind] = m
+		return nil
 	}
 	o := &option{group: group, judged: judged, kind: kind, target: t, rank: rank}
 	src := s.src.ID
@@ -807,7 +840,7 @@ func (s *search) swap(m Move, t *cluster.Node, rank int) *option {
 		for _, c := range set {
 			group = append(group, newMove(c, t, s.src, c.WriteLoad, PhaseSwapReturn))
 		}
-		if o := s.admit(group, "swap", t, rank); o != nil {
+		if o := s.admit(group, PlanSwap, t, rank); o != nil {
 			return o
 		}
 	}
@@ -858,7 +891,7 @@ func (s *search) chain(hot *cluster.Copy, load float64, t *cluster.Node, rank in
 	}
 	if len(pairs)+len(back)+1 <= chainDepth+1 {
 		group := append(append(append([]Move(nil), pairs...), s.move(hot, load, t, nil)), back...)
-		return s.admit(group, "chain", t, rank)
+		return s.admit(group, PlanChain, t, rank)
 	}
 	return nil
 }
@@ -924,6 +957,7 @@ func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *opti
 		tier = fmt.Sprintf(", tier %d of the ½-of-hottest heuristic", o.tier)
 	}
 	pr := v.Project(o.group, hi)
+	p.project(node, o, pr.TargetAfter)
 	// Estimated before the group joins the plan: recoverySharers counts the group itself.
 	est := make([]RelocationEstimate, len(o.group))
 	for i, m := range o.group {

@@ -326,7 +326,7 @@ func TestDurationsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"queue_latency_threshold":"3s"`, `"refresh_period":"30s"`, `"snapshot_ttl":"2h0m0s"`,
-		`"max_search_latency":"200ms"`, `"max_stats_age":"1m0s"`, `"colocation_every":"10m0s"`, `"node_left_delay":"1m0s"`} {
+		`"max_search_latency":"200ms"`, `"max_stats_age":"1m0s"`, `"colocation_every":"10m0s"`, `"relief_cooling_off":"1h0m0s"`, `"node_left_delay":"1m0s"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("marshalled config lacks %s:\n%s", want, b)
 		}

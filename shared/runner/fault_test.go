@@ -243,7 +243,9 @@ func runFaultSeed(t *testing.T, seed uint64, counts map[string]*atomic.Int64, in
 	injected.Add(int64(len(faults)))
 
 	var ontoExcluded []string
+	var ticks []Tick
 	opts.OnTick = func(tk Tick) {
+		ticks = append(ticks, tk)
 		for _, m := range tk.Moves {
 			if excluded != "" && strings.HasSuffix(m, "→"+excluded) {
 				ontoExcluded = append(ontoExcluded, fmt.Sprintf("%v: %s", tk.At, m))
@@ -267,6 +269,9 @@ func runFaultSeed(t *testing.T, seed uint64, counts map[string]*atomic.Int64, in
 	violations.Add(int64(res.SafetyViolations))
 	if res.SafetyViolations != 0 {
 		t.Errorf("seed %d (faults %v): %d safety violations: %+v", seed, faults, res.SafetyViolations, res.Violations)
+	}
+	for _, v := range churnViolations(ticks, opts.Config.Allocation.ReliefCoolingOff.Std()) {
+		t.Errorf("seed %d (faults %v): churn: %s", seed, faults, v)
 	}
 	if len(ontoExcluded) > 0 {
 		t.Errorf("seed %d (faults %v): moves onto %s, which the config excludes: %v", seed, faults, excluded, ontoExcluded)

@@ -236,6 +236,9 @@ func TestRandomClusters(t *testing.T) {
 				if res.SafetyViolations != 0 {
 					t.Errorf("%v: safety violations %d: %+v", c, res.SafetyViolations, res.Violations)
 				}
+				for _, v := range churnViolations(ticks, config.Default().Allocation.ReliefCoolingOff.Std()) {
+					t.Errorf("%v: churn: %s", c, v)
+				}
 				limit := gap{ratio: randomReliefLimit}
 				if g, ok := randomGaps[seed]; ok {
 					limit = g

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/baseline/sway"
 	"github.com/shardwise/shardwise/shared/bus"
 	"github.com/shardwise/shardwise/shared/collect"
@@ -106,6 +107,10 @@ type Tick struct {
 	ScaleUpBound string
 	// Report is the simulator's own view of the tick: true loads, threads, queues.
 	Report sim.TickReport
+	// Plans are the plans detect made this tick (not those it found already made), and Issued the
+	// moves the move function executed (or dry-ran), as planned: loads, phases and swap groups.
+	Plans  []allocation.Plan
+	Issued []allocation.Move
 }
 
 // Result is the run result of docs/scenarios.md.
@@ -500,6 +505,7 @@ func (r *run) invoke(ctx context.Context, eng *engine.Engine, fn, cluster, key s
 		if !dr.Repeated {
 			r.mu.Lock()
 			r.planMs = append(r.planMs, float64(dr.PlanTime.Microseconds())/1000)
+			t.Plans = append(t.Plans, dr.Plan)
 			r.mu.Unlock()
 		}
 	case bus.FunctionReplicas:
@@ -534,6 +540,7 @@ func (r *run) invoke(ctx context.Context, eng *engine.Engine, fn, cluster, key s
 		for _, o := range mr.Outcomes {
 			if o.Outcome == engine.OutcomeExecuted || o.Outcome == engine.OutcomeDryRun {
 				t.Moves = append(t.Moves, fmt.Sprintf("%s %s[%d] %s→%s", o.Outcome, o.Move.Index, o.Move.Shard, o.Move.FromName, o.Move.ToName))
+				t.Issued = append(t.Issued, o.Move)
 			}
 		}
 	default:
