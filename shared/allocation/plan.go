@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -255,6 +256,11 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, heapScreen bool) 
 	next.Departed = slices.Clone(p.departed)
 	next.Projections, next.Missed = p.projections, p.missed
 	for _, m := range p.plan.Moves {
+		// A move planned again (its last plan did not run) replaces its earlier departure: the
+		// memory holds one per copy and node, not one per cycle.
+		next.Departed = slices.DeleteFunc(next.Departed, func(d Departure) bool {
+			return d.Index == m.Index && d.Shard == m.Shard && d.Node == m.From
+		})
 		next.Departed = append(next.Departed, Departure{Index: m.Index, Shard: m.Shard, Node: m.From, At: snap.At,
 			Utilization: v.Snap.NodeByID(m.From).Write.Load / float64(max(v.Snap.NodeByID(m.From).Write.Threads, 1))})
 	}
@@ -340,9 +346,9 @@ type planner struct {
 	touched      map[string]bool            // nodes a planned move leaves or enters this cycle
 	byNode       map[string][]*cluster.Copy // started copies per node in the snapshot
 	sorted       map[string]bool            // byNode lists already sorted hottest first
-	// incoming counts, per node, the peer recoveries into it: in flight in the snapshot (taken on
-	// first use) and planned this cycle.
-	incoming map[string]int
+	// incoming and outgoing count, per node, the peer recoveries into and out of it: in flight in
+	// the snapshot (taken on first use, countRecoveries) and planned this cycle.
+	incoming, outgoing map[string]int
 	// inFlight counts, per node, the recoveries in flight in the snapshot (recoveriesInFlight).
 	inFlight map[string]int
 	// applied counts the moves added to the view; heapFull caches heapRefusesAll per source node
@@ -421,27 +427,43 @@ func (p *planner) recoveriesInFlight() map[string]int {
 	return p.inFlight
 }
 
+// countRecoveries counts, on first use, the peer recoveries in flight in the snapshot and those
+// planned so far, into and out of each node.
+func (p *planner) countRecoveries() {
+	if p.incoming != nil {
+		return
+	}
+	p.incoming, p.outgoing = map[string]int{}, map[string]int{}
+	for i := range p.v.Snap.Copies {
+		c := &p.v.Snap.Copies[i]
+		switch {
+		case c.State == cluster.StateRelocating && c.RelocatingNode != "":
+			p.incoming[c.RelocatingNode]++
+			p.outgoing[c.Node]++
+		case c.State == cluster.StateInitializing && !c.Primary && c.Node != "":
+			p.incoming[c.Node]++
+		}
+	}
+	for _, m := range p.plan.Moves {
+		p.incoming[m.To]++
+		p.outgoing[m.From]++
+	}
+}
+
 // incomingFree reports whether a node can start one more incoming recovery under
 // node_concurrent_incoming_recoveries, counting those in flight and those planned this cycle.
 // OpenSearch runs an explicit reroute move even when throttled, but shardwise holds its moves to
 // the cluster's limit, so a move to a full node would only be refused.
 func (p *planner) incomingFree(node string) bool {
-	if p.incoming == nil {
-		p.incoming = map[string]int{}
-		for i := range p.v.Snap.Copies {
-			c := &p.v.Snap.Copies[i]
-			switch {
-			case c.State == cluster.StateRelocating && c.RelocatingNode != "":
-				p.incoming[c.RelocatingNode]++
-			case c.State == cluster.StateInitializing && !c.Primary && c.Node != "":
-				p.incoming[c.Node]++
-			}
-		}
-		for _, m := range p.plan.Moves {
-			p.incoming[m.To]++
-		}
-	}
+	p.countRecoveries()
 	return p.incoming[node] < p.v.Snap.Settings.Recoveries.Effective().NodeIncoming
+}
+
+// outgoingFree reports whether a node can start one more outgoing recovery under
+// node_concurrent_outgoing_recoveries, counting those in flight and those planned this cycle.
+func (p *planner) outgoingFree(node string) bool {
+	p.countRecoveries()
+	return p.outgoing[node] < p.v.Snap.Settings.Recoveries.Effective().NodeOutgoing
 }
 
 func (p *planner) note(kind, node, index string, shard *int, reason string, args ...any) {
@@ -466,6 +488,24 @@ func (p *planner) movable(c *cluster.Copy) bool {
 
 func (p *planner) cannotRemain() {
 	v := p.v
+	// Copies held back are told in one note per node, decider and cause, not one per copy: a
+	// node over the heap limit can hold thousands, and the plan is stored and published each cycle.
+	type held struct {
+		node    string
+		no      Verdict
+		waiting bool // a home exists but a recovery slot does not
+		copies  []string
+	}
+	var holds []*held
+	hold := func(node *cluster.Node, c *cluster.Copy, no Verdict, waiting bool) {
+		for _, h := range holds {
+			if h.node == node.Name && h.no.Decider == no.Decider && h.waiting == waiting {
+				h.copies = append(h.copies, fmt.Sprintf("%s[%d]", c.Index, c.Shard))
+				return
+			}
+		}
+		holds = append(holds, &held{node: node.Name, no: no, waiting: waiting, copies: []string{fmt.Sprintf("%s[%d]", c.Index, c.Shard)}})
+	}
 	for i := range v.Snap.Copies {
 		c := &v.Snap.Copies[i]
 		if !p.movable(c) {
@@ -486,18 +526,24 @@ func (p *planner) cannotRemain() {
 		if no == nil {
 			continue
 		}
+		// The cluster's recovery limits pace a drain: more moves than it runs at once would only be
+		// refused, and the next cycle plans the next ones from what has moved.
+		if !p.outgoingFree(node.ID) {
+			hold(node, c, *no, true)
+			continue
+		}
 		// Any node but a NO: a NOT_PREFERRED home beats one that must not keep it.
 		var (
 			target   *cluster.Node
 			verdicts []Verdict
 			ok       bool
+			waiting  bool
 		)
 		if !p.heapRefusesAll(c) {
-			target, verdicts, ok = p.bestTarget(c, NotPreferred)
+			target, verdicts, ok, waiting = p.bestTarget(c, NotPreferred, true)
 		}
 		if !ok {
-			shard := c.Shard
-			p.note(NoteCannotRemain, node.Name, c.Index, &shard, "%s[%d] may not remain on %s (%s) but no node can take it", c.Index, c.Shard, node.Name, no.Why())
+			hold(node, c, *no, waiting)
 			continue
 		}
 		m := newMove(c, node, target, c.WriteLoad, PhaseCannotRemain)
@@ -505,6 +551,36 @@ func (p *planner) cannotRemain() {
 		m.Reason = fmt.Sprintf("may not remain on %s: %s [%s]; %s takes it", node.Name, no.Why(), no.Decider, target.Name)
 		p.add(m)
 	}
+	lim := v.Snap.Settings.Recoveries.Effective()
+	for _, h := range holds {
+		if len(h.copies) == 1 && !h.waiting {
+			c := h.copies[0]
+			index, shard := splitCopyName(c)
+			p.note(NoteCannotRemain, h.node, index, &shard, "%s may not remain on %s (%s) but no node can take it", c, h.node, h.no.Why())
+			continue
+		}
+		list := strings.Join(h.copies[:min(len(h.copies), heldListed)], ", ")
+		if more := len(h.copies) - heldListed; more > 0 {
+			list += fmt.Sprintf(" and %d more", more)
+		}
+		if h.waiting {
+			p.note(NoteCannotRemain, h.node, "", nil, "%d copies may not remain on %s (%s [%s]) and wait for a recovery slot (node_concurrent_outgoing_recoveries %d, node_concurrent_incoming_recoveries %d); the next cycles move them: %s",
+				len(h.copies), h.node, h.no.Why(), h.no.Decider, lim.NodeOutgoing, lim.NodeIncoming, list)
+			continue
+		}
+		p.note(NoteCannotRemain, h.node, "", nil, "%d copies may not remain on %s (%s [%s]) but no node can take them: %s",
+			len(h.copies), h.node, h.no.Why(), h.no.Decider, list)
+	}
+}
+
+// heldListed is how many held-back copies a cannot-remain note names.
+const heldListed = 5
+
+// splitCopyName splits "index[shard]" as cannotRemain writes it.
+func splitCopyName(name string) (string, int) {
+	i := strings.LastIndexByte(name, '[')
+	shard, _ := strconv.Atoi(strings.TrimSuffix(name[i+1:], "]"))
+	return name[:i], shard
 }
 
 func (p *planner) colocation() bool {
@@ -535,7 +611,7 @@ func (p *planner) colocation() bool {
 		return cands[i].SizeBytes < cands[j].SizeBytes
 	})
 	for _, c := range cands {
-		target, verdicts, ok := p.bestTarget(c, Yes)
+		target, verdicts, ok, _ := p.bestTarget(c, Yes, false)
 		if !ok {
 			continue
 		}
@@ -553,16 +629,24 @@ func (p *planner) colocation() bool {
 }
 
 // bestTarget returns the least utilized node whose worst verdict is at most worst, with its verdicts.
-func (p *planner) bestTarget(c *cluster.Copy, worst Decision) (*cluster.Node, []Verdict, bool) {
+func (p *planner) bestTarget(c *cluster.Copy, worst Decision, needSlot bool) (target *cluster.Node, verdicts []Verdict, ok, waiting bool) {
 	v := p.v
 	type option struct {
 		n  *cluster.Node
 		vs []Verdict
 		d  Decision
 	}
-	var opts []option
+	var (
+		opts []option
+		full []*cluster.Node
+	)
 	for _, n := range v.DataNodes() {
 		if n.ID == c.Node {
+			continue
+		}
+		if needSlot && !p.incomingFree(n.ID) {
+			// A full node is not a home this cycle, whatever its deciders say.
+			full = append(full, n)
 			continue
 		}
 		vs := Evaluate(v, c, n)
@@ -572,7 +656,9 @@ func (p *planner) bestTarget(c *cluster.Copy, worst Decision) (*cluster.Node, []
 		}
 	}
 	if len(opts) == 0 {
-		return nil, nil, false
+		// Waiting, when a full node would take it once a slot frees.
+		waiting = slices.ContainsFunc(full, func(n *cluster.Node) bool { return Worst(Evaluate(v, c, n)) <= worst })
+		return nil, nil, false, waiting
 	}
 	sort.SliceStable(opts, func(i, j int) bool {
 		if opts[i].d != opts[j].d {
@@ -584,7 +670,7 @@ func (p *planner) bestTarget(c *cluster.Copy, worst Decision) (*cluster.Node, []
 		}
 		return opts[i].n.Name < opts[j].n.Name
 	})
-	return opts[0].n, opts[0].vs, true
+	return opts[0].n, opts[0].vs, true, false
 }
 
 // addBalanced adds m, or m with a count-neutral return move when m alone would invite OpenSearch's
@@ -716,6 +802,7 @@ func (p *planner) add(m Move) {
 	p.applied++
 	if p.incoming != nil {
 		p.incoming[m.To]++
+		p.outgoing[m.From]++
 	}
 	p.v.Apply(m)
 	m.Verdicts = explained(m.Verdicts)

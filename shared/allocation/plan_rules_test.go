@@ -139,10 +139,11 @@ func TestPlanCannotRemain(t *testing.T) {
 			cfg: func(c *Config) { c.ExcludedNodes = []string{"a"} },
 		},
 		{
-			name: "a hot drained node: its copies leave for cannot-remain and relief moves none of them again",
+			name: "a hot drained node: its copies leave for cannot-remain two at a time and relief moves none of them",
 			build: func() *cluster.Snapshot {
-				// a is drained and hot: every copy leaves it for cannot-remain; the relief that follows
-				// finds them moving and waits.
+				// a is drained and hot: its copies leave it for cannot-remain, as many as its outgoing
+				// recoveries allow (2); the third waits for a slot, and the relief that follows finds
+				// the slots taken and waits too.
 				f := newFixture("a", "b", "c").
 					index("x", 1<<30, []float64{4, 2.5, 1.5}, []string{"a"}, []string{"a"}, []string{"a"}).
 					queueing("a", 6)
@@ -150,8 +151,8 @@ func TestPlanCannotRemain(t *testing.T) {
 			},
 			mem:   func(s *cluster.Snapshot) Memory { return Memory{Streaks: streaks(s, "a")} },
 			cfg:   func(c *Config) { c.ExcludedNodes = []string{"a"} },
-			moves: []string{"x[0] a->b cannot-remain", "x[1] a->c cannot-remain", "x[2] a->c cannot-remain"},
-			notes: []string{"deferred"},
+			moves: []string{"x[0] a->b cannot-remain", "x[1] a->c cannot-remain"},
+			notes: []string{"cannot-remain", "throttled"},
 		},
 	}
 	for _, tc := range cases {
@@ -424,5 +425,62 @@ func TestPlanJSON(t *testing.T) {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s: got error %v, want one saying %q", tc.in, err, tc.err)
 		}
+	}
+}
+
+// A drained node with many copies: the drain is paced by the recovery limits, and the copies held back are told in one note per node and cause, naming the first few, not one note each.
+func TestCannotRemainPacedAndSummed(t *testing.T) {
+	cases := []struct {
+		name      string
+		limits    cluster.RecoveryLimits
+		nodes     []string // nodes beside the full a
+		wantMoves int
+		wantNote  []string // in the one cannot-remain note
+	}{
+		{
+			name: "OpenSearch's default limits: two leave, the rest wait", nodes: []string{"b", "c"},
+			wantMoves: 2,
+			wantNote:  []string{"10 copies may not remain on a (a is excluded", "wait for a recovery slot", "node_concurrent_outgoing_recoveries 2", "x[2], x[3], x[4], x[5], x[6] and 5 more"},
+		},
+		{
+			name: "one new node, incoming 1: one leaves", nodes: []string{"b"},
+			limits:    cluster.RecoveryLimits{NodeIncoming: 1, NodeOutgoing: 4, ClusterRebalance: -1, Known: true},
+			wantMoves: 1,
+			wantNote:  []string{"11 copies may not remain on a (", "wait for a recovery slot", "node_concurrent_incoming_recoveries 1"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(append([]string{"a"}, tc.nodes...)...)
+			var placement [][]string
+			var loads []float64
+			for range 12 {
+				placement = append(placement, []string{"a"})
+				loads = append(loads, 0.1)
+			}
+			f.index("x", 1<<30, loads, placement...)
+			s := f.snap()
+			s.Settings.Recoveries = tc.limits
+			cfg := DefaultConfig()
+			cfg.ExcludedNodes = []string{"a"}
+			plan, _ := PlanCycle(s, Memory{}, cfg)
+			if len(plan.Moves) != tc.wantMoves {
+				t.Fatalf("%d moves, want %d: %+v", len(plan.Moves), tc.wantMoves, plan.Moves)
+			}
+			var held []Note
+			for _, n := range plan.Notes {
+				if n.Kind == NoteCannotRemain {
+					held = append(held, n)
+				}
+			}
+			if len(held) != 1 {
+				t.Fatalf("%d cannot-remain notes, want one for the node: %+v", len(held), held)
+			}
+			for _, w := range tc.wantNote {
+				if !strings.Contains(held[0].Reason, w) {
+					t.Errorf("note %q lacks %q", held[0].Reason, w)
+				}
+			}
+		})
 	}
 }

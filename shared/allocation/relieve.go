@@ -225,6 +225,13 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 		p.note(NoteReliefSettling, node.Name, "", nil, "%s: a relocation off it ended during the last interval; the next sample shows its effect", node.Name)
 		return reliefWaiting, nil
 	}
+	if !p.outgoingFree(node.ID) {
+		// The move function refuses a group past the node's outgoing limit: the drain or the
+		// relief already leaving it goes first.
+		p.note(NoteThrottled, node.Name, "", nil, "%s: its outgoing recovery slots are taken by moves in flight or planned this cycle (node_concurrent_outgoing_recoveries %d); it is looked at again next cycle",
+			node.Name, v.Snap.Settings.Recoveries.Effective().NodeOutgoing)
+		return reliefWaiting, nil
+	}
 	var copies, waiting []*cluster.Copy
 	for _, c := range p.copiesOn(node.ID) {
 		switch {
@@ -305,25 +312,14 @@ func (p *planner) withinRecoveries(group []Move) bool {
 		in[m.To]++
 		out[m.From]++
 	}
-	p.incomingFree("") // counts the incoming recoveries on first use
+	p.countRecoveries()
 	for n, k := range in {
 		if p.incoming[n]+k > lim.NodeIncoming {
 			return false
 		}
 	}
 	for n, k := range out {
-		busy := 0
-		for i := range p.v.Snap.Copies {
-			if c := &p.v.Snap.Copies[i]; c.Node == n && c.State == cluster.StateRelocating {
-				busy++
-			}
-		}
-		for _, m := range p.plan.Moves {
-			if m.From == n {
-				busy++
-			}
-		}
-		if busy+k > lim.NodeOutgoing {
+		if p.outgoing[n]+k > lim.NodeOutgoing {
 			return false
 		}
 	}
