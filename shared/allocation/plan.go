@@ -564,7 +564,7 @@ func (p *planner) cannotRemain() {
 			list += fmt.Sprintf(" and %d more", more)
 		}
 		if h.waiting {
-			p.note(NoteCannotRemain, h.node, "", nil, "%d copies may not remain on %s (%s [%s]) and wait for a recovery slot (node_concurrent_outgoing_recoveries %d, node_concurrent_incoming_recoveries %d); the next cycles move them: %s",
+			p.note(NoteCannotRemain, h.node, "", nil, "%d copies may not remain on %s (%s [%s]) and wait for recovery slots: no node with an incoming slot free takes them, or the node's outgoing slots are taken (node_concurrent_outgoing_recoveries %d, node_concurrent_incoming_recoveries %d); the next cycles look again: %s",
 				len(h.copies), h.node, h.no.Why(), h.no.Decider, lim.NodeOutgoing, lim.NodeIncoming, list)
 			continue
 		}
@@ -656,9 +656,10 @@ func (p *planner) bestTarget(c *cluster.Copy, worst Decision, needSlot bool) (ta
 		}
 	}
 	if len(opts) == 0 {
-		// Waiting, when a full node would take it once a slot frees.
-		waiting = slices.ContainsFunc(full, func(n *cluster.Node) bool { return Worst(Evaluate(v, c, n)) <= worst })
-		return nil, nil, false, waiting
+		// Waiting when a node was passed over for its slots: it may take the copy once one frees.
+		// Not evaluated here, as that would run every decider over every full node for each copy
+		// of a drain; the next cycle tells.
+		return nil, nil, false, len(full) > 0
 	}
 	sort.SliceStable(opts, func(i, j int) bool {
 		if opts[i].d != opts[j].d {

@@ -440,13 +440,13 @@ func TestCannotRemainPacedAndSummed(t *testing.T) {
 		{
 			name: "OpenSearch's default limits: two leave, the rest wait", nodes: []string{"b", "c"},
 			wantMoves: 2,
-			wantNote:  []string{"10 copies may not remain on a (a is excluded", "wait for a recovery slot", "node_concurrent_outgoing_recoveries 2", "x[2], x[3], x[4], x[5], x[6] and 5 more"},
+			wantNote:  []string{"10 copies may not remain on a (a is excluded", "wait for recovery slots", "node_concurrent_outgoing_recoveries 2", "x[2], x[3], x[4], x[5], x[6] and 5 more"},
 		},
 		{
 			name: "one new node, incoming 1: one leaves", nodes: []string{"b"},
 			limits:    cluster.RecoveryLimits{NodeIncoming: 1, NodeOutgoing: 4, ClusterRebalance: -1, Known: true},
 			wantMoves: 1,
-			wantNote:  []string{"11 copies may not remain on a (", "wait for a recovery slot", "node_concurrent_incoming_recoveries 1"},
+			wantNote:  []string{"11 copies may not remain on a (", "wait for recovery slots", "node_concurrent_incoming_recoveries 1"},
 		},
 	}
 	for _, tc := range cases {
