@@ -354,7 +354,7 @@ type planner struct {
 	// applied counts the moves added to the view; heapFull caches heapRefusesAll per source node
 	// for heapFullAt moves applied.
 	applied    int
-	heapFull   map[string]bool
+	heapFull   map[string]heapVerdict
 	heapFullAt int
 	heapScreen bool // use heapRefusesAll (off only in tests)
 	screened   int  // home searches heapRefusesAll skipped
@@ -367,15 +367,17 @@ type planner struct {
 	missed      []Measurement
 }
 
-// heapRefusesAll reports whether the heap decider says NO to every node but c's own for c. That
-// verdict depends on the copy only through the node it is on (the heap a copy costs is its node's
-// average), so it holds for all the node's copies until a planned move changes the view, and then
-// bestTarget(c, NotPreferred) cannot find a home for any of them: each target would get a NO. On a
-// cluster whose old nodes are all over the heap limit that skips thousands of searches over every
-// node and decider a cycle, with the same plan and the same notes.
-func (p *planner) heapRefusesAll(c *cluster.Copy) bool {
+// heapRefusesAll reports whether every node but c's own is, for c, either told NO by the heap
+// decider or without an incoming recovery slot free (then waiting: some node was passed over for
+// its slots, as bestTarget says). The heap verdict depends on the copy only through the node it is
+// on (the heap a copy costs is its node's average), and the slots only on the moves planned, so
+// the answer holds for all the node's copies until a planned move changes the view, and then
+// bestTarget(c, NotPreferred, true) cannot find a home for any of them. On a cluster whose old
+// nodes are all over the heap limit while the new ones fill their slots, that skips thousands of
+// searches over every node and decider a cycle, with the same plan and the same notes.
+func (p *planner) heapRefusesAll(c *cluster.Copy) (refused, waiting bool) {
 	if !p.heapScreen {
-		return false
+		return false, false
 	}
 	v := p.v
 	var hp Decider
@@ -386,27 +388,37 @@ func (p *planner) heapRefusesAll(c *cluster.Copy) bool {
 		}
 	}
 	if hp == nil {
-		return false
+		return false, false
 	}
 	if p.heapFull == nil || p.heapFullAt != p.applied {
-		p.heapFull, p.heapFullAt = map[string]bool{}, p.applied
+		p.heapFull, p.heapFullAt = map[string]heapVerdict{}, p.applied
 	}
-	full, ok := p.heapFull[c.Node]
+	hs, ok := p.heapFull[c.Node]
 	if !ok {
-		full = true
+		hs.refused = true
 		for _, n := range v.DataNodes() {
-			if n.ID != c.Node && hp.CanAllocate(v, c, n).Decision != No {
-				full = false
+			if n.ID == c.Node {
+				continue
+			}
+			if !p.incomingFree(n.ID) {
+				hs.waiting = true
+				continue
+			}
+			if hp.CanAllocate(v, c, n).Decision != No {
+				hs.refused = false
 				break
 			}
 		}
-		p.heapFull[c.Node] = full
+		p.heapFull[c.Node] = hs
 	}
-	if full {
+	if hs.refused {
 		p.screened++
 	}
-	return full
+	return hs.refused, hs.waiting
 }
+
+// heapVerdict is heapRefusesAll's answer for the copies of one node.
+type heapVerdict struct{ refused, waiting bool }
 
 // recoveriesInFlight counts, per node, the peer recoveries in flight in the snapshot that copy
 // into or out of it (taken on first use).
@@ -539,7 +551,10 @@ func (p *planner) cannotRemain() {
 			ok       bool
 			waiting  bool
 		)
-		if !p.heapRefusesAll(c) {
+		refused, held := p.heapRefusesAll(c)
+		if refused {
+			waiting = held
+		} else {
 			target, verdicts, ok, waiting = p.bestTarget(c, NotPreferred, true)
 		}
 		if !ok {
