@@ -186,6 +186,7 @@ func PlanCancellations(rep Report, tasks []Attributed, loads []NodeLoad) ([]Canc
 		if f.Action == ActionReject {
 			limit = f.RejectAbove
 		}
+		start := cur
 		ordered, cut := bySource(newest, f, cur-limit, chosen)
 		choose := func(r *request, kind string, share, after float64) {
 			chosen[r.root] = true
@@ -211,7 +212,12 @@ func PlanCancellations(rep Report, tasks []Attributed, loads []NodeLoad) ([]Canc
 				cur = after
 			}
 		}
+		// Queued work is refused only when the sandbox was over its limit there once the requests
+		// cancelled before were released (bySource then marks every source, whatever the excess).
 		for _, r := range ordered {
+			if start <= limit+allocationSlack {
+				break
+			}
 			if cut[r.source] && r.queued[f.Node] && !chosen[r.root] && !r.cancelled && r.cancellable {
 				choose(r, KindReject, 0, cur)
 			}
