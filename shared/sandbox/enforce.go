@@ -188,11 +188,11 @@ func PlanCancellations(rep Report, tasks []Attributed, loads []NodeLoad) ([]Canc
 		}
 		start := cur
 		ordered, cut := bySource(newest, f, cur-limit, chosen)
-		choose := func(r *request, kind string, share, after float64) {
+		choose := func(r *request, kind string, usage, share, after float64) {
 			chosen[r.root] = true
 			c := Cancellation{
 				Task: r.root, OpaqueID: r.opaque, Source: r.source, Kind: kind, Started: r.start, Node: f.Node, Sandbox: f.Sandbox, Resource: f.Resource, Mode: f.Mode,
-				Figures: Figures{Usage: cur, Freed: share, After: after, Limit: limit, Allocation: f.Allocation, NodeUsage: f.NodeUsage},
+				Figures: Figures{Usage: usage, Freed: share, After: after, Limit: limit, Allocation: f.Allocation, NodeUsage: f.NodeUsage},
 			}
 			c.Reason = cancelReason(c, r, f, nodeName(byNode, f.Node))
 			out = append(out, c)
@@ -208,7 +208,7 @@ func PlanCancellations(rep Report, tasks []Attributed, loads []NodeLoad) ([]Canc
 				}
 				release(r)
 				after := remaining[f.Node][f.Sandbox].of(f.Resource)
-				choose(r, KindCancel, share, after)
+				choose(r, KindCancel, cur, share, after)
 				cur = after
 			}
 		}
@@ -219,7 +219,9 @@ func PlanCancellations(rep Report, tasks []Attributed, loads []NodeLoad) ([]Canc
 				break
 			}
 			if cut[r.source] && r.queued[f.Node] && !chosen[r.root] && !r.cancelled && r.cancellable {
-				choose(r, KindReject, 0, cur)
+				// Its figure is the usage that made the sandbox refuse queued work, before this
+				// pass's cancellations brought it down.
+				choose(r, KindReject, start, 0, cur)
 			}
 		}
 		if f.Action == ActionCancel && cur > limit+allocationSlack {
