@@ -182,11 +182,13 @@ func (s *Server) handleState(rq *wire.Request) (wire.Reply, *wire.APIError) {
 			return wire.Reply{}, err
 		}
 	}
-	return wire.JSONReply(s.clusterState(metrics, indices, rq.Flag("flat_settings"))), nil
+	return wire.JSONReply(s.clusterState(metrics, indices, rq.Flag("flat_settings"), &routingShapes{})), nil
 }
 
-// clusterState renders the cluster state with the chosen metrics, as ClusterState.toXContent.
-func (s *Server) clusterState(metrics map[string]bool, indices []*model.Index, flat bool) wire.Object {
+// clusterState renders the cluster state with the chosen metrics, as ClusterState.toXContent. With
+// shapes, the routing table's entries are filled when written, which must then happen under the
+// lock the state is rendered under; without, the state is rendered whole now.
+func (s *Server) clusterState(metrics map[string]bool, indices []*model.Index, flat bool, shapes *routingShapes) wire.Object {
 	o := wire.Object{{"cluster_name", model.ClusterName}, {"cluster_uuid", s.ClusterUUID}}
 	if metrics["version"] {
 		o = append(o, wire.Field{"version", s.StateVersion}, wire.Field{"state_uuid", model.MakeID(s.Spec.Seed, fmt.Sprintf("state/%d", s.StateVersion))})
@@ -255,7 +257,11 @@ func (s *Server) clusterState(metrics map[string]bool, indices []*model.Index, f
 			for _, sh := range ix.Shards {
 				entries := make([]any, 0, len(sh.Copies))
 				for _, c := range sh.Copies {
-					entries = append(entries, s.routingEntry(c, false))
+					if shapes != nil {
+						entries = append(entries, shapes.entry(s, c, false))
+					} else {
+						entries = append(entries, s.routingEntry(c, false))
+					}
 				}
 				shards = append(shards, wire.Field{strconv.Itoa(sh.Num), entries})
 			}
@@ -309,43 +315,110 @@ func stringMap(m map[string]string) wire.Object {
 
 // routingEntry is ShardRouting.toXContent; target selects the relocation target's INITIALIZING entry.
 func (s *Server) routingEntry(c *model.ShardCopy, target bool) wire.Object {
-	var nodeID, relocating any
-	state := c.State.String()
-	alloc := wire.Object{}
+	var v [routingSlots]wire.Scalar
+	s.routingFill(c, target, v[:])
+	return routingTree(c, target, func(i int) any { return v[i].Tree() })
+}
+
+// routingSlots is how many values a routing entry has (routingFill).
+const routingSlots = 14
+
+// routingTree lays out a routing entry of c with the values val gives for each slot of routingFill.
+// Its keys depend on c's state, on whether it has a node and a relocation target, and on target:
+// routingVariant.
+func routingTree(c *model.ShardCopy, target bool, val func(slot int) any) wire.Object {
+	var alloc wire.Object
 	switch {
 	case target:
-		nodeID, relocating, state = c.Target.ID, c.Node.ID, model.StateInitializing.String()
-		alloc = wire.Object{{"id", c.TargetAllocID}, {"relocation_id", c.AllocID}}
+		alloc = wire.Object{{"id", val(8)}, {"relocation_id", val(9)}}
 	case c.Node != nil:
-		nodeID = c.Node.ID
-		alloc = wire.Object{{"id", c.AllocID}}
+		alloc = wire.Object{{"id", val(8)}}
 		if c.Target != nil {
-			relocating = c.Target.ID
-			alloc = append(alloc, wire.Field{"relocation_id", c.TargetAllocID})
+			alloc = append(alloc, wire.Field{"relocation_id", val(9)})
 		}
 	}
 	o := wire.Object{
-		{"state", state}, {"primary", c.Primary}, {"node", nodeID}, {"relocating_node", relocating},
-		{"shard", c.Sh.Num}, {"index", c.Sh.Idx.Name},
+		{"state", val(0)}, {"primary", val(1)}, {"node", val(2)}, {"relocating_node", val(3)},
+		{"shard", val(4)}, {"index", val(5)},
 	}
 	if c.State == model.StateInitializing || c.State == model.StateRelocating || target {
-		o = append(o, wire.Field{"expected_shard_size_in_bytes", c.Sh.Idx.ShardBytes})
+		o = append(o, wire.Field{"expected_shard_size_in_bytes", val(6)})
 	}
 	if c.State == model.StateInitializing || target {
-		src := "PEER"
-		if c.Primary && !target {
-			src = "EMPTY_STORE"
-		}
-		o = append(o, wire.Field{"recovery_source", wire.Object{{"type", src}}})
+		o = append(o, wire.Field{"recovery_source", wire.Object{{"type", val(7)}}})
 	}
 	if len(alloc) > 0 {
 		o = append(o, wire.Field{"allocation_id", alloc})
 	}
 	if c.State == model.StateUnassigned {
 		o = append(o, wire.Field{"recovery_source", wire.Object{{"type", "PEER"}}})
-		o = append(o, wire.Field{"unassigned_info", s.unassignedInfo(c)})
+		o = append(o, wire.Field{"unassigned_info", wire.Object{
+			{"reason", val(10)}, {"at", val(11)}, {"delayed", val(12)}, {"allocation_status", val(13)},
+		}})
 	}
 	return o
+}
+
+// routingFill sets a routing entry's values: state, primary, node, relocating node, shard, index,
+// expected size, recovery source, allocation id, relocation id, and for an unassigned copy its
+// reason, time, whether it is delayed, and allocation status (unassignedInfo).
+func (s *Server) routingFill(c *model.ShardCopy, target bool, v []wire.Scalar) {
+	state := c.State.String()
+	var nodeID, relocating wire.Scalar
+	switch {
+	case target:
+		nodeID, relocating, state = wire.Str(c.Target.ID), wire.Str(c.Node.ID), model.StateInitializing.String()
+		v[8], v[9] = wire.Str(c.TargetAllocID), wire.Str(c.AllocID)
+	case c.Node != nil:
+		nodeID = wire.Str(c.Node.ID)
+		v[8] = wire.Str(c.AllocID)
+		if c.Target != nil {
+			relocating = wire.Str(c.Target.ID)
+			v[9] = wire.Str(c.TargetAllocID)
+		}
+	}
+	v[0], v[1], v[2], v[3] = wire.Str(state), wire.Bool(c.Primary), nodeID, relocating
+	v[4], v[5], v[6] = wire.Int(int64(c.Sh.Num)), wire.Str(c.Sh.Idx.Name), wire.Int(c.Sh.Idx.ShardBytes)
+	src := "PEER"
+	if c.Primary && !target {
+		src = "EMPTY_STORE"
+	}
+	v[7] = wire.Str(src)
+	if c.State == model.StateUnassigned {
+		status := "no_attempt"
+		if c.LostData {
+			status = "no_valid_shard_copy"
+		}
+		v[10], v[11] = wire.Str(c.UnassignedReason), wire.Str(c.UnassignedAt.UTC().Format("2006-01-02T15:04:05.000Z"))
+		v[12], v[13] = wire.Bool(s.NowLocked().Before(c.DelayedUntil)), wire.Str(status)
+	}
+}
+
+// routingShapes are the shapes of routing entries met in one answer, by routingVariant.
+type routingShapes [32]*wire.Shape
+
+// routingVariant numbers what routingTree's keys depend on.
+func routingVariant(c *model.ShardCopy, target bool) int {
+	v := int(c.State) << 3
+	if target {
+		v |= 4
+	}
+	if c.Node != nil {
+		v |= 2
+	}
+	if c.Target != nil {
+		v |= 1
+	}
+	return v
+}
+
+// entry is c's routing entry as a Shaped, filled when written (under the handler's lock).
+func (rs *routingShapes) entry(s *Server, c *model.ShardCopy, target bool) wire.Shaped {
+	k := routingVariant(c, target)
+	if rs[k] == nil {
+		rs[k] = wire.NewShape(routingSlots, routingTree(c, target, func(i int) any { return wire.Slot(i) }))
+	}
+	return wire.Shaped{Shape: rs[k], Fill: func(v []wire.Scalar) { s.routingFill(c, target, v) }}
 }
 
 func (s *Server) unassignedInfo(c *model.ShardCopy) wire.Object {
@@ -455,7 +528,7 @@ func (s *Server) handleReroute(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	}
 	var state wire.Object
 	out, err := s.Alloc.Reroute(cmds, rq.Flag("dry_run"), rq.Flag("explain"), func() {
-		state = s.clusterState(metrics, s.Indices, false)
+		state = s.clusterState(metrics, s.Indices, false, nil)
 	})
 	if err != nil {
 		return wire.Reply{}, err

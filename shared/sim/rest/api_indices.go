@@ -61,38 +61,45 @@ func whole(f float64) int64 { return int64(math.Floor(f)) }
 
 // render writes the stats sections that metrics selects (nil: all modelled ones).
 func (a *statsAgg) render(metrics map[string]bool) wire.Object {
+	return renderStats(metrics, statsVals{
+		docs: whole(a.docs), store: whole(a.store),
+		indexTotal: whole(a.indexTotal), indexTime: whole(a.indexTime), indexCur: int64(math.Round(a.indexCur)),
+		queryTotal: whole(a.queryTotal), queryTime: whole(a.queryTime), queryCur: int64(math.Round(a.queryCur)),
+		fetchTotal: whole(a.fetchTotal), fetchTime: whole(a.ft),
+	})
+}
+
+// statsVals are the figures of a stats object as written: int64s, or the Slots of a Shape.
+type statsVals struct {
+	docs, store, indexTotal, indexTime, indexCur, queryTotal, queryTime, queryCur, fetchTotal, fetchTime any
+}
+
+// renderStats writes the stats sections that metrics selects (nil: all modelled ones).
+func renderStats(metrics map[string]bool, v statsVals) wire.Object {
 	o := make(wire.Object, 0, 4)
 	want := func(m string) bool { return metrics == nil || metrics[m] }
 	if want("docs") {
-		o = append(o, wire.Field{"docs", wire.Object{{"count", whole(a.docs)}, {"deleted", 0}}})
+		o = append(o, wire.Field{"docs", wire.Object{{"count", v.docs}, {"deleted", 0}}})
 	}
 	if want("store") {
-		o = append(o, wire.Field{"store", wire.Object{{"size_in_bytes", whole(a.store)}, {"reserved_in_bytes", 0}}})
+		o = append(o, wire.Field{"store", wire.Object{{"size_in_bytes", v.store}, {"reserved_in_bytes", 0}}})
 	}
 	if want("indexing") {
-		o = append(o, wire.Field{"indexing", indexingStats(a.indexTotal, a.indexTime, a.indexCur)})
+		o = append(o, wire.Field{"indexing", wire.Object{
+			{"index_total", v.indexTotal}, {"index_time_in_millis", v.indexTime}, {"index_current", v.indexCur},
+			{"index_failed", 0}, {"delete_total", 0}, {"delete_time_in_millis", 0}, {"delete_current", 0},
+			{"noop_update_total", 0}, {"is_throttled", false}, {"throttle_time_in_millis", 0},
+		}})
 	}
 	if want("search") {
-		o = append(o, wire.Field{"search", searchStats(a.queryTotal, a.queryTime, a.queryCur, a.fetchTotal, a.ft)})
+		o = append(o, wire.Field{"search", wire.Object{
+			{"open_contexts", 0}, {"query_total", v.queryTotal}, {"query_time_in_millis", v.queryTime},
+			{"query_current", v.queryCur}, {"fetch_total", v.fetchTotal}, {"fetch_time_in_millis", v.fetchTime},
+			{"fetch_current", 0}, {"scroll_total", 0}, {"scroll_time_in_millis", 0}, {"scroll_current", 0},
+			{"suggest_total", 0}, {"suggest_time_in_millis", 0}, {"suggest_current", 0},
+		}})
 	}
 	return o
-}
-
-func indexingStats(total, timeMS, current float64) wire.Object {
-	return wire.Object{
-		{"index_total", whole(total)}, {"index_time_in_millis", whole(timeMS)}, {"index_current", int64(math.Round(current))},
-		{"index_failed", 0}, {"delete_total", 0}, {"delete_time_in_millis", 0}, {"delete_current", 0},
-		{"noop_update_total", 0}, {"is_throttled", false}, {"throttle_time_in_millis", 0},
-	}
-}
-
-func searchStats(queryTotal, queryMS, queryCur, fetchTotal, fetchMS float64) wire.Object {
-	return wire.Object{
-		{"open_contexts", 0}, {"query_total", whole(queryTotal)}, {"query_time_in_millis", whole(queryMS)},
-		{"query_current", int64(math.Round(queryCur))}, {"fetch_total", whole(fetchTotal)}, {"fetch_time_in_millis", whole(fetchMS)},
-		{"fetch_current", 0}, {"scroll_total", 0}, {"scroll_time_in_millis", 0}, {"scroll_current", 0},
-		{"suggest_total", 0}, {"suggest_time_in_millis", 0}, {"suggest_current", 0},
-	}
 }
 
 // parseStatMetrics reads a comma list of index stats metrics; nil means all.
@@ -129,6 +136,10 @@ func (s *Server) handleStats(rq *wire.Request) (wire.Reply, *wire.APIError) {
 		return wire.Reply{}, err
 	}
 	var allP, allT statsAgg
+	var shape *wire.Shape
+	if level == "shards" {
+		shape = shardStatsShape(metrics)
+	}
 	total, ok := 0, 0
 	perIndex := make(wire.Object, 0, len(indices))
 	for _, ix := range indices {
@@ -150,7 +161,7 @@ func (s *Server) handleStats(rq *wire.Request) (wire.Reply, *wire.APIError) {
 					p.add(c, lag)
 				}
 				if level == "shards" {
-					entries = append(entries, shardStatsEntry(c, metrics, lag))
+					entries = append(entries, shardStatsEntry(shape, c, lag))
 				}
 			}
 			if level == "shards" {
@@ -178,22 +189,38 @@ func (s *Server) handleStats(rq *wire.Request) (wire.Reply, *wire.APIError) {
 	return wire.JSONReply(o), nil
 }
 
-// shardStatsEntry is one copy in _stats?level=shards, built when written. It reads the copy when the
-// answer is written, which happens under the same read lock as the handler.
-func shardStatsEntry(c *model.ShardCopy, metrics map[string]bool, lag float64) wire.LazyObject {
-	return func() wire.Object {
-		one := copyStats(c, lag)
-		var relocating any
+// shardStatsShape is a copy's entry in _stats?level=shards with the sections metrics selects.
+func shardStatsShape(metrics map[string]bool) *wire.Shape {
+	e := wire.Object{{"routing", wire.Object{
+		{"state", wire.Slot(0)}, {"primary", wire.Slot(1)}, {"node", wire.Slot(2)}, {"relocating_node", wire.Slot(3)},
+	}}}
+	e = append(e, renderStats(metrics, statsVals{
+		docs: wire.Slot(4), store: wire.Slot(5),
+		indexTotal: wire.Slot(6), indexTime: wire.Slot(7), indexCur: wire.Slot(8),
+		queryTotal: wire.Slot(9), queryTime: wire.Slot(10), queryCur: wire.Slot(11),
+		fetchTotal: wire.Slot(12), fetchTime: wire.Slot(13),
+	})...)
+	return wire.NewShape(15, append(e, wire.Field{"seq_no", wire.Object{
+		{"max_seq_no", wire.Slot(14)}, {"local_checkpoint", wire.Slot(14)}, {"global_checkpoint", wire.Slot(14)},
+	}}))
+}
+
+// shardStatsEntry is one copy in _stats?level=shards, of shape (shardStatsShape), filled when
+// written. It reads the copy when the answer is written, which happens under the same read lock
+// as the handler.
+func shardStatsEntry(shape *wire.Shape, c *model.ShardCopy, lag float64) wire.Shaped {
+	return wire.Shaped{Shape: shape, Fill: func(v []wire.Scalar) {
+		a := copyStats(c, lag)
+		v[0], v[1], v[2] = wire.Str(c.State.String()), wire.Bool(c.Primary), wire.Str(c.Node.ID)
 		if c.Target != nil {
-			relocating = c.Target.ID
+			v[3] = wire.Str(c.Target.ID)
 		}
-		e := wire.Object{{"routing", wire.Object{
-			{"state", c.State.String()}, {"primary", c.Primary}, {"node", c.Node.ID}, {"relocating_node", relocating},
-		}}}
-		e = append(e, one.render(metrics)...)
-		seq := whole(c.Sh.SeqNo) - 1
-		return append(e, wire.Field{"seq_no", wire.Object{{"max_seq_no", seq}, {"local_checkpoint", seq}, {"global_checkpoint", seq}}})
-	}
+		v[4], v[5] = wire.Int(whole(a.docs)), wire.Int(whole(a.store))
+		v[6], v[7], v[8] = wire.Int(whole(a.indexTotal)), wire.Int(whole(a.indexTime)), wire.Int(int64(math.Round(a.indexCur)))
+		v[9], v[10], v[11] = wire.Int(whole(a.queryTotal)), wire.Int(whole(a.queryTime)), wire.Int(int64(math.Round(a.queryCur)))
+		v[12], v[13] = wire.Int(whole(a.fetchTotal)), wire.Int(whole(a.ft))
+		v[14] = wire.Int(whole(c.Sh.SeqNo) - 1)
+	}}
 }
 
 // indexSettings are an index's settings as flat keys, fixed ones first.

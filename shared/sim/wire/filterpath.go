@@ -132,6 +132,8 @@ type fpMemo struct {
 	sets  [][]fpState
 	ids   map[string]int32    // the sets' (pattern, position) lists, encoded → set
 	steps []map[string]fpNext // set → key → where it goes
+	// programs are the shapes met so far, as each filter position writes them.
+	programs map[shapeKey]*shapeProgram
 }
 
 type fpNext struct {
@@ -193,8 +195,11 @@ func includeTree(v any, states []fpState) (any, bool) {
 }
 
 func (w *fpWalker) include(v any, states []fpState, depth int) (any, bool) {
-	if lz, ok := v.(LazyObject); ok {
-		v = lz()
+	switch t := v.(type) {
+	case LazyObject:
+		v = t()
+	case Shaped:
+		v = t.Object()
 	}
 	switch t := v.(type) {
 	case Object:
@@ -237,8 +242,11 @@ func includeElems[T any](w *fpWalker, elems []T, states []fpState, depth int) (a
 
 // excludeTree drops what the states select and keeps the rest.
 func excludeTree(v any, states []fpState) any {
-	if lz, ok := v.(LazyObject); ok {
-		v = lz()
+	switch t := v.(type) {
+	case LazyObject:
+		v = t()
+	case Shaped:
+		v = t.Object()
 	}
 	switch t := v.(type) {
 	case Object:

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -80,6 +81,10 @@ type jsonEncoder struct {
 	// value, writing a selected value whole, may flush past it, because what include wrote before
 	// such a value is then final too.
 	kept int
+	// compiling writes a Shape's template: each Slot as a slotMark byte, in slotOrder.
+	compiling bool
+	slotOrder []int
+	vals      []Scalar // writeShaped's values, reused
 }
 
 func (e *jsonEncoder) pos() int { return e.flushed + len(e.buf) }
@@ -106,14 +111,29 @@ func (e *jsonEncoder) flushKept() {
 }
 
 // takeBack drops the output from offset p on; include never takes back what it made final.
-func (e *jsonEncoder) takeBack(p int) { e.buf = e.buf[:p-e.flushed] }
+func (e *jsonEncoder) takeBack(p int) {
+	if e.compiling {
+		e.slotOrder = e.slotOrder[:len(e.slotOrder)-bytes.Count(e.buf[p-e.flushed:], []byte{slotMark})]
+	}
+	e.buf = e.buf[:p-e.flushed]
+}
 
 // include writes what the pattern positions of set select of v, as includeTree selects it, and
 // reports whether it wrote anything. It writes keys and brackets ahead and takes them back when
 // nothing under them is selected; everything up to a selected value is final once it is written.
 func (e *jsonEncoder) include(m *fpMemo, v any, set int32) bool {
-	if lz, ok := v.(LazyObject); ok {
-		v = lz()
+	switch t := v.(type) {
+	case LazyObject:
+		v = t()
+	case Shaped:
+		p := m.program(t.Shape, set)
+		if p.empty {
+			return false
+		}
+		e.writeShaped(t, p)
+		e.kept = e.pos()
+		e.flushKept()
+		return true
 	}
 	switch t := v.(type) {
 	case Object:
@@ -233,6 +253,15 @@ func (e *jsonEncoder) value(v any) {
 		e.buf = append(e.buf, t...)
 	case LazyObject:
 		e.value(t())
+	case Shaped:
+		e.writeShaped(t, t.Shape.fullProgram())
+	case Slot:
+		if !e.compiling {
+			e.err = fmt.Errorf("json tree: a slot outside a shape")
+			return
+		}
+		e.buf = append(e.buf, slotMark)
+		e.slotOrder = append(e.slotOrder, int(t))
 	default:
 		e.err = fmt.Errorf("json tree: unsupported value of type %T", v)
 	}
