@@ -63,7 +63,8 @@
 // listed in [Plan.Unrelieved]. A search that found nothing is the planner's shortfall, never a
 // proof: a [ScaleUp] is raised only on proof, in this precedence: the cluster's write load over
 // AllocationUtilization of its threads ([BoundCapacity]), every node in service hot
-// ([BoundAllHot]), a copy that outweighs any node ([BoundCopy]). The search is bounded by counts,
+// ([BoundAllHot]), the copies an awareness zone must keep over its nodes' threads ([BoundZone]), a
+// copy that outweighs any node ([BoundCopy]). The search is bounded by counts,
 // not a clock, so the same snapshot always gives the same plan. [Explain] gives every decider's
 // answer for one copy on every node.
 //

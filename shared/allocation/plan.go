@@ -132,6 +132,10 @@ const (
 	BoundAllHot = "all-nodes-hot"
 	// BoundCapacity: the total write load exceeds the goal × the WRITE threads of the eligible nodes.
 	BoundCapacity = "cluster-capacity"
+	// BoundZone: under allocation awareness, the copies an awareness value must hold (one of every
+	// shard per zone when a shard has as many copies as there are zones) load that value's nodes
+	// over the goal × their WRITE threads: the zone needs nodes, wherever the rest goes.
+	BoundZone = "zone-capacity"
 	// BoundCopy: one copy's load alone exceeds the goal × the threads of the largest node it may go to.
 	BoundCopy = "copy-outweighs-node"
 )

@@ -188,20 +188,31 @@ func (p *planner) hotspots(hs []Hotspot) {
 }
 
 // signal chooses the cycle's one scale-up signal, strongest proof first: the cluster's capacity,
-// every node hot, a copy that outweighs any node. A hot node the planner found no step for is not a
+// every node hot, an awareness zone's capacity, a copy that outweighs any node. A hot node the planner found no step for is not a
 // proof of anything (it is in Plan.Unrelieved), so without one of these there is no signal; under
 // a proof of the cluster's capacity it is no longer the planner's shortfall and leaves the list.
 func (p *planner) signal(hotNames []string, copyProof, allHot *ScaleUp) {
+	var zoneProof *ScaleUp
 	switch proof := p.overCapacity(); {
 	case proof != nil:
 		proof.Nodes = hotNames
 		p.plan.ScaleUp = proof
 	case allHot != nil:
 		p.plan.ScaleUp = allHot
-	case copyProof != nil:
-		p.plan.ScaleUp = copyProof
+	default:
+		if zoneProof = p.overZone(hotNames); zoneProof != nil {
+			p.plan.ScaleUp = zoneProof
+		} else if copyProof != nil {
+			p.plan.ScaleUp = copyProof
+		}
 	}
-	if p.plan.ScaleUp != nil && p.plan.ScaleUp.Bound != BoundCopy {
+	switch {
+	case zoneProof != nil:
+		// The zone lacks room: its hot nodes are not the planner's shortfall; any other is.
+		p.plan.Unrelieved = slices.DeleteFunc(p.plan.Unrelieved, func(u Unrelieved) bool {
+			return slices.Contains(zoneProof.Nodes, u.NodeName)
+		})
+	case p.plan.ScaleUp != nil && p.plan.ScaleUp.Bound != BoundCopy:
 		// The cluster lacks room: that, not the planner, is why a node stays hot. The notes
 		// still say what the search found.
 		p.plan.Unrelieved = nil
@@ -366,6 +377,108 @@ func (p *planner) overCapacity() *ScaleUp {
 	return &ScaleUp{Bound: BoundCapacity, Value: load, Limit: limit,
 		Reason: fmt.Sprintf("the cluster's write load, %.2f WRITE threads, is over %.0f%% of the %d threads of its nodes in service (%.2f): moves cannot make room that is not there",
 			load, v.Cfg.AllocationUtilization*100, threads, limit)}
+}
+
+// overZone is the zone proof. Under allocation awareness a value of an attribute (a zone) must hold
+// at least copies − (values−1) × ceil(copies / values) copies of every shard, since each other value
+// holds at most ceil(copies / values) (the awareness decider's limit; forced values count even with
+// no node). When the lightest copies every shard must keep in a zone load its nodes in service
+// over the goal × their WRITE threads, no placement relieves them: that zone needs nodes, whatever
+// the rest of the cluster has free. Loads are what the counters measured (the demand estimate
+// taken out, a draining backlog's share taken off as overCapacity does), and a copy whose load is
+// not known counts as none, so the sum is a lower bound. The proof names the zone's hot nodes, and
+// is given only when one of them is hot.
+func (p *planner) overZone(hotNames []string) *ScaleUp {
+	v := p.v
+	if len(v.Snap.Settings.AwarenessAttributes) == 0 {
+		return nil
+	}
+	// Per node, the part of its copies' measured load that arrived this interval.
+	arrivedShare := map[string]float64{}
+	for _, n := range v.DataNodes() {
+		if n.Write.Load > 0 {
+			arrivedShare[n.ID] = min(n.Write.Arrived()/n.Write.Load, 1)
+		}
+	}
+	loads := map[cluster.ShardID][]float64{}
+	for i := range v.Snap.Copies {
+		c := &v.Snap.Copies[i]
+		if !c.Active() {
+			continue
+		}
+		load := 0.0
+		if c.LoadKnown {
+			load = c.WriteLoad * arrivedShare[c.Node]
+			if f := p.demandFactor[c.Node]; f > 0 {
+				load /= f
+			}
+		}
+		loads[c.ID()] = append(loads[c.ID()], load)
+	}
+	ids := slices.SortedFunc(maps.Keys(loads), func(a, b cluster.ShardID) int {
+		return cmp.Or(cmp.Compare(a.Index, b.Index), cmp.Compare(a.Shard, b.Shard))
+	})
+	for _, attr := range v.Snap.Settings.AwarenessAttributes {
+		values := map[string]bool{}
+		for _, fv := range v.Snap.Settings.ForcedAwareness[attr] {
+			values[fv] = true
+		}
+		threads := map[string]int{}
+		nodes := map[string][]string{}
+		for _, n := range v.DataNodes() {
+			nv, ok := n.Attributes[attr]
+			if !ok {
+				continue
+			}
+			values[nv] = true
+			if !v.excluded[n.ID] {
+				threads[nv] += n.Write.Threads
+				nodes[nv] = append(nodes[nv], n.Name)
+			}
+		}
+		if len(values) < 2 {
+			continue
+		}
+		for _, zone := range slices.Sorted(maps.Keys(threads)) {
+			var hot []string
+			for _, name := range nodes[zone] {
+				if slices.Contains(hotNames, name) {
+					hot = append(hot, name)
+				}
+			}
+			if len(hot) == 0 || threads[zone] == 0 {
+				continue
+			}
+			need, shards := 0.0, 0
+			for _, id := range ids {
+				ix := v.Index(id.Index)
+				if ix == nil || ix.System() {
+					continue
+				}
+				copies := 1 + ix.Replicas
+				least := copies - (len(values)-1)*((copies+len(values)-1)/len(values))
+				if least <= 0 {
+					continue
+				}
+				ls := slices.Sorted(slices.Values(loads[id]))
+				// Copies not active now (recovering, unassigned) carry no measured load: the
+				// lightest of those a zone must hold are then none.
+				missing := max(copies-len(ls), 0)
+				for _, l := range ls[:max(min(least-missing, len(ls)), 0)] {
+					need += l
+				}
+				shards++
+			}
+			limit := v.Cfg.AllocationUtilization * float64(threads[zone])
+			if need <= limit {
+				continue
+			}
+			return &ScaleUp{Nodes: hot, Bound: BoundZone, Value: need, Limit: limit,
+				Reason: fmt.Sprintf("%s=%s must hold a copy of each of %d shards under allocation awareness over %d values; their write load, at least %.2f WRITE threads, is over %.0f%% of the %d threads of its %d nodes in service (%.2f): the zone needs more or bigger nodes, whatever room the others have",
+					attr, zone, shards, len(values), need, v.Cfg.AllocationUtilization*100, threads[zone], len(nodes[zone]), limit)}
+		}
+	}
+	return nil
 }
 
 // outweighs is the copy proof for one hot node: a copy whose load alone is at or over the goal × the

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/shardwise/shardwise/shared/allocation"
@@ -14,6 +15,7 @@ import (
 const (
 	boundCapacity = allocation.BoundCapacity
 	boundCopy     = allocation.BoundCopy
+	boundZone     = allocation.BoundZone
 )
 
 // Relief targets on a hotspot the cluster has room for: shardwise's hot node-seconds against
@@ -21,10 +23,11 @@ const (
 const hotRatioLimit = 0.3
 
 // signals sorts a run's Scale Up Needed signals by what proves them, in the simulator's truth at the
-// tick: the total offered WRITE load over the goal × the present nodes' threads (capacity), the
-// heaviest copy over the goal × the largest node's threads (copy), or else what the signal names.
+// tick: the total offered WRITE load over the goal × the present nodes' threads (capacity), the load
+// an awareness zone must carry over the goal × its nodes' threads (zone), the heaviest copy over the
+// goal × the largest node's threads (copy), or else what the signal names.
 type signals struct {
-	total, capacity, copy, unproven int
+	total, capacity, zone, copy, unproven int
 	// firstUnproven describes the first signal no bound proves, for the failure message.
 	firstUnproven string
 }
@@ -42,9 +45,12 @@ func countSignals(ticks []Tick, goal float64) signals {
 			threads += n.WriteThreads
 			largest = max(largest, n.WriteThreads)
 		}
+		zoneOver := slices.ContainsFunc(tk.Report.Zones, func(z sim.ZoneNeed) bool { return z.Load > goal*float64(z.Threads) })
 		switch {
 		case load > goal*float64(threads):
 			s.capacity++
+		case zoneOver:
+			s.zone++
 		case tk.Report.MaxCopyWriteLoad > goal*float64(largest):
 			s.copy++
 		default:
@@ -115,6 +121,8 @@ func TestBalancerScenarios(t *testing.T) {
 		{name: "write-hotspot-managed", fixable: true},
 		{name: "shard-outweighs-node", bound: boundCopy},
 		{name: "every-node-hot", bound: boundCapacity},
+		// Forced awareness keeps a copy of every shard in zone c, whose two nodes cannot carry them.
+		{name: "forced-awareness-uneven-zones", bound: boundZone},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -123,9 +131,9 @@ func TestBalancerScenarios(t *testing.T) {
 			res, ticks := runScenario(t, sc, BalancerShardwise)
 			none, _ := runScenario(t, sc, BalancerNone)
 			sig := countSignals(ticks, goal)
-			t.Logf("%s: hot node-seconds %v (none %v), moves %d (%d while OpenSearch's balancer was busy), undone %d, violations %d, signals %d (capacity %d, copy %d, unproven %d), unrelieved hotspot cycles %d",
+			t.Logf("%s: hot node-seconds %v (none %v), moves %d (%d while OpenSearch's balancer was busy), undone %d, violations %d, signals %d (capacity %d, zone %d, copy %d, unproven %d), unrelieved hotspot cycles %d",
 				tc.name, res.HotNodeSeconds, none.HotNodeSeconds, res.Moves, res.MovesWhileBuiltinBusy, res.MovesUndoneByBuiltin,
-				res.SafetyViolations, sig.total, sig.capacity, sig.copy, sig.unproven, res.UnrelievedHotspotCycles)
+				res.SafetyViolations, sig.total, sig.capacity, sig.zone, sig.copy, sig.unproven, res.UnrelievedHotspotCycles)
 			if res.SafetyViolations != 0 {
 				t.Errorf("safety violations: got %d want 0: %+v", res.SafetyViolations, res.Violations)
 			}

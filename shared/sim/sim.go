@@ -50,6 +50,8 @@ type (
 	TickReport = model.TickReport
 	// NodeTick is one node's state over one tick.
 	NodeTick = model.NodeTick
+	// ZoneNeed is the WRITE load an awareness value must carry whatever the placement.
+	ZoneNeed = model.ZoneNeed
 	// Violation is a breach of a safety invariant.
 	Violation = model.Violation
 )

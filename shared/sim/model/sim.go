@@ -165,6 +165,8 @@ type TickReport struct {
 	MaxCopyWriteLoad float64 `json:"max_copy_write_load"`
 	// Replicas counts replica copies occupying a node over this tick, as replica_node_hours does.
 	Replicas int `json:"replicas"`
+	// Zones are the WRITE loads each awareness value must carry (none without awareness).
+	Zones []ZoneNeed `json:"zones,omitempty"`
 }
 
 // NodeTick is one node's state over one tick.
@@ -497,7 +499,7 @@ func (s *Sim) beginTick() TickReport {
 	applied := s.applyEvents(t)
 	clear(s.Cancelled)
 	s.TickReroutes, s.TickMoves = 0, 0
-	rep := TickReport{Tick: s.Ticks + 1, Events: applied, MaxCopyWriteLoad: s.ComputeLoads(t)}
+	rep := TickReport{Tick: s.Ticks + 1, Events: applied, MaxCopyWriteLoad: s.ComputeLoads(t), Zones: s.zoneNeeds(t)}
 	s.plugins.TenantLoads(t, dt)
 	rejected := 0.0
 	anyHot := false
