@@ -34,7 +34,8 @@ func newExplain(d *display) *cobra.Command {
 			}
 			hot := map[string]bool{}
 			for _, h := range det.Plan.Hotspots {
-				hot[h.Node] = h.Hot
+				// A rising node is judged as the planner judges it: a hot one, no target.
+				hot[h.Node] = h.Hot || h.Rising != nil
 			}
 			if err := shardExists(snap, args[0], shard); err != nil {
 				return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -86,6 +87,14 @@ func copyLoads(snap *cluster.Snapshot) []copyLoad {
 	return out
 }
 
+// hotState says whether a node is hot, or rising: not hot yet, and relieved before its queue forms.
+func hotState(h allocation.Hotspot) string {
+	if !h.Hot && h.Rising != nil {
+		return fmt.Sprintf("rising (saturates in ~%s)", (time.Duration(h.Rising.SaturatesInSeconds) * time.Second).Round(time.Second))
+	}
+	return yesNo(h.Hot)
+}
+
 // printPlan writes the hotspots and the planned moves, fitting width (0: no limit).
 func printPlan(w io.Writer, p allocation.Plan, width int) {
 	fmt.Fprintf(w, "\nWRITE hotspots (snapshot %s)\n", p.SnapshotAt.Format("2006-01-02 15:04:05Z07:00"))
@@ -96,7 +105,7 @@ func printPlan(w io.Writer, p allocation.Plan, width int) {
 		for _, h := range p.Hotspots {
 			t.add(h.NodeName, fmt.Sprintf("%.1f s (limit %.1f s)", h.QueueLatencySeconds, h.LatencyLimit),
 				fmt.Sprintf("%.0f %% (limit %.0f %%)", h.Utilization*100, h.UtilizationLimit*100), h.Queue, h.Rejected,
-				fmt.Sprintf("%d/%d samples", h.Streak, h.StreakLimit), yesNo(h.Hot))
+				fmt.Sprintf("%d/%d samples", h.Streak, h.StreakLimit), hotState(h))
 		}
 		t.render(w, width)
 	}

@@ -46,6 +46,14 @@ type Config struct {
 	// again for this long, unless the node's load changed by a fifth of its threads since; 0 tries it
 	// again at once.
 	ReliefCoolingOff duration.Duration `json:"relief_cooling_off"`
+	// TrendWindow: a node at or over HotUtilization keeps its WRITE utilization samples of this
+	// long. When they climb steadily (a least-squares line over at least 6 samples spanning half the
+	// window, at least 0.5 % a minute, fitting them with R² ≥ 0.8, its later half still climbing, no
+	// one step carrying half the rise) and the line reaches saturation within the time relieving the
+	// node takes (its first candidate copy's relocation estimate, plus SustainedSamples sampling
+	// intervals), the node is relieved before its queue forms. 0 turns this off: nodes are relieved
+	// only once hot. Between 1 minute and 1 hour otherwise.
+	TrendWindow duration.Duration `json:"trend_window"`
 	// BuiltinBalancer models OpenSearch's own count balancer so moves do not invite it to undo them.
 	BuiltinBalancer BuiltinBalancer `json:"builtin_balancer"`
 	// ExcludedNodes are node names or ids being drained or shut down: nothing is moved onto them.
@@ -88,6 +96,9 @@ func DefaultConfig() Config {
 		TranslogReplaySpeed: DefaultTranslogReplaySpeed,
 		// An hour: as long as a copy is kept off a node it left.
 		ReliefCoolingOff: duration.Duration(time.Hour),
+		// 5 minutes: ten samples at the 30 s cadence, enough for a line to tell a climb from
+		// jitter, and short enough that the climb it sees is the one under way.
+		TrendWindow: duration.Duration(5 * time.Minute),
 		// OpenSearch defaults: balance.shard 0.45, balance.index 0.55, balance.threshold 1.0.
 		BuiltinBalancer: BuiltinBalancer{Enabled: true, Shard: 0.45, Index: 0.55, Threshold: 1},
 	}
@@ -104,6 +115,12 @@ const (
 	maxQueueLatencyThreshold = duration.Duration(10 * time.Minute)
 	// 120 samples at the 30 s cadence is an hour of hotspot before acting.
 	maxSustainedSamples = 120
+	// An hour: a line over a longer history extrapolates a climb that is long over; the history
+	// also holds at most trendMaxSamples samples.
+	maxTrendWindow = duration.Duration(time.Hour)
+	// A line needs trendMinSamples samples over half the window: at the 30 s cadence, a window
+	// under a minute never gets one.
+	minTrendWindow = duration.Duration(time.Minute)
 	// A day: drain and colocation periods longer than that never act within a working day.
 	maxPeriod = duration.Duration(24 * time.Hour)
 )
@@ -130,6 +147,8 @@ func (c Config) Validate() error {
 		"%v must be ≥ 0 (0: the replay is not estimated)", c.TranslogReplaySpeed)
 	check(c.ColocationEvery >= 0 && c.ColocationEvery <= maxPeriod, "colocation_every", "%v must be between 0 and %v", c.ColocationEvery, maxPeriod)
 	check(c.ReliefCoolingOff >= 0 && c.ReliefCoolingOff <= maxPeriod, "relief_cooling_off", "%v must be between 0 and %v", c.ReliefCoolingOff, maxPeriod)
+	check(c.TrendWindow == 0 || c.TrendWindow >= minTrendWindow && c.TrendWindow <= maxTrendWindow, "trend_window",
+		"%v must be 0 (off) or between %v and %v", c.TrendWindow, minTrendWindow, maxTrendWindow)
 	if c.BuiltinBalancer.Enabled {
 		check(c.BuiltinBalancer.Shard >= 0 && c.BuiltinBalancer.Index >= 0 && c.BuiltinBalancer.Shard+c.BuiltinBalancer.Index > 0,
 			"builtin_balancer", "weights shard=%v index=%v must be ≥ 0 and not both 0", c.BuiltinBalancer.Shard, c.BuiltinBalancer.Index)

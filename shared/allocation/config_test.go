@@ -24,6 +24,10 @@ func TestConfigValidate(t *testing.T) {
 		{"negative relief cooling-off", func(c *Config) { c.ReliefCoolingOff = -1 }, "allocation.relief_cooling_off"},
 		{"relief cooling-off over a day", func(c *Config) { c.ReliefCoolingOff = maxPeriod + 1 }, "allocation.relief_cooling_off"},
 		{"no relief cooling-off", func(c *Config) { c.ReliefCoolingOff = 0 }, ""},
+		{"trend window off", func(c *Config) { c.TrendWindow = 0 }, ""},
+		{"trend window under a minute", func(c *Config) { c.TrendWindow = minTrendWindow - 1 }, "allocation.trend_window"},
+		{"trend window over an hour", func(c *Config) { c.TrendWindow = maxTrendWindow + 1 }, "allocation.trend_window"},
+		{"negative trend window", func(c *Config) { c.TrendWindow = -1 }, "allocation.trend_window"},
 		{"builtin weights both zero", func(c *Config) { c.BuiltinBalancer.Shard, c.BuiltinBalancer.Index = 0, 0 }, "allocation.builtin_balancer"},
 		{"builtin threshold zero", func(c *Config) { c.BuiltinBalancer.Threshold = 0 }, "allocation.builtin_balancer.threshold"},
 		{"builtin off: its weights are not checked", func(c *Config) {

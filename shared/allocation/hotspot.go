@@ -45,7 +45,10 @@ type Hotspot struct {
 	// node's counters show only what it served. Zero when the backlog neither grows nor overflows.
 	Demand float64 `json:"demand_threads,omitempty"`
 	// Hot is true once both criteria held for StreakLimit samples.
-	Hot    bool   `json:"hot"`
+	Hot bool `json:"hot"`
+	// Rising is set, on a node not hot, when its WRITE use climbs steadily toward saturation sooner
+	// than relief could land (see Rise): it is relieved early, judged at the load projected for then.
+	Rising *Rise  `json:"rising,omitempty"`
 	Reason string `json:"reason"`
 }
 

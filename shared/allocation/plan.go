@@ -112,6 +112,9 @@ const (
 	// planner's failure, never a proof that the cluster lacks room: it is reported as an
 	// unrelieved hotspot (Plan.Unrelieved), never as a scale-up.
 	NoteUnrelieved = "unrelieved-hotspot"
+	// NoteRising: a node not hot yet whose WRITE use climbs toward saturation sooner than relief
+	// could land (Hotspot.Rising), for which no step fits this cycle.
+	NoteRising = "rising"
 )
 
 // Note is something the planner reports without acting on it.
@@ -188,6 +191,9 @@ type Memory struct {
 	// Missed are the measurements of relief groups that relieved nothing, one per hot node and
 	// kind of plan, kept for Config.ReliefCoolingOff (see coolingOff).
 	Missed []Measurement `json:"missed,omitempty"`
+	// Trends are the busy nodes' recent WRITE utilization samples (RecordTrends), read for a
+	// steady climb toward saturation (detectRising).
+	Trends map[string]TrendHistory `json:"trends,omitempty"`
 }
 
 // Departure is a copy planned off a node.
@@ -220,11 +226,13 @@ func PlanCycle(snap *cluster.Snapshot, mem Memory, cfg Config) (Plan, Memory) {
 // the tests compare against. It also returns how many home searches the screen skipped.
 func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, heapScreen bool) (Plan, Memory, int) {
 	hotspots, streaks := DetectHotspots(snap, mem.Streaks, cfg)
+	trends := RecordTrends(snap, mem.Trends, cfg)
+	hotspots, climbing := detectRising(snap, hotspots, trends, cfg)
 	v, demandFactor := plannedView(snap, hotspots, cfg)
 	snap = v.Snap
 	p := &planner{v: v, demandFactor: demandFactor, plan: Plan{Cluster: snap.Cluster, SnapshotAt: snap.At, Hotspots: hotspots, Moves: []Move{}}, settling: map[string]bool{},
-		heapScreen: heapScreen}
-	next := Memory{Streaks: streaks, LastColocation: mem.LastColocation, Relocating: map[string]time.Time{}}
+		heapScreen: heapScreen, climbing: climbing}
+	next := Memory{Streaks: streaks, LastColocation: mem.LastColocation, Relocating: map[string]time.Time{}, Trends: trends}
 	for i := range snap.Copies {
 		if c := &snap.Copies[i]; c.State == cluster.StateRelocating {
 			next.Relocating[c.Node] = snap.At
@@ -286,9 +294,10 @@ func (p *planner) returning(c *cluster.Copy, node string) bool {
 }
 
 // PlannedView is the view the planner judges a cycle's moves on, and the one the move function
-// re-checks them on: the hot nodes marked, their copies' loads scaled by demand (withDemand) and
-// their projected load raised to the demand their backlog shows (View.SetDemand). Building both from
-// here keeps the re-check judging the loads the planner used. snap itself is not changed.
+// re-checks them on: the hot and rising nodes marked, the hot nodes' copies' loads scaled by demand
+// (withDemand) and their projected load raised to the demand their backlog shows (View.SetDemand),
+// a rising node's raised by the growth its climb projects (Rise.Growth). Building both from here
+// keeps the re-check judging the loads the planner used. snap itself is not changed.
 func PlannedView(snap *cluster.Snapshot, hotspots []Hotspot, cfg Config) *View {
 	v, _ := plannedView(snap, hotspots, cfg)
 	return v
@@ -298,14 +307,17 @@ func plannedView(snap *cluster.Snapshot, hotspots []Hotspot, cfg Config) (*View,
 	scaled, factor := withDemand(snap, hotspots)
 	hot := map[string]bool{}
 	for _, h := range hotspots {
-		if h.Hot {
+		if h.Hot || h.Rising != nil {
 			hot[h.Node] = true
 		}
 	}
 	v := NewView(scaled, cfg, hot)
 	for _, h := range hotspots {
-		if h.Hot && h.Demand > 0 {
+		switch {
+		case h.Hot && h.Demand > 0:
 			v.SetDemand(h.Node, h.Demand)
+		case !h.Hot && h.Rising != nil:
+			v.addGrowth(h.Node, h.Rising.Growth)
 		}
 	}
 	return v, factor
@@ -369,6 +381,9 @@ type planner struct {
 	measured    map[string]float64
 	projections []ReliefProjection
 	missed      []Measurement
+	// climbing is the nodes whose WRITE use climbs steadily (detectRising): no target for a rising
+	// node's relief.
+	climbing map[string]bool
 }
 
 // heapRefusesAll reports whether every node but c's own is, for c, either told NO by the heap

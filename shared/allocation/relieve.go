@@ -108,6 +108,8 @@ type search struct {
 	skipNodes  map[string]bool
 	// cooled holds, per kind of plan, the measurement that kept it off this node (coolingOff).
 	cooled map[string]*Measurement
+	// early: the node is rising, not hot (Hotspot.Rising); nodes climbing themselves are no targets.
+	early bool
 }
 
 func (s *search) spent() bool { return s.bounds.Evaluations >= s.bounds.MaxEvaluations }
@@ -134,13 +136,16 @@ const (
 
 func (p *planner) hotspots(hs []Hotspot) {
 	v := p.v
-	var hot []Hotspot
+	var hot, rising []Hotspot
 	for _, h := range hs {
-		if h.Hot {
+		switch {
+		case h.Hot:
 			hot = append(hot, h)
+		case h.Rising != nil:
+			rising = append(rising, h)
 		}
 	}
-	if len(hot) == 0 {
+	if len(hot)+len(rising) == 0 {
 		return
 	}
 	live := 0
@@ -153,7 +158,7 @@ func (p *planner) hotspots(hs []Hotspot) {
 	for _, h := range hot {
 		hotNames = append(hotNames, h.NodeName)
 	}
-	if len(hot) >= live {
+	if len(hot) > 0 && len(hot) >= live {
 		p.signal(hotNames, nil, &ScaleUp{Nodes: hotNames, Bound: BoundAllHot, Value: float64(len(hot)), Limit: float64(live),
 			Reason: fmt.Sprintf("all %d write nodes are hot: moving shards cannot help, the cluster needs more or bigger nodes", live)})
 		return
@@ -181,10 +186,17 @@ func (p *planner) hotspots(hs []Hotspot) {
 			}
 		}
 	}
+	// Rising nodes after the hot ones: a queue already waiting is the more urgent, and the cycle's
+	// move budget goes to the plan order's first groups.
+	for _, h := range rising {
+		p.relieve(h)
+	}
 	if copyProof != nil {
 		copyProof.Nodes = outweighed
 	}
-	p.signal(hotNames, copyProof, nil)
+	if len(hot) > 0 {
+		p.signal(hotNames, copyProof, nil)
+	}
 }
 
 // signal chooses the cycle's one scale-up signal, strongest proof first: the cluster's capacity,
@@ -254,12 +266,16 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 			waiting = append(waiting, c)
 		}
 	}
-	if proof := p.outweighs(node, copies, waiting); proof != nil {
-		return reliefOutweighed, proof
+	early := !h.Hot && h.Rising != nil
+	if !early {
+		// A prediction proves nothing about the cluster: a rising node gives no scale-up signal.
+		if proof := p.outweighs(node, copies, waiting); proof != nil {
+			return reliefOutweighed, proof
+		}
 	}
 	aloneHot := v.Cfg.AllocationUtilization * float64(p.largestNode())
 	order := ChooseOrder(copies, aloneHot, v.Cfg.MinShardWriteLoad)
-	best, srch := p.searchRelief(node, order, goal)
+	best, srch := p.searchRelief(node, order, goal, early)
 	cooled := p.coolingNotes(node, srch, best)
 	if best != nil {
 		p.addOption(h, node, goal, best)
@@ -278,6 +294,12 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 		// Not a failure to find room: those nodes take copies again once their recoveries end.
 		p.note(NoteThrottled, node.Name, "", nil, "%s: no move, swap or chain fits the nodes with an incoming recovery slot free; %s have none (node_concurrent_incoming_recoveries %d); it is looked at again next cycle",
 			node.Name, strings.Join(slices.Sorted(maps.Keys(srch.full)), ", "), v.Snap.Settings.Recoveries.Effective().NodeIncoming)
+		return reliefWaiting, nil
+	}
+	if early {
+		// Not hot yet: no hotspot goes unrelieved. The regular criteria take over if it saturates.
+		p.note(NoteRising, node.Name, "", nil, "%s; no move, swap or chain within the search bounds (%s) relieves it now; it is looked at again next cycle",
+			h.Rising.Reason, srch.bounds)
 		return reliefWaiting, nil
 	}
 	why := ""
@@ -551,8 +573,8 @@ func (p *planner) largestHome(c *cluster.Copy) int {
 // the first candidate with a plan that reaches the goal wins, else the first with any admissible plan.
 // A plan that lowers the excess without reaching the goal is then bundled (see bundle) when no
 // candidate alone carries what the node must shed.
-func (p *planner) searchRelief(node *cluster.Node, order []Candidate, goal float64) (*option, *search) {
-	s := &search{p: p, src: node, bounds: SearchBounds{MaxEvaluations: searchEvaluations, MaxCandidates: searchCandidates,
+func (p *planner) searchRelief(node *cluster.Node, order []Candidate, goal float64, early bool) (*option, *search) {
+	s := &search{p: p, src: node, early: early, bounds: SearchBounds{MaxEvaluations: searchEvaluations, MaxCandidates: searchCandidates,
 		MaxReturns: swapReturns, MaxChainDepth: chainDepth}}
 	best := s.one(order, goal)
 	if best == nil || best.sufficient(goal) || !smallOnly(order, s.need(goal)) {
@@ -754,6 +776,11 @@ func (s *search) targets(c *cluster.Copy) []*cluster.Node {
 	out := make([]*cluster.Node, 0, len(v.DataNodes()))
 	for _, n := range v.DataNodes() {
 		if n.ID == c.Node || v.hot[n.ID] || v.excluded[n.ID] || v.Holds(n.ID, c.ID()) || s.skipNodes[n.ID] || s.p.returning(c, n.ID) {
+			continue
+		}
+		if s.early && s.p.climbing[n.ID] {
+			// Relief ahead of a climb goes to a node that is not climbing too: when the whole
+			// cluster climbs, moving load between its nodes only moves the queue to come.
 			continue
 		}
 		if !s.p.incomingFree(n.ID) {

@@ -349,6 +349,15 @@ func (v *View) SetDemand(node string, threads float64) {
 	}
 }
 
+// addGrowth raises a rising node's projected load by the threads its climb adds by the time its
+// relief lands (Rise.Growth), over what the view holds for it: relocations in flight off it stay
+// counted.
+func (v *View) addGrowth(node string, threads float64) {
+	if _, ok := v.writeLoad[node]; ok && threads > 0 {
+		v.writeLoad[node] += threads
+	}
+}
+
 // Apply records a planned move so later decisions see it.
 func (v *View) Apply(m Move) { v.apply(m) }
 
