@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -157,9 +158,7 @@ func decodeShardStatsWith(body []byte, unmarshal func([]byte, any) error) (Shard
 	if err != nil {
 		return ShardStats{}, err
 	}
-	slices.SortFunc(out.Copies, func(a, b ShardCopyStats) int {
-		return compareCopies(copyKey{a.Index, a.Shard, a.Primary, a.Node}, copyKey{b.Index, b.Shard, b.Primary, b.Node})
-	})
+	sortShards(out.Copies, func(c *ShardCopyStats) copyKey { return copyKey{c.Index, c.Shard, c.Primary, c.Node} })
 	return out, nil
 }
 
@@ -180,21 +179,56 @@ func (t shardTable[C]) count() int {
 	return n
 }
 
-// each calls f with every copy, its index and its shard number. It stops at a shard key that is not
-// a shard number and says which.
+// each calls f with every copy, its index and its shard number, by index name and shard number:
+// the order of ShardStats.Copies and ClusterState.Routing but within a shard (sortShards). It
+// stops at a shard key that is not a shard number and says which.
 func (t shardTable[C]) each(f func(index string, shard int, c C)) error {
-	for index, idx := range t {
-		for key, copies := range idx.Shards {
+	type shardKey struct {
+		num int
+		key string
+	}
+	var keys []shardKey
+	for _, index := range slices.Sorted(maps.Keys(t)) {
+		shards := t[index].Shards
+		keys = keys[:0]
+		for key := range shards {
 			shard, err := strconv.Atoi(key)
 			if err != nil || shard < 0 {
 				return fmt.Errorf("index %q: shard %q is not a shard number", index, key)
 			}
-			for _, c := range copies {
-				f(index, shard, c)
+			keys = append(keys, shardKey{shard, key})
+		}
+		slices.SortFunc(keys, func(a, b shardKey) int { return cmp.Compare(a.num, b.num) })
+		for _, k := range keys {
+			for _, c := range shards[k.key] {
+				f(index, k.num, c)
 			}
 		}
 	}
 	return nil
+}
+
+// sortShards finishes the order of copies that each listed: within each shard, as compareCopies
+// orders them. Sorting 30,000 copies whole took a fifth of decoding them.
+func sortShards[T any](copies []T, key func(*T) copyKey) {
+	for start := 0; start < len(copies); {
+		first := key(&copies[start])
+		end := start + 1
+		for end < len(copies) {
+			k := key(&copies[end])
+			if k.index != first.index || k.shard != first.shard {
+				break
+			}
+			end++
+		}
+		// Insertion sort: a shard has a primary and a few replicas.
+		for i := start + 1; i < end; i++ {
+			for j := i; j > start && compareCopies(key(&copies[j-1]), key(&copies[j])) > 0; j-- {
+				copies[j-1], copies[j] = copies[j], copies[j-1]
+			}
+		}
+		start = end
+	}
 }
 
 // copyKey is what shard copies are ordered by.

@@ -157,9 +157,7 @@ func decodeClusterStateWith(body []byte, unmarshal func([]byte, any) error) (Clu
 	if err != nil {
 		return ClusterState{}, fmt.Errorf("routing table: %w", err)
 	}
-	slices.SortFunc(out.Routing, func(a, b ShardRouting) int {
-		return compareCopies(copyKey{a.Index, a.Shard, a.Primary, a.Node}, copyKey{b.Index, b.Shard, b.Primary, b.Node})
-	})
+	sortShards(out.Routing, func(r *ShardRouting) copyKey { return copyKey{r.Index, r.Shard, r.Primary, r.Node} })
 	return out, nil
 }
 

@@ -31,6 +31,25 @@ var largeEdgeCases = []string{
 	`{"routing_table":{"indices":{"a":{"shards":{"0":[{"state":"UNASSIGNED","primary":false,"node":null,"unassigned_info":{"reason":"NODE_LEFT"}}]}}}}}`,
 	`{"version":1.0,"state_uuid":null}`,
 	`{"metadata":{"indices":{"a":{"settings":"not an object"}}}}`,
+	// Inside a copy: names escaped or folded, null copies, duplicate objects that merge, values of
+	// the wrong kind, integers at and past int64's bounds, duplicate indices.
+	`{"indices":{"a":{"shards":{"0":[{"\u0072outing":{"\u017ftate":"STARTED","Primary":true,"n\u006fde":"n\u00e9"}},null,{}]}}}}`,
+	`{"indices":{"a":{"shards":{"0":[{"routing":{"node":"n1"},"docs":{"count":7},"routing":{"state":"RELOCATING"},"docs":{"count":8,"extra":[1,{"a":null}]}}]}}}}`,
+	`{"indices":{"a":{"shards":{"0":[{"routing":[]}]}}}}`,
+	`{"indices":{"a":{"shards":{"0":[{"routing":5}]}}}}`,
+	`{"indices":{"a":{"shards":{"0":[{"routing":{"primary":"true"}}]}}}}`,
+	`{"indices":{"a":{"shards":{"0":[{"routing":{"node":5}}]}}}}`,
+	`{"indices":{"a":{"shards":{"0":[{"docs":{"count":-0},"store":{"size_in_bytes":9223372036854775807},"indexing":{"index_total":-9223372036854775808}}]}}}}`,
+	`{"indices":{"a":{"shards":{"0":[{"indexing":{"index_total":9223372036854775808}}]}}}}`,
+	`{"indices":{"a":{"shards":{"0":[{"indexing":{"index_total":-9223372036854775809}}]}}}}`,
+	`{"indices":{"a":{"shards":{"0":[{"search":{"query_total":true}}]}}}}`,
+	`{"indices":{"a":{"shards":{"0":[{"routing":{"node":"n1"}}]}},"a":{"shards":{"0":[{"routing":{"node":"n2"}}]}}}}`,
+	`{"indices":{"a":{"shards":{"0":[5]}}}}`,
+	`{"indices":{"a":{"shards":{"0":[{"routing":{"node":"n1"}]}}}}`,
+	`{"routing_table":{"indices":{"a":{"shards":{"0":[{"state":"UNASSIGNED","SEARCHONLY":true,"unassigned_info":{"reason":"NODE_LEFT","reason":null,"at":"x"}},null]}}}}}`,
+	`{"routing_table":{"indices":{"a":{"shards":{"0":[{"unassigned_info":[]}]}}}}}`,
+	`{"routing_table":{"indices":{"a":{"shards":{"0":[{"searchOnly":"yes"}]}}}}}`,
+	"{\"routing_table\":{\"indices\":{\"a\":{\"shards\":{\"0\":[{\"node\":\"n\xff\",\"st\xffate\":\"X\"}]}}}}}",
 }
 
 // FuzzDecodeLargeMatchesStd: decoding _stats?level=shards and _cluster/state with unmarshalLarge
