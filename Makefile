@@ -117,13 +117,25 @@ fuzz: ## Run every Fuzz* target in the repo for FUZZTIME each.
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 .PHONY: it
-it: ## Integration tests on a real three-node OpenSearch 2.19, fetched, started and stopped by scripts/opensearch.sh.
+it: ## Integration tests on a real three-node OpenSearch 2.19 (scripts/opensearch.sh), then it-wlm.
 	@trap 'scripts/opensearch.sh stop' EXIT; \
 	exports="$$(scripts/opensearch.sh start)"; \
 	eval "$$exports"; \
 	started=$$SECONDS; \
-	go test -tags integration -count=1 -v -timeout 35m ./it/...; \
+	go test -tags integration -count=1 -v -timeout 35m -skip '^TestWLM' ./it/...; \
 	echo "it: tests took $$((SECONDS - started))s after a $${SHARDWISE_OPENSEARCH_STARTUP_SECONDS}s start-up"
+	@$(MAKE) --no-print-directory it-wlm
+
+# The workload-management node runs after the 2.19 cluster has stopped: the test measures latency,
+# which three other JVMs on the same two cores would decide instead of the plugin.
+.PHONY: it-wlm
+it-wlm: ## The workload-management integration test (TestWLM*) on a one-node OpenSearch 3.8 with the plugin, fetched, assembled, started and stopped by scripts/opensearch-wlm.sh.
+	@trap 'scripts/opensearch-wlm.sh stop' EXIT; \
+	exports="$$(scripts/opensearch-wlm.sh start)"; \
+	eval "$$exports"; \
+	started=$$SECONDS; \
+	go test -tags integration -count=1 -v -timeout 20m -run '^TestWLM' ./it/; \
+	echo "it-wlm: tests took $$((SECONDS - started))s after a $${SHARDWISE_OPENSEARCH_STARTUP_SECONDS}s start-up"
 
 # Whether `make bench` regenerates docs/results.md and docs/bench: always after a full bench; after
 # a quick one only with DOCS=1, so a quick check leaves the published results alone.

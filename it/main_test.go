@@ -3,8 +3,9 @@
 // Package it runs shardwise against a real three-node OpenSearch 2.19 cluster: the engine end to
 // end (ingest → detect → move, replica scaling, the circuit breaker) on real bulk and search load,
 // and contract tests holding the simulator to OpenSearch's response shapes. `make it` starts the
-// cluster with scripts/opensearch.sh, runs these tests and stops it; the build tag keeps them out
-// of `go test ./...`.
+// cluster with scripts/opensearch.sh, runs these tests and stops it; then, as `make it-wlm`, it
+// starts one OpenSearch 3.8 node with the workload-management plugin (scripts/opensearch-wlm.sh)
+// and runs the TestWLM* tests on it. The build tag keeps them out of `go test ./...`.
 package it
 
 import (
@@ -26,7 +27,7 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	clusterURLs = strings.Split(raw, ",")
-	fmt.Printf("it: OpenSearch %s, %d nodes at %s, started in %ss by scripts/opensearch.sh\n",
+	fmt.Printf("it: OpenSearch %s, %d nodes at %s, started in %ss\n",
 		os.Getenv("SHARDWISE_OPENSEARCH_VERSION"), len(clusterURLs), raw, os.Getenv("SHARDWISE_OPENSEARCH_STARTUP_SECONDS"))
 	os.Exit(m.Run())
 }
