@@ -189,6 +189,7 @@ func (s *Server) handleState(rq *wire.Request) (wire.Reply, *wire.APIError) {
 // shapes, the routing table's entries are filled when written, which must then happen under the
 // lock the state is rendered under; without, the state is rendered whole now.
 func (s *Server) clusterState(metrics map[string]bool, indices []*model.Index, flat bool, shapes *routingShapes) wire.Object {
+	lazy := shapes != nil
 	o := wire.Object{{"cluster_name", model.ClusterName}, {"cluster_uuid", s.ClusterUUID}}
 	if metrics["version"] {
 		o = append(o, wire.Field{"version", s.StateVersion}, wire.Field{"state_uuid", model.MakeID(s.Spec.Seed, fmt.Sprintf("state/%d", s.StateVersion))})
@@ -221,25 +222,14 @@ func (s *Server) clusterState(metrics map[string]bool, indices []*model.Index, f
 		if m := s.ClusterManager(); m != nil {
 			ids = append(ids, m.ID)
 		}
-		mi := wire.Object{}
+		mi := make(wire.Object, 0, len(indices))
 		for _, ix := range indices {
-			terms, insync := wire.Object{}, wire.Object{}
-			for _, sh := range ix.Shards {
-				terms = append(terms, wire.Field{strconv.Itoa(sh.Num), sh.Term})
-				var ids []string
-				for _, c := range sh.Copies {
-					if c.Active() {
-						ids = append(ids, c.AllocID)
-					}
-				}
-				insync = append(insync, wire.Field{strconv.Itoa(sh.Num), ids})
-			}
 			mi = append(mi, wire.Field{ix.Name, wire.Object{
 				{"version", 1 + ix.SettingsVersion}, {"mapping_version", 1}, {"settings_version", 1 + ix.SettingsVersion},
 				{"aliases_version", 1}, {"routing_num_shards", routingNumShards(len(ix.Shards))}, {"state", "open"},
-				{"settings", settings.RenderSettings(s.indexSettings(ix), flat)},
-				{"mappings", wire.Object{}}, {"aliases", []any{}}, {"primary_terms", terms},
-				{"in_sync_allocations", insync}, {"rollover_info", wire.Object{}}, {"system", false},
+				{"settings", s.renderedSettings(ix, flat)},
+				{"mappings", wire.Object{}}, {"aliases", []any{}}, {"primary_terms", indexTerms(ix, lazy)},
+				{"in_sync_allocations", inSync(ix, lazy)}, {"rollover_info", wire.Object{}}, {"system", false},
 			}})
 		}
 		o = append(o, wire.Field{"metadata", wire.Object{
@@ -294,6 +284,43 @@ func (s *Server) clusterState(metrics map[string]bool, indices []*model.Index, f
 		o = append(o, wire.Field{"routing_nodes", wire.Object{{"unassigned", unassigned}, {"nodes", nodes}}})
 	}
 	return o
+}
+
+// indexTerms is an index's primary_terms: built when written if lazy (a client reading a few
+// settings of 4,000 indices leaves them out), else now.
+func indexTerms(ix *model.Index, lazy bool) any {
+	build := func() wire.Object {
+		terms := make(wire.Object, 0, len(ix.Shards))
+		for _, sh := range ix.Shards {
+			terms = append(terms, wire.Field{strconv.Itoa(sh.Num), sh.Term})
+		}
+		return terms
+	}
+	if lazy {
+		return wire.LazyObject(build)
+	}
+	return build()
+}
+
+// inSync is an index's in_sync_allocations, built when written if lazy, else now.
+func inSync(ix *model.Index, lazy bool) any {
+	build := func() wire.Object {
+		insync := make(wire.Object, 0, len(ix.Shards))
+		for _, sh := range ix.Shards {
+			var ids []string
+			for _, c := range sh.Copies {
+				if c.Active() {
+					ids = append(ids, c.AllocID)
+				}
+			}
+			insync = append(insync, wire.Field{strconv.Itoa(sh.Num), ids})
+		}
+		return insync
+	}
+	if lazy {
+		return wire.LazyObject(build)
+	}
+	return build()
 }
 
 // routingNumShards is IndexMetadata's default routing_num_shards: shards × 2^k up to 1024.
