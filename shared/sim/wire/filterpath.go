@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/shardwise/shardwise/shared/cluster"
 )
@@ -15,6 +16,8 @@ import (
 type FilterPath struct {
 	include [][]string
 	exclude [][]string
+	// src is the parameter it was read from, which names its memo (takeMemo).
+	src string
 }
 
 // ParseFilterPath returns nil when the parameter selects nothing to filter.
@@ -36,6 +39,7 @@ func ParseFilterPath(param string) *FilterPath {
 	if len(fp.include) == 0 && len(fp.exclude) == 0 {
 		return nil
 	}
+	fp.src = param
 	return &fp
 }
 
@@ -134,6 +138,53 @@ type fpMemo struct {
 	steps []map[string]fpNext // set → key → where it goes
 	// programs are the shapes met so far, as each filter position writes them.
 	programs map[shapeKey]*shapeProgram
+	// start is the set of the patterns' starts; keys counts the keys stepped on.
+	start int32
+	keys  int
+}
+
+// memos keeps the memo of each filter_path a client sends, between answers: the functions read
+// the same large answers with the same filters every cycle, and matching an answer's 4,000 index
+// names and 30,000 shard keys against the patterns again each time was a third of writing it.
+// A memo is taken out while an answer uses it, so concurrent answers never share one.
+var memos struct {
+	sync.Mutex
+	m map[string]*fpMemo
+}
+
+// memoMaxKeys and memoMaxFilters bound what memos keeps.
+const (
+	memoMaxKeys    = 1 << 18
+	memoMaxFilters = 32
+)
+
+// takeMemo returns fp's memo, kept from an earlier answer or new.
+func takeMemo(fp *FilterPath) *fpMemo {
+	memos.Lock()
+	m, ok := memos.m[fp.src]
+	delete(memos.m, fp.src)
+	memos.Unlock()
+	if ok {
+		return m
+	}
+	m, start := newFPMemo(startStates(fp.include))
+	m.start = start
+	return m
+}
+
+// putMemo keeps fp's memo m for the next answer, without the shapes it compiled, which were this
+// answer's own.
+func putMemo(fp *FilterPath, m *fpMemo) {
+	if m.keys > memoMaxKeys {
+		return
+	}
+	m.programs = nil
+	memos.Lock()
+	defer memos.Unlock()
+	if memos.m == nil || len(memos.m) >= memoMaxFilters {
+		memos.m = map[string]*fpMemo{}
+	}
+	memos.m[fp.src] = m
 }
 
 type fpNext struct {
@@ -152,6 +203,7 @@ func (m *fpMemo) step(set int32, key string) (int32, bool) {
 		return r.set, r.full
 	}
 	next, full := advance(nil, m.sets[set], key)
+	m.keys++
 	r := fpNext{m.intern(next), full}
 	m.steps[set][key] = r
 	return r.set, r.full

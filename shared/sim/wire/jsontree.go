@@ -58,10 +58,11 @@ func encodeFiltered(w io.Writer, v any, fp *FilterPath) error {
 		if len(fp.exclude) > 0 {
 			v = excludeTree(v, startStates(fp.exclude))
 		}
-		memo, start := newFPMemo(startStates(fp.include))
-		if !e.include(memo, v, start) {
+		memo := takeMemo(fp)
+		if !e.include(memo, v, memo.start) {
 			e.value(Object{})
 		}
+		putMemo(fp, memo)
 	}
 	e.kept = e.pos()
 	e.flush()

@@ -112,3 +112,36 @@ func TestShapedEncodesAsItsTree(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterMemoKeptBetweenAnswers: a filter's memo, kept from one answer to the next (takeMemo),
+// gives each answer what the tree filter gives it, whatever answers came before.
+func TestFilterMemoKeptBetweenAnswers(t *testing.T) {
+	small := Object{{"indices", Object{
+		{"metrics-1", Object{{"shards", Object{{"0", []any{Object{{"routing", Object{{"node", "n1"}, {"state", "STARTED"}}}}}}}}}},
+		{"logs-0001", Object{{"uuid", "v"}}},
+	}}}
+	docs := []Object{shapedDoc(func(i, s, c int) any { return copyTree(i, s, c) }), small, shapedDoc(func(i, s, c int) any { return copyShaped(i, s, c) })}
+	filter := "indices.*.shards.*.routing.node,indices.logs-0001.uuid"
+	fp := ParseFilterPath(filter)
+	for round := range 2 {
+		for i, doc := range docs {
+			want, err := AppendJSON(nil, fp.apply(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := encodeFiltered(&got, doc, ParseFilterPath(filter)); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("round %d, answer %d: got %d bytes, want %d; first difference at %d", round, i, got.Len(), len(want), firstDiff(got.Bytes(), want))
+			}
+		}
+	}
+	memos.Lock()
+	_, kept := memos.m[filter]
+	memos.Unlock()
+	if !kept {
+		t.Errorf("no memo kept for %q", filter)
+	}
+}
