@@ -150,8 +150,10 @@ func (c *calibrator) do(ctx context.Context, method, url string, body any, out a
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, url, err)
 	}
-	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
+	if cerr := resp.Body.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
 	if err != nil {
 		return fmt.Errorf("%s %s: read: %w", method, url, err)
 	}
