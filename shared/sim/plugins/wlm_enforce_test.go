@@ -56,6 +56,8 @@ func wlmRun(t *testing.T, hogQPS, hogMode, mode string) (model.Result, map[strin
 	s := simtest.MustSim(t, wlmTenantDoc(hogQPS, 30))
 	id := ""
 	if hogMode != "" {
+		// From 3.2 the plugin changes groups only in mode enabled.
+		setWLMMode(t, s, "enabled")
 		id = wlmGroupFor(t, s, "hog", hogMode, `{"cpu": 0.15}`, "hog-user")
 		wlmGroupFor(t, s, "good", "soft", `{"cpu": 0.5}`, "good-user")
 	}

@@ -132,6 +132,10 @@ func (s *Server) checkCapacity(skip *plugins.WlmGroup, limits map[string]float64
 }
 
 func (s *Server) handleCreateGroup(rq *wire.Request) (wire.Reply, *wire.APIError) {
+	// From 3.2 the handler checks the mode before it reads the body or the group.
+	if err := s.Plugins.EnsureWLMEnabled("create"); err != nil {
+		return wire.Reply{}, err
+	}
 	api, _, _ := s.Plugins.WlmAPI()
 	b, err := decodeGroupBody(rq.Body)
 	if err != nil {
@@ -158,6 +162,10 @@ func (s *Server) handleCreateGroup(rq *wire.Request) (wire.Reply, *wire.APIError
 }
 
 func (s *Server) handleUpdateGroup(rq *wire.Request) (wire.Reply, *wire.APIError) {
+	// From 3.2 the handler checks the mode before it reads the body or the group.
+	if err := s.Plugins.EnsureWLMEnabled("update"); err != nil {
+		return wire.Reply{}, err
+	}
 	api, _, _ := s.Plugins.WlmAPI()
 	g := s.Plugins.WLM.Group(rq.Segs[2])
 	if g == nil {
@@ -191,6 +199,10 @@ func (s *Server) handleUpdateGroup(rq *wire.Request) (wire.Reply, *wire.APIError
 }
 
 func (s *Server) handleDeleteGroup(rq *wire.Request) (wire.Reply, *wire.APIError) {
+	// From 3.2 the handler checks the mode before it reads the body or the group.
+	if err := s.Plugins.EnsureWLMEnabled("delete"); err != nil {
+		return wire.Reply{}, err
+	}
 	api, _, _ := s.Plugins.WlmAPI()
 	g := s.Plugins.WLM.Group(rq.Segs[2])
 	if g == nil {

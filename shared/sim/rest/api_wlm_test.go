@@ -170,6 +170,10 @@ func TestWLMRefusals(t *testing.T) {
 
 func TestWLMRulesPages(t *testing.T) {
 	s := simtest.MustSim(t, simtest.WlmScenario("3.3.0", scenario.PluginWorkloadManagement))
+	// From 3.2 the plugin creates groups only in mode enabled.
+	if code, body := simtest.Call(t, s, "PUT", "/_cluster/settings", `{"persistent":{"wlm.workload_group.mode":"enabled"}}`); code != 200 {
+		t.Fatal(body)
+	}
 	code, body := simtest.Call(t, s, "PUT", "/_wlm/workload_group", `{"name":"g","resiliency_mode":"soft","resource_limits":{"cpu":0.1}}`)
 	if code != 200 {
 		t.Fatal(body)
