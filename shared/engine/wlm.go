@@ -114,9 +114,17 @@ func SyncWLM(ctx context.Context, api WLMCluster, hr HealthReader, defs sandbox.
 		res.Reason = fmt.Sprintf("in sync: %d groups, %d rules and the wlm settings match the definitions", len(want.Groups), len(want.Rules))
 		return res, nil
 	}
-	groupCalls, err := sandbox.PlanWLMGroups(res.Support.API, want, have)
+	plan, err := sandbox.PlanWLMGroups(res.Support, want, have)
 	if err != nil {
 		return res, err
+	}
+	// planned is every call in the order it would be made, for a sync that makes none.
+	planned := func() []sandbox.Call {
+		calls := append(slices.Clone(plan.Calls), sandbox.PlanWLMRules(want, sandbox.ApplyGroupCalls(have, plan.Calls))...)
+		if plan.Last != nil {
+			calls = append(calls, *plan.Last)
+		}
+		return calls
 	}
 	health, herr := hr.Health(ctx)
 	verdict := safety.Evaluate(safety.Inputs{Reachable: herr, Health: health.Status, Relocating: health.Relocating,
@@ -124,30 +132,34 @@ func SyncWLM(ctx context.Context, api WLMCluster, hr HealthReader, defs sandbox.
 	res.Breaker = &verdict
 	if !verdict.Closed {
 		reason := verdict.Reason()
-		for _, c := range append(groupCalls, sandbox.PlanWLMRules(want, sandbox.ApplyGroupCalls(have, groupCalls))...) {
+		for _, c := range planned() {
 			res.Calls = append(res.Calls, WLMCallOutcome{Call: c, Outcome: WLMSkipped, Error: reason})
 		}
 		res.Reason = fmt.Sprintf("%d drifts, nothing changed: %s", len(res.Drift), reason)
 		return res, nil
 	}
 	if opts.DryRun {
-		for _, c := range append(groupCalls, sandbox.PlanWLMRules(want, sandbox.ApplyGroupCalls(have, groupCalls))...) {
+		for _, c := range planned() {
 			res.Calls = append(res.Calls, WLMCallOutcome{Call: c, Outcome: WLMWould})
 		}
 		res.Reason = fmt.Sprintf("dry-run: %d drifts; %d calls would bring the cluster to the definitions", len(res.Drift), len(res.Calls))
 		return res, nil
 	}
-	if err := res.send(ctx, api, groupCalls); err != nil {
-		return res, err
-	}
-	if res.Support.Rules && len(want.Rules)+len(have.Rules) > 0 {
+	err = res.send(ctx, api, plan.Calls)
+	if err == nil && res.Support.Rules && len(want.Rules)+len(have.Rules) > 0 {
 		// Rules name their group by id, known only once the groups exist.
 		if have, err = api.WLMState(ctx, res.Support); err != nil {
-			return res, fmt.Errorf("wlm: read after the group calls: %w", err)
+			err = fmt.Errorf("wlm: read after the group calls: %w", err)
+			res.Reason = fmt.Sprintf("%d drifts; %v", len(res.Drift), err)
+		} else {
+			err = res.send(ctx, api, sandbox.PlanWLMRules(want, have))
 		}
-		if err := res.send(ctx, api, sandbox.PlanWLMRules(want, have)); err != nil {
-			return res, err
-		}
+	}
+	if plan.Last != nil {
+		err = res.last(ctx, api, *plan.Last, err)
+	}
+	if err != nil {
+		return res, err
 	}
 	after, err := api.WLMState(ctx, res.Support)
 	if err != nil {
@@ -176,6 +188,34 @@ func (res *WLMSyncResult) send(ctx context.Context, api WLMCluster, calls []sand
 			return fmt.Errorf("wlm: %s: %w", c, err)
 		}
 		res.Calls = append(res.Calls, WLMCallOutcome{Call: c, Outcome: WLMDone})
+	}
+	return nil
+}
+
+// last makes the plan's last call, which puts the definitions' mode in place after the group calls
+// ran in mode enabled. After a failure (failed) it is still made, so the mode is not left enabled
+// against the definitions, unless no call was made at all: the mode is then as it was before the
+// sync. The error and the reason say which mode the failure left.
+func (res *WLMSyncResult) last(ctx context.Context, api WLMCluster, c sandbox.Call, failed error) error {
+	mode := res.Mode
+	if failed != nil && !slices.ContainsFunc(res.Calls, func(o WLMCallOutcome) bool { return o.Outcome == WLMDone }) {
+		res.Calls = append(res.Calls, WLMCallOutcome{Call: c, Outcome: WLMSkipped, Error: "no call was made: the mode is as it was before the sync"})
+		res.Reason += "; no call was made, so the mode is as it was before the sync"
+		return fmt.Errorf("%w; no call was made, so the mode is as it was before the sync", failed)
+	}
+	if err := api.WLMSend(ctx, c); err != nil {
+		res.Calls = append(res.Calls, WLMCallOutcome{Call: c, Outcome: WLMFailed, Error: err.Error()})
+		if failed != nil {
+			res.Reason += fmt.Sprintf("; setting the mode back to %s failed too (%v): it is left enabled", mode, err)
+			return fmt.Errorf("%w; setting the mode back to %s failed too, so it is left enabled: %s: %w", failed, mode, c, err)
+		}
+		res.Reason = fmt.Sprintf("%d drifts; %s failed: %v; the mode is left enabled", len(res.Drift), c, err)
+		return fmt.Errorf("wlm: %s: %w; the mode is left enabled", c, err)
+	}
+	res.Calls = append(res.Calls, WLMCallOutcome{Call: c, Outcome: WLMDone})
+	if failed != nil {
+		res.Reason += "; the mode was set to " + mode + ", the definitions' mode, all the same"
+		return fmt.Errorf("%w; the mode was set to %s, the definitions' mode, all the same", failed, mode)
 	}
 	return nil
 }

@@ -26,6 +26,9 @@ type wlmServer struct {
 	api    *collect.API
 	mu     sync.Mutex
 	writes []string
+	// fail, when set, answers a write it returns true for with a 500 instead of serving it; n
+	// counts the writes before it, this one included.
+	fail func(write string, n int) bool
 }
 
 func newWLMServer(t *testing.T, version string, nodes int, plugins ...string) *wlmServer {
@@ -57,8 +60,16 @@ func newWLMServer(t *testing.T, version string, nodes int, plugins ...string) *w
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.mu.Lock()
-			w.writes = append(w.writes, r.Method+" "+r.URL.Path)
+			write := r.Method + " " + r.URL.Path
+			w.writes = append(w.writes, write)
+			fail := w.fail != nil && w.fail(write, len(w.writes))
 			w.mu.Unlock()
+			if fail {
+				rw.Header().Set("Content-Type", "application/json")
+				rw.WriteHeader(http.StatusInternalServerError)
+				_, _ = rw.Write([]byte(`{"error":{"root_cause":[{"type":"exception","reason":"injected"}],"type":"exception","reason":"injected"},"status":500}`))
+				return
+			}
 		}
 		h.ServeHTTP(rw, r)
 	}))
@@ -131,7 +142,7 @@ func TestSyncWLMRoundTrip(t *testing.T) {
 		version string
 		api     sandbox.WLMAPI
 		rules   bool
-	}{{"2.19.0", sandbox.QueryGroupAPI, false}, {"3.1.0", sandbox.WorkloadGroupAPI, true}} {
+	}{{"2.19.0", sandbox.QueryGroupAPI, false}, {"3.1.0", sandbox.WorkloadGroupAPI, true}, {"3.8.0", sandbox.WorkloadGroupAPI, true}} {
 		t.Run(tc.version, func(t *testing.T) {
 			w := newWLMServer(t, tc.version, 2, sim.PluginWorkloadManagement)
 			opts := engine.WLMOptions{DryRun: false, Safety: safety.DefaultConfig()}
@@ -388,5 +399,141 @@ func TestSandboxCycleSyncsWLM(t *testing.T) {
 	st := live(t, w, sandbox.WLMSupport{API: sandbox.WorkloadGroupAPI, Rules: true})
 	if got := groupSummary(st); !slices.Equal(got, []string{"shardwise-analysts enforced cpu=0.3 memory=0"}) || len(st.Rules) != 1 {
 		t.Errorf("after the cycle: groups %v rules %v", got, ruleSummary(st))
+	}
+}
+
+// monitorDefs are two monitor sandboxes: the plugin's mode is to be monitor_only.
+func monitorDefs() sandbox.Definitions {
+	return sandbox.Definitions{Sandboxes: []sandbox.Sandbox{
+		{Name: "a", Attributes: sandbox.Attributes{IndicesName: "a-*"}, Resources: sandbox.Allocations{CPU: al(0.2)}, Enforcement: sandbox.Monitor},
+		{Name: "b", Attributes: sandbox.Attributes{IndicesName: "b-*"}, Resources: sandbox.Allocations{CPU: al(0.1)}, Enforcement: sandbox.Monitor},
+	}}
+}
+
+func mode(t *testing.T, w *wlmServer) string {
+	t.Helper()
+	return live(t, w, sandbox.WLMSupport{Version: "3.8.0", API: sandbox.WorkloadGroupAPI, Rules: true}).Settings["wlm.workload_group.mode"]
+}
+
+func outcomes(res engine.WLMSyncResult) []string {
+	var out []string
+	for _, c := range res.Calls {
+		out = append(out, c.Outcome+" "+c.Method+" "+c.Path)
+	}
+	return out
+}
+
+// TestSyncWLMModeOrder: OpenSearch 3.8 creates, updates and deletes groups only in mode enabled,
+// so a sync that changes groups with the cluster in another mode enables it first and sets the
+// definitions' mode last: monitor sandboxes only, then [] with the mode enabled. A dry run says
+// so in that order and writes nothing.
+func TestSyncWLMModeOrder(t *testing.T) {
+	w := newWLMServer(t, "3.8.0", 2, sim.PluginWorkloadManagement)
+	opts := engine.WLMOptions{DryRun: true, Safety: safety.DefaultConfig()}
+	res, err := engine.SyncWLM(t.Context(), w.api, w.api, monitorDefs(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"dry-run PUT /_cluster/settings", "dry-run PUT /_wlm/workload_group", "dry-run PUT /_wlm/workload_group",
+		"dry-run PUT /_rules/workload_group", "dry-run PUT /_rules/workload_group", "dry-run PUT /_cluster/settings"}
+	if got := outcomes(res); !slices.Equal(got, want) {
+		t.Errorf("dry run: %v, want %v", got, want)
+	}
+	lines := res.Lines()
+	if !slices.Contains(lines, "dry-run: PUT /_cluster/settings (set wlm.workload_group.mode to enabled while the groups change, since OpenSearch 3.8.0 creates, updates and deletes groups only in mode enabled (the definitions' monitor_only is set last))") ||
+		lines[len(lines)-1] != "dry-run: PUT /_cluster/settings (set wlm.workload_group.mode to monitor_only, the definitions' mode, once the groups are changed in mode enabled)" {
+		t.Errorf("dry-run lines:\n%s", strings.Join(lines, "\n"))
+	}
+	if wr := w.takeWrites(); len(wr) != 0 || mode(t, w) != "monitor_only" {
+		t.Errorf("dry run wrote %v; mode %s", wr, mode(t, w))
+	}
+
+	opts.DryRun = false
+	if res, err = engine.SyncWLM(t.Context(), w.api, w.api, monitorDefs(), opts); err != nil {
+		t.Fatalf("monitor sandboxes only: %v\n%s", err, strings.Join(res.Lines(), "\n"))
+	}
+	wantWrites := []string{"PUT /_cluster/settings", "PUT /_wlm/workload_group", "PUT /_wlm/workload_group",
+		"PUT /_rules/workload_group", "PUT /_rules/workload_group", "PUT /_cluster/settings"}
+	if wr := w.takeWrites(); !slices.Equal(wr, wantWrites) || len(res.After) != 0 || mode(t, w) != "monitor_only" {
+		t.Errorf("monitor sandboxes only: wrote %v, drift left %v, mode %s", wr, res.After, mode(t, w))
+	}
+
+	// The mode enabled and wanted: no call on the mode.
+	if res, err = engine.SyncWLM(t.Context(), w.api, w.api, wlmDefsV1(), opts); err != nil {
+		t.Fatalf("hard sandboxes: %v\n%s", err, strings.Join(res.Lines(), "\n"))
+	}
+	w.takeWrites()
+	defs := wlmDefsV1()
+	defs.Sandboxes[0].Resources.CPU = al(0.1)
+	if res, err = engine.SyncWLM(t.Context(), w.api, w.api, defs, opts); err != nil {
+		t.Fatalf("lower a limit: %v", err)
+	}
+	if wr := w.takeWrites(); !slices.Equal(wr, []string{"PUT /_wlm/workload_group/shardwise-analysts"}) {
+		t.Errorf("mode enabled already: wrote %v, want the update alone", wr)
+	}
+
+	// [] with groups present, the mode enabled: the deletes (groups, then the rules' afresh), then
+	// monitor_only.
+	if res, err = engine.SyncWLM(t.Context(), w.api, w.api, sandbox.Definitions{}, opts); err != nil {
+		t.Fatalf("[]: %v\n%s", err, strings.Join(res.Lines(), "\n"))
+	}
+	wantWrites = []string{"DELETE /_wlm/workload_group/shardwise-analysts", "DELETE /_wlm/workload_group/shardwise-tellers",
+		"DELETE /_rules/workload_group/", "DELETE /_rules/workload_group/", "PUT /_cluster/settings"}
+	got := w.takeWrites()
+	for i := range got {
+		if strings.HasPrefix(got[i], "DELETE /_rules/workload_group/") {
+			got[i] = "DELETE /_rules/workload_group/"
+		}
+	}
+	if !slices.Equal(got, wantWrites) || mode(t, w) != "monitor_only" {
+		t.Errorf("[]: wrote %v, want %v; mode %s", got, wantWrites, mode(t, w))
+	}
+	if st := live(t, w, res.Support); len(st.Groups) != 0 || len(st.Rules) != 0 {
+		t.Errorf("[] left groups %v rules %v", groupSummary(st), ruleSummary(st))
+	}
+}
+
+// TestSyncWLMModeAfterFailure: a group call that fails midway on 3.8 names the call, and the mode
+// is left as it was before the sync (no call made) or as the definitions want it (set all the
+// same), never enabled against them, except when setting it back fails too, which the error says.
+func TestSyncWLMModeAfterFailure(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// failAt is the write that fails, counted from 1.
+		failAt   int
+		outcomes []string
+		err      string
+		mode     string
+	}{
+		{"second create fails", 3,
+			[]string{"done PUT /_cluster/settings", "done PUT /_wlm/workload_group", "failed PUT /_wlm/workload_group", "done PUT /_cluster/settings"},
+			"wlm: PUT /_wlm/workload_group (create group shardwise-b for sandbox b): ", "monitor_only"},
+		{"enabling fails", 1,
+			[]string{"failed PUT /_cluster/settings", "skipped PUT /_wlm/workload_group", "skipped PUT /_wlm/workload_group", "skipped PUT /_cluster/settings"},
+			"; no call was made, so the mode is as it was before the sync", "monitor_only"},
+		{"setting the mode back fails too", 4,
+			[]string{"done PUT /_cluster/settings", "done PUT /_wlm/workload_group", "done PUT /_wlm/workload_group", "failed PUT /_rules/workload_group", "skipped PUT /_rules/workload_group", "failed PUT /_cluster/settings"},
+			"; setting the mode back to monitor_only failed too, so it is left enabled: PUT /_cluster/settings", "enabled"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWLMServer(t, "3.8.0", 2, sim.PluginWorkloadManagement)
+			w.fail = func(write string, n int) bool { return n == tc.failAt || (tc.failAt == 4 && n == 5) }
+			res, err := engine.SyncWLM(t.Context(), w.api, w.api, monitorDefs(), engine.WLMOptions{Safety: safety.DefaultConfig()})
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("error %v, want it to contain %q", err, tc.err)
+			}
+			if got := outcomes(res); !slices.Equal(got, tc.outcomes) {
+				t.Errorf("calls %v, want %v", got, tc.outcomes)
+			}
+			if got := mode(t, w); got != tc.mode {
+				t.Errorf("mode %s, want %s", got, tc.mode)
+			}
+			if !strings.Contains(res.Reason, "failed") || res.Lines()[0] != res.Reason {
+				t.Errorf("reason %q", res.Reason)
+			}
+			if tc.failAt == 3 && !strings.HasSuffix(err.Error(), "; the mode was set to monitor_only, the definitions' mode, all the same") {
+				t.Errorf("error %v does not say the mode was set", err)
+			}
+		})
 	}
 }

@@ -97,6 +97,16 @@ type WLMSupport struct {
 // Supported reports whether groups can be synced.
 func (s WLMSupport) Supported() bool { return s.API != "" }
 
+// GroupWritesNeedEnabled reports whether the plugin creates, updates and deletes groups only in
+// mode enabled: from 3.2 (OpenSearch #18652) its REST create, update and delete handlers refuse
+// in mode monitor_only or disabled ("Cannot delete_workload_group because workload management
+// mode is disabled or monitor_only"). The query_group API (2.18 to 3.0), 3.1's workload_group API
+// and the rule API do not check the mode.
+func (s WLMSupport) GroupWritesNeedEnabled() bool {
+	v, err := ParseVersion(s.Version)
+	return s.Supported() && err == nil && v.AtLeast(3, 2)
+}
+
 // WLMProbes returns the paths to probe for a cluster of version: the group API its version should
 // serve and, from 3.0, the rule API. A version before 2.18 needs no probe: it has no workload
 // management.
@@ -529,15 +539,32 @@ type groupUpdate struct {
 	ResourceLimits ResourceLimits `json:"resource_limits"`
 }
 
+// WLMGroupPlan is what brings the wlm.* settings and the owned groups to what the definitions
+// want: Calls in order, and Last to end the sync with.
+type WLMGroupPlan struct {
+	// Calls are the settings call, then the group calls.
+	Calls []Call `json:"calls"`
+	// Last, when set, puts the definitions' mode in place once the group and rule calls are done:
+	// where the plugin changes groups only in mode enabled (GroupWritesNeedEnabled) and the
+	// definitions want another mode, Calls run in mode enabled (the settings call sets it if the
+	// cluster is not in it) and the definitions' mode comes last. Last is made even when one of
+	// the calls before it fails, once any of them was made, so the mode is left as it was before
+	// the sync or as the definitions want it, never enabled against them.
+	Last *Call `json:"last,omitempty"`
+}
+
 // PlanWLMGroups returns the calls that bring the wlm.* settings and the owned groups to want, in
 // an order the plugin accepts: settings; deletes; updates that only lower limits; other updates;
 // creates. The plugin refuses any step after which a resource's limits over all groups sum over 1,
 // so capacity is freed before it is taken. An update cannot remove a resource limit (the plugin
 // keeps limits the body leaves out), so a group losing one is deleted and created again; its id
 // changes, and the rules pointing at it follow in PlanWLMRules. foreign groups' limits are
-// checked: when want does not fit beside them, PlanWLMGroups fails and nothing is sent.
-func PlanWLMGroups(api WLMAPI, want WLMDesired, have WLMState) ([]Call, error) {
-	var calls []Call
+// checked: when want does not fit beside them, PlanWLMGroups fails and nothing is sent. Where the
+// plugin changes groups only in mode enabled (sup.GroupWritesNeedEnabled) and there are group
+// calls, the settings call sets the mode to enabled when the cluster is not in it, and the
+// definitions' mode, when it is not enabled, is the plan's Last.
+func PlanWLMGroups(sup WLMSupport, want WLMDesired, have WLMState) (WLMGroupPlan, error) {
+	api := sup.API
 	settings := map[string]string{}
 	var keys []string
 	for k, w := range want.Settings {
@@ -545,11 +572,6 @@ func PlanWLMGroups(api WLMAPI, want WLMDesired, have WLMState) ([]Call, error) {
 			settings[k] = w
 			keys = append(keys, k)
 		}
-	}
-	if len(settings) > 0 {
-		slices.Sort(keys)
-		calls = append(calls, Call{Method: "PUT", Path: "/_cluster/settings", Body: map[string]any{"persistent": settings},
-			Reason: "set " + strings.Join(keys, ", ") + " to the definitions' mode and node thresholds"})
 	}
 	live := map[string]LiveGroup{}
 	foreign := map[string]float64{}
@@ -569,7 +591,7 @@ func PlanWLMGroups(api WLMAPI, want WLMDesired, have WLMState) ([]Call, error) {
 	}
 	for _, k := range limitKeys {
 		if total[k]+foreign[k] > 1+1e-9 {
-			return nil, fmt.Errorf("workload management: the sandboxes' %s limits (%s) and the groups shardwise does not own (%s) sum over 1, which the plugin refuses",
+			return WLMGroupPlan{}, fmt.Errorf("workload management: the sandboxes' %s limits (%s) and the groups shardwise does not own (%s) sum over 1, which the plugin refuses",
 				k, formatFraction(math.Round(total[k]*1e6)/1e6), formatFraction(math.Round(foreign[k]*1e6)/1e6))
 		}
 	}
@@ -624,11 +646,54 @@ func PlanWLMGroups(api WLMAPI, want WLMDesired, have WLMState) ([]Call, error) {
 				Reason: "delete group " + h.Name + ": no sandbox " + strings.TrimPrefix(h.Name, GroupPrefix) + " in the definitions"})
 		}
 	}
+	var groups []Call
 	for _, part := range [][]Call{deletes, lowers, updates, creates} {
 		slices.SortStableFunc(part, func(a, b Call) int { return cmp.Compare(a.Path, b.Path) })
-		calls = append(calls, part...)
+		groups = append(groups, part...)
 	}
-	return calls, nil
+	var plan WLMGroupPlan
+	modeKey := api.settingPrefix() + "mode"
+	wantMode, haveMode := want.Settings[modeKey], have.Settings[modeKey]
+	enable := false
+	if sup.GroupWritesNeedEnabled() && len(groups) > 0 && wantMode != "" {
+		if haveMode != "enabled" {
+			enable = true
+			if _, ok := settings[modeKey]; !ok {
+				keys = append(keys, modeKey)
+			}
+			settings[modeKey] = "enabled"
+		} else if _, ok := settings[modeKey]; ok {
+			// The cluster is in mode enabled already: it stays so until the groups are changed.
+			delete(settings, modeKey)
+			keys = slices.DeleteFunc(keys, func(k string) bool { return k == modeKey })
+		}
+		if wantMode != "enabled" {
+			plan.Last = &Call{Method: "PUT", Path: "/_cluster/settings", Body: map[string]any{"persistent": map[string]string{modeKey: wantMode}},
+				Reason: fmt.Sprintf("set %s to %s, the definitions' mode, once the groups are changed in mode enabled", modeKey, wantMode)}
+		}
+	}
+	if len(settings) > 0 {
+		slices.Sort(keys)
+		reason := "set " + strings.Join(keys, ", ") + " to the definitions' mode and node thresholds"
+		if enable {
+			var others []string
+			for _, k := range keys {
+				if k != modeKey {
+					others = append(others, k)
+				}
+			}
+			reason = fmt.Sprintf("set %s to enabled while the groups change, since OpenSearch %s creates, updates and deletes groups only in mode enabled", modeKey, sup.Version)
+			if wantMode != "enabled" {
+				reason += " (the definitions' " + wantMode + " is set last)"
+			}
+			if len(others) > 0 {
+				reason = "set " + strings.Join(others, ", ") + " to the definitions' node thresholds, and " + strings.TrimPrefix(reason, "set ")
+			}
+		}
+		plan.Calls = append(plan.Calls, Call{Method: "PUT", Path: "/_cluster/settings", Body: map[string]any{"persistent": settings}, Reason: reason})
+	}
+	plan.Calls = append(plan.Calls, groups...)
+	return plan, nil
 }
 
 // ruleBody is the rule API's create and update body.

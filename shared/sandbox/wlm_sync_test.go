@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -226,10 +228,11 @@ func TestPlanWLMGroups(t *testing.T) {
 		},
 		Settings: want.Settings,
 	}
-	calls, err := PlanWLMGroups(QueryGroupAPI, want, have)
+	plan, err := PlanWLMGroups(WLMSupport{Version: "2.19.0", API: QueryGroupAPI}, want, have)
 	if err != nil {
 		t.Fatal(err)
 	}
+	calls := plan.Calls
 	var got []string
 	for _, c := range calls {
 		got = append(got, c.Method+" "+c.Path)
@@ -252,12 +255,12 @@ func TestPlanWLMGroups(t *testing.T) {
 	}
 	// Settings drift makes one settings call first.
 	have.Settings = map[string]string{}
-	if calls, _ = PlanWLMGroups(QueryGroupAPI, want, have); calls[0].Path != "/_cluster/settings" {
+	if plan, _ = PlanWLMGroups(WLMSupport{Version: "2.19.0", API: QueryGroupAPI}, want, have); plan.Calls[0].Path != "/_cluster/settings" {
 		t.Errorf("first call %v, want the settings", calls[0])
 	}
 	// Groups shardwise does not own hold capacity: 0.3 cpu + the sandboxes' 0.3 fits, 0.8 does not.
 	have.Groups[3].ResourceLimits["cpu"] = 0.8
-	if _, err := PlanWLMGroups(QueryGroupAPI, want, have); err == nil || !strings.Contains(err.Error(), "cpu limits (0.3) and the groups shardwise does not own (0.8) sum over 1") {
+	if _, err := PlanWLMGroups(WLMSupport{Version: "2.19.0", API: QueryGroupAPI}, want, have); err == nil || !strings.Contains(err.Error(), "cpu limits (0.3) and the groups shardwise does not own (0.8) sum over 1") {
 		t.Errorf("got %v, want the capacity refusal", err)
 	}
 }
@@ -317,5 +320,105 @@ func TestDiffWLMRuleAttributes(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, wantDrift) {
 		t.Errorf("drift got %v, want %v", got, wantDrift)
+	}
+}
+
+// TestPlanWLMGroupsMode: from 3.2 the plugin changes groups only in mode enabled, so when there are
+// group calls and the cluster is not in it the settings call enables it first and the definitions'
+// mode comes last; with the mode enabled already nothing is added; before 3.2, and without group
+// calls, the settings keep their place and value.
+func TestPlanWLMGroupsMode(t *testing.T) {
+	monitorOnly := Definitions{Sandboxes: []Sandbox{{Name: "m", Attributes: Attributes{IndicesName: "m"}, Resources: Allocations{CPU: alloc(0.2)}, Enforcement: Monitor}}}
+	hard := Definitions{Sandboxes: []Sandbox{{Name: "h", Attributes: Attributes{IndicesName: "h"}, Resources: Allocations{CPU: alloc(0.2)}, Enforcement: Hard}}}
+	two := []LiveGroup{
+		{ID: "A", Name: "shardwise-a", ResiliencyMode: "soft", ResourceLimits: map[string]float64{"cpu": 0.2}},
+		{ID: "B", Name: "shardwise-b", ResiliencyMode: "soft", ResourceLimits: map[string]float64{"cpu": 0.1}},
+	}
+	h := []LiveGroup{{ID: "H", Name: "shardwise-h", ResiliencyMode: "enforced", ResourceLimits: map[string]float64{"cpu": 0.2}}}
+	for _, tc := range []struct {
+		name, version string
+		defs          Definitions
+		groups        []LiveGroup
+		mode          string
+		// threshold, when set, is the cluster's cpu rejection threshold (the definitions' is 0.8).
+		threshold string
+		want      []string
+		last      string
+	}{
+		{name: "[] on 3.8, mode enabled", version: "3.8.0", defs: Definitions{}, groups: two, mode: "enabled",
+			want: []string{"DELETE /_wlm/workload_group/shardwise-a", "DELETE /_wlm/workload_group/shardwise-b"},
+			last: "wlm.workload_group.mode=monitor_only"},
+		{name: "[] on 3.8, mode disabled", version: "3.8.0", defs: Definitions{}, groups: two, mode: "disabled",
+			want: []string{"PUT /_cluster/settings wlm.workload_group.mode=enabled", "DELETE /_wlm/workload_group/shardwise-a", "DELETE /_wlm/workload_group/shardwise-b"},
+			last: "wlm.workload_group.mode=monitor_only"},
+		{name: "monitor sandboxes only on 3.8", version: "3.8.0", defs: monitorOnly, mode: "monitor_only", threshold: "0.7",
+			want: []string{"PUT /_cluster/settings wlm.workload_group.mode=enabled wlm.workload_group.node.cpu_rejection_threshold=0.8", "PUT /_wlm/workload_group"},
+			last: "wlm.workload_group.mode=monitor_only"},
+		{name: "mode enabled already, and wanted", version: "3.8.0", defs: hard, groups: two, mode: "enabled",
+			want: []string{"DELETE /_wlm/workload_group/shardwise-a", "DELETE /_wlm/workload_group/shardwise-b", "PUT /_wlm/workload_group"}},
+		{name: "enabled wanted, monitor_only had", version: "3.3.0", defs: hard, mode: "monitor_only",
+			want: []string{"PUT /_cluster/settings wlm.workload_group.mode=enabled", "PUT /_wlm/workload_group"}},
+		{name: "no group call: the mode alone", version: "3.8.0", defs: monitorOnly,
+			groups: []LiveGroup{{ID: "M", Name: "shardwise-m", ResiliencyMode: "monitor", ResourceLimits: map[string]float64{"cpu": 0.2}}}, mode: "enabled",
+			want: []string{"PUT /_cluster/settings wlm.workload_group.mode=monitor_only"}},
+		{name: "hard group updated on 3.2, mode disabled", version: "3.2.0", defs: hard, mode: "disabled",
+			groups: []LiveGroup{{ID: "H", Name: "shardwise-h", ResiliencyMode: "soft", ResourceLimits: map[string]float64{"cpu": 0.2}}},
+			want:   []string{"PUT /_cluster/settings wlm.workload_group.mode=enabled", "PUT /_wlm/workload_group/shardwise-h"}},
+		{name: "hard group in sync on 3.8, mode monitor_only", version: "3.8.0", defs: hard, groups: h, mode: "monitor_only",
+			want: []string{"PUT /_cluster/settings wlm.workload_group.mode=enabled"}},
+		{name: "3.1 does not check: [] sets the mode first", version: "3.1.0", defs: Definitions{}, groups: two, mode: "enabled",
+			want: []string{"PUT /_cluster/settings wlm.workload_group.mode=monitor_only", "DELETE /_wlm/workload_group/shardwise-a", "DELETE /_wlm/workload_group/shardwise-b"}},
+		{name: "2.19 does not check: monitor sandboxes only", version: "2.19.0", defs: monitorOnly, mode: "monitor_only",
+			want: []string{"PUT /_wlm/query_group"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			found := map[string]bool{WorkloadGroupAPI.GroupsPath(): true, QueryGroupAPI.GroupsPath(): true, RulesPath: true}
+			sup := DetectWLM(tc.version, found)
+			want, err := DesiredWLM(tc.defs, sup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			have := WLMState{Groups: tc.groups, Settings: map[string]string{}}
+			for k, v := range want.Settings {
+				have.Settings[k] = v
+			}
+			p := "wlm." + string(sup.API) + "."
+			have.Settings[p+"mode"] = tc.mode
+			if tc.threshold != "" {
+				have.Settings[p+"node.cpu_rejection_threshold"] = tc.threshold
+			}
+			plan, err := PlanWLMGroups(sup, want, have)
+			if err != nil {
+				t.Fatal(err)
+			}
+			show := func(c Call) string {
+				out := c.Method + " " + c.Path
+				if b, ok := c.Body.(map[string]any); ok {
+					s := b["persistent"].(map[string]string)
+					for _, k := range slices.Sorted(maps.Keys(s)) {
+						out += " " + k + "=" + s[k]
+					}
+				}
+				return out
+			}
+			var got []string
+			for _, c := range plan.Calls {
+				got = append(got, show(c))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("calls got %q, want %q", got, tc.want)
+			}
+			last := ""
+			if plan.Last != nil {
+				last = strings.TrimPrefix(show(*plan.Last), "PUT /_cluster/settings ")
+			}
+			if last != tc.last {
+				t.Errorf("last got %q, want %q", last, tc.last)
+			}
+			if len(got) > 0 && strings.Contains(got[0], "mode=enabled") && tc.mode != "enabled" && tc.last != "" &&
+				!strings.Contains(plan.Calls[0].Reason, "OpenSearch "+tc.version+" creates, updates and deletes groups only in mode enabled (the definitions' monitor_only is set last)") {
+				t.Errorf("settings reason %q", plan.Calls[0].Reason)
+			}
+		})
 	}
 }
