@@ -116,8 +116,15 @@ func (f *liveFlags) engine(ctx context.Context, progress io.Writer) (*engine.Eng
 		// the plan would rest on fewer samples than asked for.
 		return nil, last, fmt.Errorf("--interval %s: want at least %s between samples", f.interval, engine.MinSampleInterval)
 	}
+	if f.interval > time.Hour {
+		// The interval is the run's refresh_period, which is at most an hour.
+		return nil, last, fmt.Errorf("--interval %s: want at most 1h between samples", f.interval)
+	}
 	cfg.Safety.DryRun = true
 	cfg.Clusters = []config.Cluster{f.cluster()}
+	// This run samples every --interval: that is its cadence, and a hotspot's sustain window is
+	// counted in it (allocation.Config.SampleInterval).
+	cfg.RefreshPeriod = duration.Duration(f.interval)
 	// Samples further apart than the freshness limit would be refused by the breaker.
 	if 2*f.interval > cfg.Safety.MaxStatsAge.Std() {
 		cfg.Safety.MaxStatsAge = duration.Duration(2 * f.interval)

@@ -18,6 +18,12 @@ type Config struct {
 	HotUtilization float64 `json:"hot_utilization"`
 	// SustainedSamples: consecutive samples a node must meet both criteria before it is hot.
 	SustainedSamples int `json:"sustained_samples"`
+	// sampleInterval is the sampling cadence (the configuration's refresh_period), set by the
+	// caller with WithSampleInterval: a hot verdict needs its SustainedSamples samples to span the
+	// sustain window, (SustainedSamples−1) × sampleInterval less a fifth of an interval, in the
+	// cluster's time, however often pushes and alerts ask for a sample. 0 leaves only
+	// streakMinStep between samples.
+	sampleInterval time.Duration
 	// AllocationUtilization: a target whose utilization plus the shard's load would pass this is
 	// NOT_PREFERRED by the write-load decider; it is also the level a hot node must get under.
 	AllocationUtilization float64 `json:"allocation_utilization"`
@@ -68,6 +74,13 @@ type BuiltinBalancer struct {
 	Shard     float64 `json:"shard"`
 	Index     float64 `json:"index"`
 	Threshold float64 `json:"threshold"`
+}
+
+// WithSampleInterval returns c with the sampling cadence the sustain window is counted in: the
+// configuration's refresh_period, or the interval of a run that samples at its own pace.
+func (c Config) WithSampleInterval(d time.Duration) Config {
+	c.sampleInterval = d
+	return c
 }
 
 // DefaultConfig returns the documented defaults.

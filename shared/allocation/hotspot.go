@@ -39,6 +39,10 @@ type Hotspot struct {
 	Draining    bool `json:"draining,omitempty"`
 	Streak      int  `json:"streak"`
 	StreakLimit int  `json:"streak_limit"`
+	// SpanSeconds is the cluster time the streak's samples span; WindowSeconds the sustain window
+	// it must reach (0: no window, see sustainSpan).
+	SpanSeconds   float64 `json:"span_seconds,omitempty"`
+	WindowSeconds float64 `json:"window_seconds,omitempty"`
 	// Demand estimates the WRITE threads the node is asked for when its backlog grows or it rejects
 	// writes: what it serves (a saturated pool serves all its threads) plus the backlog's growth in
 	// thread-seconds per second, plus the rejected tasks at the completed tasks' cost. A saturated
@@ -131,7 +135,8 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 			Utilization: util, UtilizationLimit: cfg.HotUtilization,
 			Queue: n.Write.Queue, Rejected: n.Write.Rejected, Stalled: n.Write.Stalled,
 			Draining: draining, Streak: s.Count, StreakLimit: cfg.SustainedSamples, Demand: demand,
-			Hot: s.Count >= cfg.SustainedSamples && !draining,
+			Hot:         s.Count >= cfg.SustainedSamples && !draining && s.At.Sub(s.Since) >= sustainSpan(cfg),
+			SpanSeconds: s.At.Sub(s.Since).Seconds(), WindowSeconds: sustainSpan(cfg).Seconds(),
 		}
 		h.Reason = hotspotReason(h)
 		out = append(out, h)
@@ -143,6 +148,17 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 		return out[i].NodeName < out[j].NodeName
 	})
 	return out, next
+}
+
+// sustainSpan is the least cluster time from a streak's first sample to its last for a hot verdict:
+// the sustain window, (SustainedSamples−1) sampling intervals (Config.WithSampleInterval), less a
+// fifth of an interval so that a scheduled sample taken a little early still counts. Samples a push or an alert asked for
+// between the scheduled ones add to the count but not to the time.
+func sustainSpan(cfg Config) time.Duration {
+	if cfg.sampleInterval <= 0 || cfg.SustainedSamples <= 1 {
+		return 0
+	}
+	return time.Duration(cfg.SustainedSamples-1)*cfg.sampleInterval - cfg.sampleInterval/5
 }
 
 // streakMinStep is the least cluster time between two samples a streak counts: a hot verdict needs
@@ -178,6 +194,9 @@ func hotspotReason(h Hotspot) string {
 	switch {
 	case h.Draining:
 		state = "draining: relief under way"
+	case !h.Hot && h.Streak >= h.StreakLimit:
+		state = fmt.Sprintf("building: the samples span %s of the %s sustain window",
+			time.Duration(h.SpanSeconds*float64(time.Second)).Round(time.Second), time.Duration(h.WindowSeconds*float64(time.Second)).Round(time.Second))
 	case !h.Hot:
 		state = "building"
 	}

@@ -112,7 +112,7 @@ func (e *Engine) detect(ctx context.Context, name, snapshotKey, trigger string) 
 	}
 	memStored := err == nil
 	start := time.Now()
-	plan, next := allocation.PlanCycle(snap, mem, e.Config.Allocation)
+	plan, next := allocation.PlanCycle(snap, mem, e.Config.Allocation.WithSampleInterval(e.Config.RefreshPeriod.Std()))
 	res.PlanTime = time.Since(start)
 	if trigger != "" {
 		plan.Notes = append(plan.Notes, allocation.Note{Kind: NoteTriggered,
