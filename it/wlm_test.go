@@ -5,6 +5,7 @@ package it
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -42,11 +43,14 @@ const (
 	wlmPhase    = 20 * time.Second
 	wlmWarmUp   = 2 * time.Second
 	ordersRate  = 25.0 // the protected tenant's searches per second
-	floodRate   = 4.0  // the flood's heavy searches per second
+	floodRate   = 8.0  // the flood's heavy searches per second
 	batchRate   = 2.0  // the monitor batch's searches per second
 	// doneWhenFactor is issue 27's bound on the protected tenant's p99 with the flood over its p99
 	// without, reported beside the measured ratio (docs/wlm.md has the figures).
 	doneWhenFactor = 2.0
+	// wlmRounds is how many times the plugin alone and the plugin with the second line each face
+	// the flood, in turns.
+	wlmRounds = 2
 )
 
 // floodSearch is the flood's CPU-heavy search: heavySearch's disjunction of 300 overlapping ranges
@@ -314,15 +318,19 @@ func wlmStats(t *testing.T, e *engine.Engine) map[string]sandbox.WLMSandboxStats
 // TestWLMNoisyTenant is issue 27's noisy-neighbour case on a real OpenSearch 3.x node with the
 // workload-management plugin (scripts/opensearch-wlm.sh). shardwise's sandbox function, with
 // dry-run off, syncs three sandboxes to the plugin as workload groups with index_pattern rules and
-// sets its mode to enabled; from then on the plugin, not shardwise, rejects and cancels on the
-// node. A flood tenant sends CPU-heavy searches at floodRate a second, a protected tenant light
-// ones at ordersRate, a monitor batch tenant medium ones at batchRate, all open-loop. The
-// protected tenant's p99 is measured for wlmPhase with the flood absent and wlmPhase with it
-// present, first before the sync (the node uncontained) and then after it, and reported beside
-// issue 27's bound (doneWhenFactor). Asserted: the sync creates the groups, rules and mode and
-// hands enforcement to the plugin; the sandbox function's read of _wlm/stats shows the flood's
-// group rejected or cancelled while the flood ran, and the protected tenant's group completing
-// searches with none rejected or cancelled; no protected search fails.
+// sets its mode to enabled; from then on the plugin rejects and cancels on the node, and the
+// function's loop, where it runs, is a second line beside it for the hard sandboxes. A flood
+// tenant sends CPU-heavy searches at floodRate a second, a protected tenant light ones at
+// ordersRate, a monitor batch tenant medium ones at batchRate, all open-loop. The protected
+// tenant's p99 is measured for wlmPhase with the flood absent and wlmPhase with it present, first
+// before the sync (the node uncontained), then after it, the flood meeting the plugin alone and
+// the plugin with the second line (one looping invocation) in turns, wlmRounds times each; all
+// are reported beside issue 27's bound (doneWhenFactor), which no run at 8 a second met
+// (docs/sandboxes.md). Asserted: the sync creates the groups, rules and mode and hands
+// enforcement to the plugin; the sandbox function's read of _wlm/stats shows the flood's group
+// rejected or cancelled while the flood ran, and the protected tenant's group completing searches
+// with none rejected or cancelled; no protected search fails; the second line cancels none of the
+// protected tenant's requests.
 func TestWLMNoisyTenant(t *testing.T) {
 	a := newAdmin(t)
 	requireWLM(t, a)
@@ -429,17 +437,58 @@ func TestWLMNoisyTenant(t *testing.T) {
 	}
 	before := wlmStats(t, e)
 
+	// The plugin alone and the plugin with shardwise's second line take turns, wlmRounds times
+	// each, so neither is measured only on a node warmer or a machine quieter than the other.
 	base, _ := run("contained, no flood", false)
-	flooded, fl := run("contained, flood", true)
-	after := wlmStats(t, e)
-	for _, name := range []string{"flood", "latency", "batch"} {
-		t.Logf("_wlm/stats read by the sandbox function: %s", after[name].Reason)
+	var alone, lined []time.Duration
+	var fl phase
+	var after map[string]sandbox.WLMSandboxStats
+	for round := range wlmRounds {
+		flooded, f := run(fmt.Sprintf("round %d: contained by the plugin alone, flood", round+1), true)
+		alone, fl = append(alone, flooded.p99), f
+		after = wlmStats(t, e)
+		for _, name := range []string{"flood", "latency", "batch"} {
+			t.Logf("round %d: _wlm/stats read by the sandbox function: %s", round+1, after[name].Reason)
+		}
+
+		// The second line: one invocation of the sandbox function, as Lambda runs it, loops
+		// beside the plugin for the whole phase and rejects and cancels what the hard flood runs
+		// over.
+		loopCtx, endLoop := context.WithCancel(t.Context())
+		var loopRes engine.SandboxResult
+		var loopErr error
+		var looping sync.WaitGroup
+		e.SandboxLoop = engine.SandboxLoop{Budget: 5 * time.Minute}
+		looping.Go(func() { loopRes, loopErr = e.Sandbox(loopCtx, clusterName) })
+		withLine, _ := run(fmt.Sprintf("round %d: contained by the plugin and shardwise's second line, flood", round+1), true)
+		endLoop()
+		looping.Wait()
+		e.SandboxLoop = engine.SandboxLoop{}
+		if loopErr != nil && !errors.Is(loopErr, context.Canceled) {
+			t.Fatalf("sandbox function (second line): %v", loopErr)
+		}
+		lined = append(lined, withLine.p99)
+		byKind := map[string]int{}
+		for _, o := range loopRes.Outcomes {
+			byKind[o.Sandbox+" "+o.Kind+" "+o.Outcome]++
+		}
+		t.Logf("round %d: second line: %d passes, %s; outcomes %v", round+1, loopRes.Passes, loopRes.Loop, byKind)
+		if byKind["latency cancel executed"]+byKind["latency reject executed"] > 0 {
+			t.Errorf("the second line cancelled the protected tenant's searches: %v", byKind)
+		}
 	}
 
 	// Latencies are reported, not asserted (the project's tests assert no timings): on a 2-core
 	// node shared with other work they vary run to run more than any bound would allow.
-	t.Logf("protected tenant's p99: uncontained %s without the flood, %s with it (%.1f×); contained by the plugin %s without, %s with (%.2f×; issue 27 asks at most %.0f×)",
-		ms(baseOpen.p99), ms(floodOpen.p99), latencyRatio(floodOpen.p99, baseOpen.p99), ms(base.p99), ms(flooded.p99), latencyRatio(flooded.p99, base.p99), doneWhenFactor)
+	ratios := func(p99s []time.Duration) string {
+		var out []string
+		for _, p := range p99s {
+			out = append(out, fmt.Sprintf("%s (%.2f×)", ms(p), latencyRatio(p, base.p99)))
+		}
+		return strings.Join(out, ", ")
+	}
+	t.Logf("protected tenant's p99: uncontained %s without the flood, %s with it (%.1f×); contained, %s without the flood; with it, by the plugin alone %s; by the plugin and shardwise's second line %s (issue 27 asks at most %.0f×)",
+		ms(baseOpen.p99), ms(floodOpen.p99), latencyRatio(floodOpen.p99, baseOpen.p99), ms(base.p99), ratios(alone), ratios(lined), doneWhenFactor)
 	stopped := (after["flood"].Rejections - before["flood"].Rejections) + (after["flood"].Cancellations - before["flood"].Cancellations)
 	if stopped == 0 || fl.rejected+fl.cancelled == 0 {
 		t.Errorf("the plugin stopped none of the flood: _wlm/stats counts %d rejections and cancellations in its group, the flood saw %d rejected and %d cancelled",

@@ -32,15 +32,12 @@ func newExplain(d *display) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			hot := map[string]bool{}
-			for _, h := range det.Plan.Hotspots {
-				// A rising node is judged as the planner judges it: a hot one, no target.
-				hot[h.Node] = h.Hot || h.Rising != nil
-			}
 			if err := shardExists(snap, args[0], shard); err != nil {
 				return err
 			}
-			ex, err := allocation.Explain(snap, e.Config.Allocation, hot, args[0], shard, primary)
+			// Judged as the planner judges: a hot or rising node is no target, and a hot node's
+			// copies weigh their demand (allocation.PlannedView).
+			ex, err := allocation.Explain(snap, e.Config.Allocation.WithSampleInterval(e.Config.RefreshPeriod.Std()), det.Plan.Hotspots, args[0], shard, primary)
 			if err != nil {
 				return err
 			}

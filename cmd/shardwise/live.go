@@ -74,7 +74,7 @@ func connect(ctx context.Context, cl config.Cluster, log *slog.Logger) (*collect
 	if err != nil {
 		return nil, err
 	}
-	return collect.New(client, time.Now), nil
+	return collect.New(client, liveClock), nil
 }
 
 // liveFlags are the flags of the commands that read a real cluster. They never act: dry-run is forced.
@@ -93,6 +93,19 @@ func (f *liveFlags) register(cmd *cobra.Command, d *display) {
 }
 
 const liveCluster = "live"
+
+// liveClock is the commands' clock, and waitSample waits the interval between two samples: a test
+// that steps a simulator between samples replaces both with the simulator's.
+var liveClock = time.Now
+
+var waitSample = func(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
 
 // engine builds an engine over the cluster with an in-memory store and bus, dry-run forced, and
 // ingests the requested samples.
@@ -138,16 +151,14 @@ func (f *liveFlags) engine(ctx context.Context, progress io.Writer) (*engine.Eng
 	}
 	conns := collect.One(api)
 	events := &bus.Memory{}
-	e := &engine.Engine{Store: state.NewMemory(time.Now), Bus: events, Clock: time.Now, Config: cfg,
+	e := &engine.Engine{Store: state.NewMemory(liveClock), Bus: events, Clock: liveClock, Config: cfg,
 		Cluster: conns.Cluster,
 		Tenants: conns.Tenants,
 		Log:     f.display.logger()}
 	for i := 0; i < f.samples; i++ {
 		if i > 0 {
-			select {
-			case <-ctx.Done():
-				return nil, last, ctx.Err()
-			case <-time.After(f.interval):
+			if err := waitSample(ctx, f.interval); err != nil {
+				return nil, last, err
 			}
 		}
 		fmt.Fprintf(progress, "sample %d/%d of %s\n", i+1, f.samples, f.url)

@@ -170,3 +170,61 @@ func TestExplainUnknownIndex(t *testing.T) {
 		t.Errorf("stdout holds %q, want nothing", out)
 	}
 }
+
+// explain prints the shard-limit and filter deciders' answers as data: on
+// write-hotspot-constrained, node-3 and node-4 hold clicks's three copies a node and node-6 is
+// outside its require box=ingest filter.
+func TestExplainShardsLimitAndFilter(t *testing.T) {
+	sc, err := sim.LoadScenario(scenarioPath("write-hotspot-constrained"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.New(sc, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	out, _, err := execute(t, "explain", "clicks", "0", "--primary", "--json", "--url", srv.URL, "--samples", "2", "--interval", "5s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []struct {
+		NodeName string `json:"node_name"`
+		Verdicts []struct {
+			Decider  string  `json:"decider"`
+			Decision string  `json:"decision"`
+			Value    float64 `json:"value"`
+			Limit    float64 `json:"limit"`
+			Reason   string  `json:"reason"`
+		} `json:"verdicts"`
+	}
+	if err := json.Unmarshal([]byte(out), &nodes); err != nil {
+		t.Fatalf("explain --json: %v\n%s", err, out)
+	}
+	type answer struct {
+		decision     string
+		value, limit float64
+		reason       string
+	}
+	want := map[[2]string]answer{
+		{"node-4", "shards_limit"}: {"NO", 3, 3, "node-4 holds 3 copies of clicks, at index.routing.allocation.total_shards_per_node=3"},
+		{"node-5", "shards_limit"}: {"YES", 2, 3, "node-5 holds 2 copies of clicks, under index.routing.allocation.total_shards_per_node=3"},
+		{"node-6", "filter"}:       {"NO", 0, 0, `index clicks: require box="ingest" does not match node-6 ("archive")`},
+	}
+	for _, n := range nodes {
+		for _, vd := range n.Verdicts {
+			w, ok := want[[2]string{n.NodeName, vd.Decider}]
+			if !ok {
+				continue
+			}
+			delete(want, [2]string{n.NodeName, vd.Decider})
+			if got := (answer{vd.Decision, vd.Value, vd.Limit, vd.Reason}); got != w {
+				t.Errorf("%s %s: got %+v want %+v", n.NodeName, vd.Decider, got, w)
+			}
+		}
+	}
+	for k := range want {
+		t.Errorf("explain lacks %s's %s verdict:\n%s", k[0], k[1], out)
+	}
+}

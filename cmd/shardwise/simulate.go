@@ -156,7 +156,11 @@ func printTick(w io.Writer, t runner.Tick) {
 
 func printSummary(w io.Writer, r runner.Result) {
 	fmt.Fprintf(w, "\n%s with %s: %d ticks\n", r.Scenario, r.Balancer, r.Ticks)
-	fmt.Fprintf(w, "  moves %d (%.1f GiB), undone by OpenSearch's balancer %d\n", r.Moves, float64(r.BytesMoved)/(1<<30), r.MovesUndoneByBuiltin)
+	fmt.Fprintf(w, "  moves %d (%.1f GiB), undone by OpenSearch's balancer %d", r.Moves, float64(r.BytesMoved)/(1<<30), r.MovesUndoneByBuiltin)
+	if r.MovesRebalancedAfterTopology > 0 {
+		fmt.Fprintf(w, ", moved on by it after a node joined or left %d", r.MovesRebalancedAfterTopology)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  hot node-seconds %.0f, longest hotspot %.0fs, queue latency max %.1fs p99 %.1fs, rejected writes %d\n",
 		r.HotNodeSeconds, r.TimeToCorrectSeconds, r.MaxQueueLatencySeconds, r.P99QueueLatencySeconds, r.RejectedWrites)
 	fmt.Fprintf(w, "  replica changes %d, replica node-hours %.1f, search p99 %.0f ms\n", r.ReplicaChanges, r.ReplicaNodeHours, r.P99SearchLatencyMs)

@@ -87,10 +87,38 @@ func BenchmarkPlanCycleProduction(b *testing.B) { benchPlanCycle(b, production, 
 // large cluster runs most of the time, where the index-colocation phase looks at every copy.
 func BenchmarkPlanCycleProductionQuiet(b *testing.B) { benchPlanCycle(b, production, 0) }
 
+// BenchmarkPlanCycleProductionHeapFull plans one cycle at the same scale with nothing hot and the
+// first ten nodes over the heap limit, as the old nodes of a scale-out are while the new ones fill:
+// the cannot-remain phase weighs every copy on them.
+func BenchmarkPlanCycleProductionHeapFull(b *testing.B) {
+	benchPlanCycleOf(b, production, 0, func(s *cluster.Snapshot) {
+		for i := range 10 {
+			s.Nodes[i].HeapUsedBytes = s.Nodes[i].HeapMaxBytes * 95 / 100
+		}
+	})
+}
+
+// BenchmarkNewViewProduction indexes a snapshot of 37 nodes and 30,000 copies for the deciders, as
+// detect, the move function's re-check and the replica controller each do once a cycle.
+func BenchmarkNewViewProduction(b *testing.B) {
+	s := benchSnapshot(production, 5)
+	cfg := DefaultConfig()
+	b.ReportAllocs()
+	for b.Loop() {
+		NewView(s, cfg, nil)
+	}
+}
+
 // benchPlanCycle plans one cycle of a cluster of the given shape whose first hot nodes have been
 // hot long enough to act on.
-func benchPlanCycle(b *testing.B, shape benchShape, hot int) {
+func benchPlanCycle(b *testing.B, shape benchShape, hot int) { benchPlanCycleOf(b, shape, hot, nil) }
+
+// benchPlanCycleOf is benchPlanCycle on the snapshot as prep changes it (nil: as built).
+func benchPlanCycleOf(b *testing.B, shape benchShape, hot int, prep func(*cluster.Snapshot)) {
 	s := benchSnapshot(shape, hot)
+	if prep != nil {
+		prep(s)
+	}
 	names := make([]string, 0, hot)
 	for i := range hot {
 		names = append(names, s.Nodes[i].Name)

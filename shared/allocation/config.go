@@ -45,7 +45,9 @@ type Config struct {
 	// operations indexed while the copy's files were copied, in WRITE thread-seconds of indexing
 	// replayed a second. A relocation of a copy written at w threads is estimated at bytes/rate for
 	// the files, then w × (bytes/rate) / TranslogReplaySpeed for the replay, and relief options are
-	// weighed by when their relocations end. 0 leaves the replay out of the estimate.
+	// weighed by when their relocations end. 0 leaves the replay out of the estimate. It is the
+	// starting figure: once the planner has timed two of its own relocations of copies being
+	// written, the speed fitted to them replaces it.
 	TranslogReplaySpeed float64 `json:"translog_replay_speed"`
 	// ReliefCoolingOff: a kind of relief plan (move, count-swap, swap, chain, bundle) whose moves
 	// completed without the hot node's WRITE load falling as projected is not planned on that node
@@ -64,6 +66,9 @@ type Config struct {
 	BuiltinBalancer BuiltinBalancer `json:"builtin_balancer"`
 	// ExcludedNodes are node names or ids being drained or shut down: nothing is moved onto them.
 	ExcludedNodes []string `json:"excluded_nodes,omitempty"`
+	// replayLearnedFrom is how many of the planner's own timed relocations TranslogReplaySpeed was
+	// fitted to this cycle (withLearnedReplay); 0 when it is the configured figure.
+	replayLearnedFrom int
 }
 
 // BuiltinBalancer is OpenSearch's BalancedShardsAllocator weight function.

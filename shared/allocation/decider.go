@@ -34,6 +34,20 @@ func (d Decision) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()
 
 // UnmarshalJSON reads YES, NOT_PREFERRED or NO.
 func (d *Decision) UnmarshalJSON(b []byte) error {
+	// The three names as MarshalJSON writes them need no decoder: a stored plan or ledger entry
+	// holds eight verdicts a move, and decoding each as a JSON document of its own cost more than
+	// the rest of the entry.
+	switch string(b) {
+	case `"YES"`:
+		*d = Yes
+		return nil
+	case `"NOT_PREFERRED"`:
+		*d = NotPreferred
+		return nil
+	case `"NO"`:
+		*d = No
+		return nil
+	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err
@@ -111,6 +125,7 @@ func Deciders() []Decider {
 		exclusion{},
 		filter{},
 		awareness{},
+		shardsLimit{},
 		disk{},
 		heap{},
 		writeLoad{},

@@ -19,7 +19,7 @@ func (writeLoad) CanAllocate(v *View, c *cluster.Copy, t *cluster.Node) Verdict 
 	if t.Write.Threads <= 0 {
 		return verdict(DeciderWriteLoad, NotPreferred, 0, 0, "%s reports no WRITE pool size", t.Name)
 	}
-	load := v.ShardLoad(c.ID())
+	load := v.CopyLoad(c)
 	after := (v.WriteLoad(t.ID) + load) / float64(t.Write.Threads)
 	limit := v.Cfg.AllocationUtilization
 	if after > limit {

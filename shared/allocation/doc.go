@@ -19,7 +19,9 @@
 //     node every decider accepts, else to one only NOT_PREFERRED ([PhaseCannotRemain]); then each
 //     hot node gets at most one group of moves, possibly a bundle ([PhaseWriteHotspot]); only
 //     when no node meets the criteria and nothing else moved, one
-//     index-colocation fix per ColocationEvery ([PhaseIndexBalance]).
+//     index-colocation fix per ColocationEvery ([PhaseIndexBalance]), then one group that spreads
+//     segment-replication primaries by load ([PhasePrimaryBalance], primaries.go; a replica of
+//     such an index bears [View.CopyLoad], cluster.SegmentReplicaShare of its shard's load).
 //  3. The goal ([View.Goal], admit.go): a hot node is relieved to AllocationUtilization, or lower
 //     when its backlog would not drain within DrainWithin, never under HotUtilization.
 //  4. Before any search (relieve.go): relocations already leaving the node that bring it to its goal,
@@ -57,7 +59,9 @@
 //     …; rule fits-after-group: …; with warm[0] b→a (0.60 threads)". The moves issued with it carry their
 //     own phase, rule and sentence.
 //
-// When no group is admitted the node gets a [Note] instead: [NoteDeferred] (its shards already move
+// When no group is admitted and a segment-replication primary on the node would fit a cooler node
+// but for its replica there, that replica moves first ([PhaseClearWay], primaries.go). Otherwise
+// the node gets a [Note] instead: [NoteDeferred] (its shards already move
 // this cycle), [NoteThrottled] (the nodes with room have no recovery slot free), or
 // [NoteUnrelieved] with the first candidate's blockers and the [SearchBounds] used; such a node is
 // listed in [Plan.Unrelieved]. A search that found nothing is the planner's shortfall, never a

@@ -7,8 +7,12 @@ import (
 )
 
 // Explain returns every decider's answer for every node for one copy: the "why" behind any move.
-func Explain(snap *cluster.Snapshot, cfg Config, hot map[string]bool, index string, shard int, primary bool) ([]NodeExplanation, error) {
-	v := NewView(snap, cfg, hot)
+// It judges on the view the planner plans on (PlannedView: the hot and rising nodes of hotspots
+// marked, their copies' loads raised to the demand their backlog shows), so what it answers for a
+// planned move is what the plan's verdicts say.
+func Explain(snap *cluster.Snapshot, cfg Config, hotspots []Hotspot, index string, shard int, primary bool) ([]NodeExplanation, error) {
+	v := PlannedView(snap, hotspots, cfg)
+	snap = v.Snap
 	var c *cluster.Copy
 	for i := range snap.Copies {
 		cp := &snap.Copies[i]

@@ -46,6 +46,28 @@ func (f *fixture) index(name string, size int64, loads []float64, placement ...[
 	return f
 }
 
+// segment adds an index under segment replication (index.replication.type SEGMENT) whose shard i
+// has copies on placement[i], primary first: the primary bears loads[i] WRITE threads, each replica
+// cluster.SegmentReplicaShare of it, as the simulator and OpenSearch measure them.
+func (f *fixture) segment(name string, size int64, loads []float64, placement ...[]string) *fixture {
+	f.s.Indices = append(f.s.Indices, cluster.Index{Name: name, Primaries: len(placement), Replicas: len(placement[0]) - 1,
+		ReplicationType: cluster.ReplicationSegment})
+	for sh, nodes := range placement {
+		for i, n := range nodes {
+			node := f.node(n)
+			load := loads[sh]
+			if i > 0 {
+				load *= cluster.SegmentReplicaShare
+			}
+			f.s.Copies = append(f.s.Copies, cluster.Copy{Index: name, Shard: sh, Primary: i == 0, State: cluster.StateStarted,
+				Node: node.ID, SizeBytes: size, WriteLoad: load, LoadKnown: true})
+			node.Write.Load += load
+			node.DiskAvailableBytes -= size
+		}
+	}
+	return f
+}
+
 // hot marks a node as queueing (latency, utilization from its load).
 func (f *fixture) queueing(name string, latency float64) *fixture {
 	n := f.node(name)

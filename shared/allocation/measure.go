@@ -24,6 +24,9 @@ const (
 	PlanChain = "chain"
 	// PlanBundle is several groups for one hot node issued together.
 	PlanBundle = "bundle"
+	// PlanPrimaryBalance is a segment-replication primary off a node its primaries set apart, alone
+	// or swapped count-neutrally (primaries.go); it is measured like a relief group.
+	PlanPrimaryBalance = "primary-balance"
 )
 
 // The notes of a relief measured: what a group planned for a hot node was projected to take off
@@ -80,6 +83,14 @@ type Moved struct {
 	Shard int    `json:"shard"`
 	From  string `json:"from"`
 	To    string `json:"to"`
+	// FileSeconds is the planner's estimate of the copy's file phase when planned, and WriteLoad
+	// the copy's WRITE threads then (see EstimateRelocation).
+	FileSeconds float64 `json:"file_seconds,omitempty"`
+	WriteLoad   float64 `json:"write_load,omitempty"`
+	// Underway is the first sample that showed the copy relocating from From to To, Landed the
+	// first after it that showed it started on To (see learnRelocations).
+	Underway time.Time `json:"underway,omitzero"`
+	Landed   time.Time `json:"landed,omitzero"`
 }
 
 // key identifies the group: a dry-run plans the same group every cycle, and it is projected once.
@@ -170,8 +181,16 @@ func (p *planner) measure(projections []ReliefProjection) []ReliefProjection {
 			started[Moved{Index: c.Index, Shard: c.Shard, To: c.Node}] = c
 		}
 	}
+	relocating := map[Moved]bool{}
+	for i := range snap.Copies {
+		if c := &snap.Copies[i]; c.State == cluster.StateRelocating && c.RelocatingNode != "" {
+			relocating[Moved{Index: c.Index, Shard: c.Shard, From: c.Node, To: c.RelocatingNode}] = true
+		}
+	}
 	var waiting []ReliefProjection
 	for _, pr := range projections {
+		pr.Moves = slices.Clone(pr.Moves)
+		p.timeRelocations(pr.Moves, relocating, started)
 		if pr.Completed.IsZero() {
 			if snap.At.Sub(pr.At) >= projectionWait {
 				continue
@@ -266,13 +285,15 @@ func (p *planner) coolingOff(node, kind string) *Measurement {
 	return nil
 }
 
-// project records the group chosen for a hot node for measure.
-func (p *planner) project(node *cluster.Node, o *option, targetAfter float64) {
+// project records the group chosen for a hot node for measure, with each move's relocation
+// estimate for learnRelocations.
+func (p *planner) project(node *cluster.Node, o *option, targetAfter float64, est []RelocationEstimate) {
 	pr := ReliefProjection{Node: node.ID, NodeName: node.Name, Kind: o.kind, At: p.v.Snap.At, Threads: node.Write.Threads,
 		SourceBefore: p.measured[node.ID], SourceAfter: o.srcAfter * float64(max(node.Write.Threads, 1)),
 		Target: o.target.ID, TargetName: o.target.Name, TargetAfter: targetAfter * float64(max(o.target.Write.Threads, 1))}
-	for _, m := range o.group {
-		pr.Moves = append(pr.Moves, Moved{Index: m.Index, Shard: m.Shard, From: m.From, To: m.To})
+	for i, m := range o.group {
+		pr.Moves = append(pr.Moves, Moved{Index: m.Index, Shard: m.Shard, From: m.From, To: m.To,
+			FileSeconds: est[i].FileSeconds, WriteLoad: est[i].WriteLoad})
 		switch node.ID {
 		case m.From:
 			pr.GroupRelief += m.WriteLoad
@@ -280,6 +301,11 @@ func (p *planner) project(node *cluster.Node, o *option, targetAfter float64) {
 			pr.GroupRelief -= m.WriteLoad
 		}
 	}
+	p.addProjection(pr)
+}
+
+// addProjection keeps a planned group's projection for measure, once.
+func (p *planner) addProjection(pr ReliefProjection) {
 	k := pr.key()
 	for _, old := range p.projections {
 		if old.key() == k {

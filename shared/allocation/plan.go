@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -22,11 +21,18 @@ const (
 	PhaseWriteHotspot Phase = "write-hotspot"
 	// PhaseIndexBalance spreads an index's copies, slowly, when nothing is hot.
 	PhaseIndexBalance Phase = "index-balance"
+	// PhasePrimaryBalance moves a primary of a segment-replication index off a node whose WRITE use
+	// its primaries set apart from a cooler node's, alone or swapped count-neutrally, when nothing is
+	// hot (primaries.go).
+	PhasePrimaryBalance Phase = "primary-balance"
 	// PhaseSwapReturn is a cooler copy sent back to a hot node in the same call as the hot copy
 	// leaving it: to keep shard counts level for OpenSearch's balancer, or to make the hot copy fit.
 	PhaseSwapReturn Phase = "swap-return"
 	// PhaseMakeRoom moves a cool copy off a target, in the same call, so that a hot copy fits there.
 	PhaseMakeRoom Phase = "make-room"
+	// PhaseClearWay moves a segment replica off the one node that could take its hot primary but
+	// for holding a copy of its shard, so the primary may follow once it has left (primaries.go).
+	PhaseClearWay Phase = "clear-way"
 )
 
 // Move relocates one copy. Moves sharing a SwapGroup are issued in one reroute call.
@@ -115,6 +121,9 @@ const (
 	// NoteRising: a node not hot yet whose WRITE use climbs toward saturation sooner than relief
 	// could land (Hotspot.Rising), for which no step fits this cycle.
 	NoteRising = "rising"
+	// NotePrimaryImbalance: segment-replication primaries leave a node's WRITE use well over a
+	// cooler node's, and no primary move or count-neutral swap fits (primaries.go).
+	NotePrimaryImbalance = "primary-imbalance"
 )
 
 // Note is something the planner reports without acting on it.
@@ -194,6 +203,9 @@ type Memory struct {
 	// Trends are the busy nodes' recent WRITE utilization samples (RecordTrends), read for a
 	// steady climb toward saturation (detectRising).
 	Trends map[string]TrendHistory `json:"trends,omitempty"`
+	// Relocations are the latest relocations the planner planned and timed, to which the
+	// translog replay's speed is fitted (recovery_learn.go).
+	Relocations []RelocationSample `json:"relocations,omitempty"`
 }
 
 // Departure is a copy planned off a node.
@@ -203,6 +215,9 @@ type Departure struct {
 	Node        string    `json:"node"`
 	At          time.Time `json:"at"`
 	Utilization float64   `json:"utilization"`
+	// ClearedWay marks a segment replica that left to clear the way for its hot primary
+	// (PhaseClearWay): the primary arriving there is not the replica returning.
+	ClearedWay bool `json:"cleared_way,omitempty"`
 }
 
 const (
@@ -215,23 +230,26 @@ const (
 // PlanCycle decides this cycle's moves, in order: (1) report unassigned copies (OpenSearch assigns
 // them), (2) move copies that may not remain where they are, (3) correct write hotspots, one move per
 // hot node, (4) when no node meets the hotspot criteria (hot or still building its streak) and nothing
-// else moved, at most one index-colocation fix per ColocationEvery. There is no "equalize a total
-// weight" phase.
+// else moved, at most one index-colocation fix per ColocationEvery, (5) then, still with nothing
+// moved, one group that spreads segment-replication primaries by load (primaryBalance). There is
+// no "equalize a total weight" phase: (5) moves only primaries that index for their replicas.
 func PlanCycle(snap *cluster.Snapshot, mem Memory, cfg Config) (Plan, Memory) {
 	plan, next, _ := planCycle(snap, mem, cfg, true)
 	return plan, next
 }
 
-// planCycle is PlanCycle; heapScreen off makes every may-not-remain copy search every node, which
-// the tests compare against. It also returns how many home searches the screen skipped.
-func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, heapScreen bool) (Plan, Memory, int) {
+// planCycle is PlanCycle; shortcuts off makes every may-not-remain copy run the remain deciders
+// and search every node, which the tests compare against. It also returns how many home searches
+// the heap screen skipped.
+func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool) (Plan, Memory, int) {
+	cfg = withLearnedReplay(cfg, mem.Relocations)
 	hotspots, streaks := DetectHotspots(snap, mem.Streaks, cfg)
 	trends := RecordTrends(snap, mem.Trends, cfg)
 	hotspots, climbing := detectRising(snap, hotspots, trends, cfg)
 	v, demandFactor := plannedView(snap, hotspots, cfg)
 	snap = v.Snap
 	p := &planner{v: v, demandFactor: demandFactor, plan: Plan{Cluster: snap.Cluster, SnapshotAt: snap.At, Hotspots: hotspots, Moves: []Move{}}, settling: map[string]bool{},
-		heapScreen: heapScreen, climbing: climbing}
+		shortcuts: shortcuts, climbing: climbing}
 	next := Memory{Streaks: streaks, LastColocation: mem.LastColocation, Relocating: map[string]time.Time{}, Trends: trends}
 	for i := range snap.Copies {
 		if c := &snap.Copies[i]; c.State == cluster.StateRelocating {
@@ -256,6 +274,7 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, heapScreen bool) 
 			p.missed = append(p.missed, m)
 		}
 	}
+	p.relocations = slices.Clone(mem.Relocations)
 	p.projections = p.measure(mem.Projections)
 	p.unassigned()
 	p.cannotRemain()
@@ -265,15 +284,18 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, heapScreen bool) 
 			next.LastColocation = snap.At
 		}
 	}
+	if len(hotspots) == 0 && len(p.plan.Moves) == 0 {
+		p.primaryBalance()
+	}
 	next.Departed = slices.Clone(p.departed)
-	next.Projections, next.Missed = p.projections, p.missed
+	next.Projections, next.Missed, next.Relocations = p.projections, p.missed, latestRelocations(p.relocations)
 	for _, m := range p.plan.Moves {
 		// A move planned again (its last plan did not run) replaces its earlier departure: the
 		// memory holds one per copy and node, not one per cycle.
 		next.Departed = slices.DeleteFunc(next.Departed, func(d Departure) bool {
 			return d.Index == m.Index && d.Shard == m.Shard && d.Node == m.From
 		})
-		next.Departed = append(next.Departed, Departure{Index: m.Index, Shard: m.Shard, Node: m.From, At: snap.At,
+		next.Departed = append(next.Departed, Departure{Index: m.Index, Shard: m.Shard, Node: m.From, At: snap.At, ClearedWay: m.Phase == PhaseClearWay && !m.Primary,
 			Utilization: v.Snap.NodeByID(m.From).Write.Load / float64(max(v.Snap.NodeByID(m.From).Write.Threads, 1))})
 	}
 	return p.plan, next, p.screened
@@ -282,9 +304,11 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, heapScreen bool) 
 // returning reports whether c going to node would bring it back to a node it left within
 // returnWithin while the node's WRITE utilization is within returnLoadChange of what it was then:
 // nothing changed that makes it right to go back, so the move would only undo the one before.
+// A primary arriving where its segment replica left to clear the way for it (PhaseClearWay) is
+// the step that move prepared, not a return: it brings ten times the replica's load.
 func (p *planner) returning(c *cluster.Copy, node string) bool {
 	for _, d := range p.departed {
-		if d.Node == node && d.Index == c.Index && d.Shard == c.Shard {
+		if d.Node == node && d.Index == c.Index && d.Shard == c.Shard && (!d.ClearedWay || !c.Primary) {
 			n := p.v.Snap.NodeByID(node)
 			now := n.Write.Load / float64(max(n.Write.Threads, 1))
 			return math.Abs(now-d.Utilization) < returnLoadChange
@@ -372,15 +396,24 @@ type planner struct {
 	applied    int
 	heapFull   map[string]heapVerdict
 	heapFullAt int
-	heapScreen bool // use heapRefusesAll (off only in tests)
-	screened   int  // home searches heapRefusesAll skipped
+	// shortcuts: use heapRefusesAll and remainNo's verdicts per node (off only in tests, which
+	// compare the plans made with and without them).
+	shortcuts bool
+	// remain caches remainNo per node for remainAt moves applied.
+	remain   map[string]*Verdict
+	remainAt int
+	screened int // home searches heapRefusesAll skipped
 	// departed is the memory's departures within returnWithin (see returning).
 	departed []Departure
 	// measured is each node's measured WRITE load (measuredLoads); projections the relief groups
 	// waiting to be measured, this cycle's included; missed the kinds of plan cooling off.
 	measured    map[string]float64
 	projections []ReliefProjection
-	missed      []Measurement
+	// relocations are the timed relocations, carried in Memory.Relocations.
+	relocations []RelocationSample
+	// arrived caches arrivedShare by node.
+	arrived map[string]float64
+	missed  []Measurement
 	// climbing is the nodes whose WRITE use climbs steadily (detectRising): no target for a rising
 	// node's relief.
 	climbing map[string]bool
@@ -395,7 +428,7 @@ type planner struct {
 // nodes are all over the heap limit while the new ones fill their slots, that skips thousands of
 // searches over every node and decider a cycle, with the same plan and the same notes.
 func (p *planner) heapRefusesAll(c *cluster.Copy) (refused, waiting bool) {
-	if !p.heapScreen {
+	if !p.shortcuts {
 		return false, false
 	}
 	v := p.v
@@ -525,17 +558,28 @@ func (p *planner) cannotRemain() {
 		node    string
 		no      Verdict
 		waiting bool // a home exists but a recovery slot does not
-		copies  []string
+		copies  []*cluster.Copy
 	}
-	var holds []*held
+	var (
+		holds []*held
+		last  *held
+	)
 	hold := func(node *cluster.Node, c *cluster.Copy, no Verdict, waiting bool) {
+		// A node's copies come one after another when the snapshot is sorted by node, or not at
+		// all: the last note is the likeliest.
+		if last != nil && last.node == node.Name && last.no.Decider == no.Decider && last.waiting == waiting {
+			last.copies = append(last.copies, c)
+			return
+		}
 		for _, h := range holds {
 			if h.node == node.Name && h.no.Decider == no.Decider && h.waiting == waiting {
-				h.copies = append(h.copies, fmt.Sprintf("%s[%d]", c.Index, c.Shard))
+				h.copies = append(h.copies, c)
+				last = h
 				return
 			}
 		}
-		holds = append(holds, &held{node: node.Name, no: no, waiting: waiting, copies: []string{fmt.Sprintf("%s[%d]", c.Index, c.Shard)}})
+		last = &held{node: node.Name, no: no, waiting: waiting, copies: []*cluster.Copy{c}}
+		holds = append(holds, last)
 	}
 	for i := range v.Snap.Copies {
 		c := &v.Snap.Copies[i]
@@ -546,14 +590,7 @@ func (p *planner) cannotRemain() {
 		if node == nil || !p.mayNotRemain(c, node) {
 			continue
 		}
-		var no *Verdict
-		for _, vd := range EvaluateRemain(v, c, node) {
-			if vd.Decision == No {
-				vd := vd
-				no = &vd
-				break
-			}
-		}
+		no := p.remainNo(c, node)
 		if no == nil {
 			continue
 		}
@@ -589,11 +626,15 @@ func (p *planner) cannotRemain() {
 	for _, h := range holds {
 		if len(h.copies) == 1 && !h.waiting {
 			c := h.copies[0]
-			index, shard := splitCopyName(c)
-			p.note(NoteCannotRemain, h.node, index, &shard, "%s may not remain on %s (%s) but no node can take it", c, h.node, h.no.Why())
+			shard := c.Shard
+			p.note(NoteCannotRemain, h.node, c.Index, &shard, "%s[%d] may not remain on %s (%s) but no node can take it", c.Index, c.Shard, h.node, h.no.Why())
 			continue
 		}
-		list := strings.Join(h.copies[:min(len(h.copies), heldListed)], ", ")
+		names := make([]string, 0, min(len(h.copies), heldListed))
+		for _, c := range h.copies[:min(len(h.copies), heldListed)] {
+			names = append(names, fmt.Sprintf("%s[%d]", c.Index, c.Shard))
+		}
+		list := strings.Join(names, ", ")
 		if more := len(h.copies) - heldListed; more > 0 {
 			list += fmt.Sprintf(" and %d more", more)
 		}
@@ -610,11 +651,34 @@ func (p *planner) cannotRemain() {
 // heldListed is how many held-back copies a cannot-remain note names.
 const heldListed = 5
 
-// splitCopyName splits "index[shard]" as cannotRemain writes it.
-func splitCopyName(name string) (string, int) {
-	i := strings.LastIndexByte(name, '[')
-	shard, _ := strconv.Atoi(strings.TrimSuffix(name[i+1:], "]"))
-	return name[:i], shard
+// remainNo is the first NO the remain deciders give c on its node, or nil. For a copy of an index
+// without filters of its own every remain decider's answer depends on the node alone (its
+// exclusion, the cluster's filters, its heap), which only a planned move changes, so it is worked
+// out once per node until the next move: a node over the heap limit holds thousands of copies, and
+// running the deciders for each was most of a production-size plan.
+func (p *planner) remainNo(c *cluster.Copy, node *cluster.Node) *Verdict {
+	if ix := p.v.Index(c.Index); !p.shortcuts || ix != nil && !ix.Filters.Empty() {
+		return firstNo(EvaluateRemain(p.v, c, node))
+	}
+	if p.remain == nil || p.remainAt != p.applied {
+		p.remain, p.remainAt = map[string]*Verdict{}, p.applied
+	}
+	no, ok := p.remain[node.ID]
+	if !ok {
+		no = firstNo(EvaluateRemain(p.v, c, node))
+		p.remain[node.ID] = no
+	}
+	return no
+}
+
+// firstNo is the first NO among vs, or nil.
+func firstNo(vs []Verdict) *Verdict {
+	for i := range vs {
+		if vs[i].Decision == No {
+			return &vs[i]
+		}
+	}
+	return nil
 }
 
 func (p *planner) colocation() bool {
@@ -651,7 +715,7 @@ func (p *planner) colocation() bool {
 		}
 		from := v.Node(c.Node)
 		have, limit := v.IndexCopies(c.Index, c.Node), v.IndexBalanceLimit(c.Index, c.Node)
-		m := newMove(c, from, target, v.ShardLoad(c.ID()), PhaseIndexBalance)
+		m := newMove(c, from, target, v.CopyLoad(c), PhaseIndexBalance)
 		m.Verdicts = verdicts
 		m.Reason = fmt.Sprintf("%s holds %d copies of %s, over the index-balance limit %d; %s holds %d; the coolest such copy (%.2f WRITE threads) moves",
 			from.Name, have, c.Index, limit, target.Name, v.IndexCopies(c.Index, target.ID), c.WriteLoad)

@@ -8,8 +8,11 @@ import (
 )
 
 // TestHeapScreenSamePlan: skipping the home search of copies whose node every other node's heap
-// refuses (heapRefusesAll) gives the plan, notes and memory that searching every node gives, on
-// clusters where the screen skips searches and where it must not.
+// refuses (heapRefusesAll), and taking the remain deciders' answer once per node for copies of
+// indices without filters of their own (remainNo), give the plan, notes and memory that running
+// every decider for every copy and searching every node give, on clusters where the shortcuts
+// skip work and where they must not: nodes over the heap limit, a node drained by the cluster's
+// filter, indices with filters of their own.
 func TestHeapScreenSamePlan(t *testing.T) {
 	shape := benchShape{nodes: 12, indices: 300, copies: 2400, copyLoad: 0.005}
 	cases := []struct {
@@ -18,21 +21,46 @@ func TestHeapScreenSamePlan(t *testing.T) {
 		heap        func(i int) float64
 		wantScreens bool // the screen skips searches
 		wantMoves   bool // the plan has moves to compare
+		// filter, when set, changes the snapshot's filters.
+		filter func(s *cluster.Snapshot)
 	}{
 		{"old nodes full, new nodes with room for a few copies", func(i int) float64 {
 			if i < 4 {
 				return 0.99
 			}
 			return 0.84
-		}, true, true},
-		{"every node over the limit", func(int) float64 { return 0.95 }, true, false},
+		}, true, true, nil},
+		{"every node over the limit", func(int) float64 { return 0.95 }, true, false, nil},
 		{"one node over the limit, room everywhere else", func(i int) float64 {
 			if i == 0 {
 				return 0.90
 			}
 			return 0.30
-		}, false, true},
-		{"no node over the limit", func(int) float64 { return 0.5 }, false, false},
+		}, false, true, nil},
+		{"no node over the limit", func(int) float64 { return 0.5 }, false, false, nil},
+		{"a node drained by the cluster's filter, another over the limit", func(i int) float64 {
+			if i == 1 {
+				return 0.90
+			}
+			return 0.30
+		}, false, true, func(s *cluster.Snapshot) {
+			s.Settings.Filters.Exclude = map[string]string{"_name": "node-03"}
+		}},
+		{"indices with filters of their own beside a node over the limit", func(i int) float64 {
+			if i == 0 {
+				return 0.90
+			}
+			return 0.30
+		}, false, true, func(s *cluster.Snapshot) {
+			for i := range s.Indices {
+				switch i % 3 {
+				case 0:
+					s.Indices[i].Filters.Require = map[string]string{"_name": "node-0*"}
+				case 1:
+					s.Indices[i].Filters.Exclude = map[string]string{"_name": "node-05,node-06"}
+				}
+			}
+		}},
 	}
 	limits := []struct {
 		name string
@@ -54,6 +82,9 @@ func TestHeapScreenSamePlan(t *testing.T) {
 					s.Nodes[i].HeapUsedBytes = int64(tc.heap(i) * float64(s.Nodes[i].HeapMaxBytes))
 				}
 				s.Settings.Recoveries = lim.lim
+				if tc.filter != nil {
+					tc.filter(s)
+				}
 				cfg := DefaultConfig()
 				screened, mem, n := planCycle(s, Memory{}, cfg, true)
 				full, fullMem, _ := planCycle(s, Memory{}, cfg, false)

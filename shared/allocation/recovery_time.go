@@ -29,13 +29,16 @@ type RelocationEstimate struct {
 	Sharers       int     `json:"sharers"`
 	WriteLoad     float64 `json:"write_load"`
 	Speed         float64 `json:"replay_speed"`
+	// LearnedFrom is how many of the planner's timed relocations Speed was fitted to (0: the
+	// configured figure).
+	LearnedFrom int `json:"replay_learned_from,omitempty"`
 }
 
 // EstimateRelocation estimates the relocation of a copy of sizeBytes written at load WRITE threads
 // on a cluster with settings, when sharers recoveries (itself included) share the busier of its
 // two nodes' recovery rate.
 func EstimateRelocation(settings cluster.Settings, cfg Config, sizeBytes int64, load float64, sharers int) RelocationEstimate {
-	e := RelocationEstimate{Rate: settings.RecoveryRate(), Sharers: max(sharers, 1), WriteLoad: max(load, 0), Speed: cfg.TranslogReplaySpeed}
+	e := RelocationEstimate{Rate: settings.RecoveryRate(), Sharers: max(sharers, 1), WriteLoad: max(load, 0), Speed: cfg.TranslogReplaySpeed, LearnedFrom: cfg.replayLearnedFrom}
 	e.FileSeconds = float64(max(sizeBytes, 0)) * float64(e.Sharers) / e.Rate
 	if e.Speed > 0 {
 		e.ReplaySeconds = e.WriteLoad * e.FileSeconds / e.Speed
@@ -52,6 +55,12 @@ func (e RelocationEstimate) String() string {
 	s := fmt.Sprintf("relocation est. %s: files in %s at %.0f MiB/s shared by %d", roundSeconds(e.Seconds()), roundSeconds(e.FileSeconds), e.Rate/(1<<20), e.Sharers)
 	if e.ReplaySeconds > 0 {
 		s += fmt.Sprintf(", then %s replaying %.2f WRITE threads of indexing at %.2f", roundSeconds(e.ReplaySeconds), e.WriteLoad, e.Speed)
+	}
+	switch {
+	case e.LearnedFrom > 0 && e.Speed > 0:
+		s += fmt.Sprintf(" (the replay speed fitted to the last %d relocations timed)", e.LearnedFrom)
+	case e.LearnedFrom > 0:
+		s += fmt.Sprintf(" (no replay: the last %d relocations timed landed with their files)", e.LearnedFrom)
 	}
 	return s
 }

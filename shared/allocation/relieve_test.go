@@ -115,6 +115,47 @@ func TestReliefTargets(t *testing.T) {
 			why:   []string{"rule all-yes"},
 		},
 		{
+			name: "a target at the index's total_shards_per_node is refused (shards_limit NO): the next node takes the copy",
+			build: func() (*cluster.Snapshot, []string) {
+				// c, the least utilized, already holds hot[3], and hot allows one copy a node.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{4, 2.5, 1.5, 0.1}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"c"}).
+					index("other", 1<<30, []float64{2, 1}, []string{"b"}, []string{"c"}).
+					queueing("a", 6)
+				f.s.Indices[0].TotalShardsPerNode = 1
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"hot[2] a->b write-hotspot"},
+		},
+		{
+			name: "a target at the cluster's total_shards_per_node takes the hot copy when a copy leaves it first, in the same call",
+			build: func() (*cluster.Snapshot, []string) {
+				// c, the only other node, holds four copies, the cluster's limit; a holds three. A
+				// copy of c back to a first (a to four), then the hot copy to c (back to four).
+				f := newFixture("a", "c").
+					index("hot", 1<<30, []float64{4, 2.5, 1.5, 0.1}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"c"}).
+					index("other", 1<<30, []float64{0.3, 0.3, 0.4}, []string{"c"}, []string{"c"}, []string{"c"}).
+					queueing("a", 6)
+				f.s.Settings.TotalShardsPerNode = 4
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"hot[3] c->a swap-return", "hot[2] a->c write-hotspot"},
+			why:   []string{"as a swap"},
+		},
+		{
+			name: "a target at the cluster's total_shards_per_node is refused (shards_limit NO): the next node takes the copy",
+			build: func() (*cluster.Snapshot, []string) {
+				// c, the least utilized, holds three copies, the cluster's limit; b holds one.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{4, 2.5, 1.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("other", 1<<30, []float64{2, 0.5, 0.5, 0}, []string{"b"}, []string{"c"}, []string{"c"}, []string{"c"}).
+					queueing("a", 6)
+				f.s.Settings.TotalShardsPerNode = 3
+				return f.snap(), []string{"a"}
+			},
+			moves: []string{"hot[2] a->b write-hotspot"},
+		},
+		{
 			name: "equal utilization and copies: the first node by name",
 			build: func() (*cluster.Snapshot, []string) {
 				f := newFixture("a", "d", "c", "b").
@@ -563,6 +604,21 @@ func TestReliefNotes(t *testing.T) {
 			notes:      []string{"unfixable-hotspot"},
 			bound:      BoundCopy,
 			scaleNodes: []string{"a"}, value: 7.2, limit: 7.2,
+		},
+		{
+			name: "a copy served at 90 % while its node drains a backlog is no proof: part of what it served had queued before",
+			build: func() (*cluster.Snapshot, []string) {
+				// a served 8.2 threads, 0.8 of them from its backlog: big[0] arrived at 7.2 × 7.4/8.2
+				// = 6.5, under 90 % of any node (7.2).
+				f := newFixture("a", "b", "c").
+					index("big", 1<<30, []float64{7.2}, []string{"a"}).
+					index("small", 1<<30, []float64{1}, []string{"a"}).
+					queueing("a", 6)
+				f.node("a").Write.BacklogServed = 0.8
+				return f.snap(), []string{"a"}
+			},
+			// No proof, so the planner takes what relief there is.
+			moves: []string{"small[0] a->b write-hotspot"},
 		},
 		{
 			name: "the copy proof counts only the nodes the copy's filters allow",

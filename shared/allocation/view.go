@@ -21,21 +21,46 @@ type View struct {
 	onNode     map[string]map[cluster.ShardID]bool // node → shards it holds (incl. incoming relocations)
 	indexCount map[string]map[string]int           // index → node → copies
 	nodeCount  map[string]int                      // node → copies
+	primaries  map[string]map[string]int           // index → node → primaries ("" → node → all indices' primaries)
 	writeLoad  map[string]float64                  // node → projected write load
 	diskUsed   map[string]int64                    // node → projected disk bytes
 	heapUsed   map[string]float64                  // node → projected heap bytes
-	copies     map[cluster.ShardID][]*cluster.Copy // shard → its assigned copies
-	eligible   map[string]int                      // index → nodes its filters allow (moves do not change it)
-	shardSize  map[cluster.ShardID]int64
-	copyLoad   map[cluster.ShardID]float64 // shard → write load of one copy (all copies bear it)
+	shards     map[cluster.ShardID]*shardOf
+	eligible   map[string]int // index → nodes its filters allow (moves do not change it)
 	// limits caches IndexBalanceLimit until a move changes the index's counts: the deciders ask
 	// for it once per copy and candidate node, and it walks the index's nodes.
 	limits map[string]map[string]balanceLimit // index → awareness zone ("" without awareness) → limit
+
+	// counted names the shard counts' state: every change (count) gives it a new number from
+	// countedSeq, never one used before, and try's restore, which puts the counts back exactly,
+	// puts their number back too. What is worked out from the counts holds while it stays the
+	// same.
+	counted, countedSeq int
+	// builtin is invitesBuiltin's view of the counts at counted with the weights it was worked
+	// out with: the nodes by count and each index's spread.
+	builtin struct {
+		at     int
+		with   BuiltinBalancer
+		counts *countState
+		deltas map[string]float64 // index → builtinDelta
+	}
 
 	// clusterEligible is the nodes the cluster's filters allow, which every index without filters
 	// of its own shares (most do), once clusterEligibleKnown.
 	clusterEligible      int
 	clusterEligibleKnown bool
+
+	// countPrimaries: some total_primary_shards_per_node limit is set, so primaries are counted
+	// (most clusters set none, and the count is then never read).
+	countPrimaries bool
+}
+
+// shardOf is what the view knows of one shard.
+type shardOf struct {
+	// load is the indexing its primary bears: every copy bears it under document replication, a
+	// replica SegmentReplicaShare of it under segment replication (CopyLoad).
+	load   float64
+	copies []*cluster.Copy // its assigned copies
 }
 
 // NewView indexes snap. hot marks the nodes currently judged hot (may be nil).
@@ -49,13 +74,12 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 		onNode:     make(map[string]map[cluster.ShardID]bool, len(snap.Nodes)),
 		indexCount: make(map[string]map[string]int, len(snap.Indices)),
 		nodeCount:  make(map[string]int, len(snap.Nodes)),
+		primaries:  map[string]map[string]int{},
 		writeLoad:  make(map[string]float64, len(snap.Nodes)),
 		diskUsed:   make(map[string]int64, len(snap.Nodes)),
 		heapUsed:   make(map[string]float64, len(snap.Nodes)),
-		copies:     make(map[cluster.ShardID][]*cluster.Copy, len(snap.Copies)/2),
+		shards:     make(map[cluster.ShardID]*shardOf, len(snap.Copies)/2),
 		eligible:   map[string]int{},
-		shardSize:  make(map[cluster.ShardID]int64, len(snap.Copies)/2),
-		copyLoad:   make(map[cluster.ShardID]float64, len(snap.Copies)/2),
 		limits:     make(map[string]map[string]balanceLimit, len(snap.Indices)),
 	}
 	for id, h := range hot {
@@ -81,22 +105,45 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 			v.excluded[n.ID] = true
 		}
 	}
+	v.countPrimaries = snap.Settings.TotalPrimaryShardsPerNode > 0
 	for i := range snap.Indices {
 		v.index[snap.Indices[i].Name] = &snap.Indices[i]
+		v.countPrimaries = v.countPrimaries || snap.Indices[i].TotalPrimaryShardsPerNode > 0
 	}
+	// A shard's copies, and an index's shards, are side by side in a sorted snapshot: the entry of
+	// the copy before is looked up again only when the shard or the index changes. The shards'
+	// entries come from one slab, of at most one per copy.
+	var (
+		slab     = make([]shardOf, 0, len(snap.Copies))
+		id       cluster.ShardID
+		sh       *shardOf
+		segment  bool           // id's index uses segment replication
+		counts   map[string]int // countsOf's copies per node
+		countsOf string
+	)
 	for i := range snap.Copies {
 		c := &snap.Copies[i]
-		id := c.ID()
-		if c.SizeBytes > v.shardSize[id] {
-			v.shardSize[id] = c.SizeBytes
+		if sh == nil || c.Shard != id.Shard || c.Index != id.Index {
+			id, segment = c.ID(), v.segment(c.Index)
+			if sh = v.shards[id]; sh == nil {
+				slab = append(slab, shardOf{})
+				sh = &slab[len(slab)-1]
+				v.shards[id] = sh
+			}
 		}
-		if c.LoadKnown && c.WriteLoad > v.copyLoad[id] {
-			v.copyLoad[id] = c.WriteLoad
+		if c.LoadKnown {
+			// Under segment replication a replica's rate is its share of the primary's: read back,
+			// it gives the shard's load while the primary has no rate of its own (it just moved).
+			load := c.WriteLoad
+			if !c.Primary && segment {
+				load /= cluster.SegmentReplicaShare
+			}
+			sh.load = max(sh.load, load)
 		}
 		if c.Node == "" {
 			continue
 		}
-		v.copies[id] = append(v.copies[id], c)
+		sh.copies = append(sh.copies, c)
 		holder := c.Node
 		if c.State == cluster.StateRelocating && c.RelocatingNode != "" {
 			// The target already holds the incoming copy for the same-shard rule and counts it for
@@ -105,7 +152,18 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 			v.mark(c.RelocatingNode, id)
 		}
 		v.mark(c.Node, id)
-		v.count(c.Index, holder, 1)
+		if counts == nil || c.Index != countsOf {
+			countsOf = c.Index
+			if counts = v.indexCount[c.Index]; counts == nil {
+				counts = map[string]int{}
+				v.indexCount[c.Index] = counts
+			}
+		}
+		counts[holder]++
+		v.nodeCount[holder]++
+		if c.Primary {
+			v.countPrimary(c.Index, holder, 1)
+		}
 	}
 	// Index time undercounts a saturated WRITE pool (a bulk request's parsing, routing and translog
 	// work is not indexing time); a hot node is queueing, so every thread is busy: its projected load
@@ -120,18 +178,18 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 	for i := range snap.Copies {
 		c := &snap.Copies[i]
 		if c.State == cluster.StateRelocating && c.Node != "" && v.nodes[c.RelocatingNode] != nil {
-			load := v.copyLoad[c.ID()]
+			load := v.CopyLoad(c)
 			v.writeLoad[c.Node] -= load
 			v.writeLoad[c.RelocatingNode] += load
 		}
 	}
 	// A copy whose rate is unknown this sample (it just arrived, or its counters reset) still bears
-	// its shard's write load: every copy of a shard indexes the same documents. Without this a node
-	// that just received a hot copy would look cold and attract another one.
+	// its part of the shard's write load (CopyLoad). Without this a node that just received a hot
+	// copy would look cold and attract another one.
 	for i := range snap.Copies {
 		c := &snap.Copies[i]
 		if c.Active() && c.Node != "" && !c.LoadKnown {
-			v.writeLoad[c.Node] += v.copyLoad[c.ID()]
+			v.writeLoad[c.Node] += v.CopyLoad(c)
 		}
 	}
 	return v
@@ -154,14 +212,34 @@ func (v *View) count(index, node string, d int) {
 	}
 	m[node] += d
 	v.nodeCount[node] += d
+	v.countedSeq++
+	v.counted = v.countedSeq
 	delete(v.limits, index)
+}
+
+// countPrimary counts a primary of index on node, for the index and for the node over all indices,
+// when a primary limit is set.
+func (v *View) countPrimary(index, node string, d int) {
+	if !v.countPrimaries {
+		return
+	}
+	for _, key := range [2]string{index, ""} {
+		m := v.primaries[key]
+		if m == nil {
+			m = map[string]int{}
+			v.primaries[key] = m
+		}
+		m[node] += d
+	}
 }
 
 // copyOn returns the snapshot's copy of index[shard] assigned to node, or nil.
 func (v *View) copyOn(index string, shard int, node string) *cluster.Copy {
-	for _, c := range v.copies[cluster.ShardID{Index: index, Shard: shard}] {
-		if c.Node == node {
-			return c
+	if sh := v.shards[cluster.ShardID{Index: index, Shard: shard}]; sh != nil {
+		for _, c := range sh.copies {
+			if c.Node == node {
+				return c
+			}
 		}
 	}
 	return nil
@@ -193,6 +271,12 @@ func (v *View) IndexCopies(index, node string) int { return v.indexCount[index][
 
 // NodeCopies returns how many copies the node holds after planned moves.
 func (v *View) NodeCopies(node string) int { return v.nodeCount[node] }
+
+// IndexPrimaries returns how many primaries of the index the node holds after planned moves.
+func (v *View) IndexPrimaries(index, node string) int { return v.primaries[index][node] }
+
+// NodePrimaries returns how many primaries of all indices the node holds after planned moves.
+func (v *View) NodePrimaries(node string) int { return v.primaries[""][node] }
 
 // DataNodes returns the nodes that may hold copies, in snapshot order. The slice is shared: do not
 // modify it.
@@ -324,8 +408,40 @@ func (v *View) zones(index, zone string) (values, inZone int) {
 	return len(seen), inZone
 }
 
-// ShardLoad is the write load one copy of the shard carries.
-func (v *View) ShardLoad(id cluster.ShardID) float64 { return v.copyLoad[id] }
+// ShardLoad is the shard's indexing load: what its primary bears, and every copy under document
+// replication.
+func (v *View) ShardLoad(id cluster.ShardID) float64 {
+	if sh := v.shards[id]; sh != nil {
+		return sh.load
+	}
+	return 0
+}
+
+// CopyLoad is the write load the copy bears wherever it is: its shard's load (ShardLoad), except a
+// replica of a segment-replication index, which copies the primary's segments instead of indexing
+// and bears cluster.SegmentReplicaShare of it. A reroute move of a primary relocates it and it
+// stays primary, so a copy carries this load to any node.
+func (v *View) CopyLoad(c *cluster.Copy) float64 {
+	if !c.Primary && v.segment(c.Index) {
+		return v.ShardLoad(c.ID()) * cluster.SegmentReplicaShare
+	}
+	return v.ShardLoad(c.ID())
+}
+
+// ReplicaLoad is the write load a new replica of the shard would bear: the shard's load, or its
+// segment-replication share.
+func (v *View) ReplicaLoad(id cluster.ShardID) float64 {
+	if v.segment(id.Index) {
+		return v.ShardLoad(id) * cluster.SegmentReplicaShare
+	}
+	return v.ShardLoad(id)
+}
+
+// segment reports whether the index uses segment replication (index.replication.type SEGMENT).
+func (v *View) segment(index string) bool {
+	ix := v.index[index]
+	return ix != nil && ix.Segment()
+}
 
 // heapPerCopy estimates the heap one copy costs on a node: the node's heap use spread over its copies.
 // OpenSearch exposes no per-shard heap figure, so this is the average, conservative for small shards.
@@ -376,6 +492,7 @@ type undo struct {
 
 // try applies moves and returns a function that takes them back, in reverse order, exactly.
 func (v *View) try(moves []Move) (restore func()) {
+	counted := v.counted
 	us := make([]undo, 0, len(moves))
 	for _, m := range moves {
 		u := undo{m: m, fromLoad: v.writeLoad[m.From], toLoad: v.writeLoad[m.To], fromDisk: v.diskUsed[m.From], toDisk: v.diskUsed[m.To],
@@ -406,7 +523,12 @@ func (v *View) try(moves []Move) (restore func()) {
 			delete(v.limits, m.Index)
 			restoreInt(v.nodeCount, m.From, u.fromCount, u.fromCountSet)
 			restoreInt(v.nodeCount, m.To, u.toCount, u.toCountSet)
+			if m.Primary {
+				v.countPrimary(m.Index, m.From, 1)
+				v.countPrimary(m.Index, m.To, -1)
+			}
 		}
+		v.counted = counted
 	}
 }
 
@@ -424,6 +546,10 @@ func (v *View) apply(m Move) {
 	v.mark(m.To, id)
 	v.count(m.Index, m.From, -1)
 	v.count(m.Index, m.To, 1)
+	if m.Primary {
+		v.countPrimary(m.Index, m.From, -1)
+		v.countPrimary(m.Index, m.To, 1)
+	}
 	v.writeLoad[m.From] -= m.WriteLoad
 	v.writeLoad[m.To] += m.WriteLoad
 	v.diskUsed[m.To] += m.SizeBytes

@@ -24,6 +24,23 @@ const (
 // planner and the simulator.
 const DefaultDiskHighWatermark = 0.9
 
+// Replication types, index.replication.type as OpenSearch writes it.
+const (
+	// ReplicationDocument: every copy indexes every document (OpenSearch's default).
+	ReplicationDocument = "DOCUMENT"
+	// ReplicationSegment: only the primary indexes; its replicas copy its segments.
+	ReplicationSegment = "SEGMENT"
+)
+
+// SegmentReplicaShare is the part of its shard's write load that each replica bears under segment
+// replication, where only the primary indexes and the replicas copy its segments: WRITE-pool use
+// on a replica's node over that on the primary's node, for the same shard under a steady bulk
+// load. Measured 0.02 to 0.12 on a three-node OpenSearch 2.19, 0.10 to 0.12 once the JVMs were
+// warm, 0.116 in the latest run (docs/calibration.md, `make it`): a segment replica's WRITE thread
+// only appends to its translog. The simulator's default (sim.DefaultSegmentReplicaShare) and the
+// planner's estimate of a replica it has no rate for are this one figure.
+const SegmentReplicaShare = 0.1
+
 // Snapshot is one consistent view of a cluster at At: topology, settings and measured signals.
 type Snapshot struct {
 	Cluster string    `json:"cluster"`
@@ -55,6 +72,9 @@ type Settings struct {
 	Recoveries RecoveryLimits `json:"recoveries"`
 	// TotalShardsPerNode is cluster.routing.allocation.total_shards_per_node (0 = unlimited).
 	TotalShardsPerNode int `json:"total_shards_per_node,omitempty"`
+	// TotalPrimaryShardsPerNode is cluster.routing.allocation.total_primary_shards_per_node (0 =
+	// unlimited): the most primaries of all indices a node may hold (OpenSearch 3.0 and later).
+	TotalPrimaryShardsPerNode int `json:"total_primary_shards_per_node,omitempty"`
 	// RecoveryBytesPerSecond is indices.recovery.max_bytes_per_sec, one limit per node shared by
 	// its concurrent recoveries; 0 when not read (a snapshot stored before it was), and
 	// DefaultRecoveryBytesPerSecond then applies (RecoveryRate).
@@ -221,11 +241,21 @@ type Index struct {
 	Hidden         bool    `json:"hidden,omitempty"`
 	// TotalShardsPerNode is index.routing.allocation.total_shards_per_node (0 = unlimited).
 	TotalShardsPerNode int `json:"total_shards_per_node,omitempty"`
+	// TotalPrimaryShardsPerNode is index.routing.allocation.total_primary_shards_per_node (0 =
+	// unlimited): the most primaries of the index a node may hold (OpenSearch 3.0 and later).
+	TotalPrimaryShardsPerNode int `json:"total_primary_shards_per_node,omitempty"`
 	// NodeLeftDelayedTimeout is index.unassigned.node_left.delayed_timeout; NodeLeftDelayedTimeoutSet
 	// is false when the index does not set it and OpenSearch's default applies.
 	NodeLeftDelayedTimeout    duration.Duration `json:"node_left_delayed_timeout,omitempty"`
 	NodeLeftDelayedTimeoutSet bool              `json:"node_left_delayed_timeout_set,omitempty"`
+	// ReplicationType is index.replication.type (ReplicationDocument or ReplicationSegment); ""
+	// when the index does not say, which is document replication.
+	ReplicationType string `json:"replication_type,omitempty"`
 }
+
+// Segment reports whether the index uses segment replication: only its primaries index, and each
+// replica bears SegmentReplicaShare of its shard's write load.
+func (ix *Index) Segment() bool { return strings.EqualFold(ix.ReplicationType, ReplicationSegment) }
 
 // System reports whether shardwise leaves the index alone (dot-prefixed or hidden).
 func (ix *Index) System() bool { return ix.Hidden || strings.HasPrefix(ix.Name, ".") }

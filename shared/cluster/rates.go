@@ -204,20 +204,38 @@ func ratio(load float64, threads int) float64 {
 // CarryLoads copies the measured signals of an earlier snapshot onto this one, matching copies by
 // shard and node and nodes by id. The move function reads fresh topology just before acting but
 // has no second sample to derive rates from, so it re-checks the deciders with the loads the plan saw.
+// A copy without a size (the fresh topology reads no shard stats) takes the earlier copy's, or,
+// where the shard has moved since, the largest of the shard's earlier copies, as a sample sizes a
+// copy without stats of its own.
 func (s *Snapshot) CarryLoads(from *Snapshot) {
+	type shardKey struct {
+		index string
+		shard int
+	}
 	loads := make(map[string]*Copy, len(from.Copies))
+	sizes := make(map[shardKey]int64, len(from.Copies)/2)
 	for i := range from.Copies {
 		c := &from.Copies[i]
 		if c.Node != "" {
 			loads[CopyKey(c.Index, c.Shard, c.Node)] = c
 		}
+		k := shardKey{c.Index, c.Shard}
+		sizes[k] = max(sizes[k], c.SizeBytes)
 	}
 	writeLoad := map[string]float64{}
 	for i := range s.Copies {
 		c := &s.Copies[i]
-		if old, ok := loads[CopyKey(c.Index, c.Shard, c.Node)]; ok {
+		old, ok := loads[CopyKey(c.Index, c.Shard, c.Node)]
+		if ok {
 			c.WriteLoad, c.SearchLoad, c.LoadKnown = old.WriteLoad, old.SearchLoad, old.LoadKnown
 			writeLoad[c.Node] += c.WriteLoad
+		}
+		if c.SizeBytes == 0 {
+			if ok && old.SizeBytes > 0 {
+				c.SizeBytes = old.SizeBytes
+			} else {
+				c.SizeBytes = sizes[shardKey{c.Index, c.Shard}]
+			}
 		}
 	}
 	for i := range s.Nodes {

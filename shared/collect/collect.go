@@ -51,8 +51,18 @@ func New(client *opensearch.Client, clock func() time.Time) *API {
 // Read fetches node stats, shard stats, cluster state, health and settings concurrently and builds
 // one sample.
 func (a *API) Read(ctx context.Context) (cluster.Sample, error) {
-	s, err := a.read(ctx, nil)
+	s, err := a.read(ctx, nil, true)
 	return s, clusterErr(err)
+}
+
+// ReadTopology is Read without the shard stats (_stats?level=shards), whose counters only rates
+// need: where every copy is, the nodes' fresh stats, health and settings. It is the largest answer
+// a cluster gives (13 MB of JSON at 30,000 copies), and the move function, which acts on the
+// planned snapshot's loads, read it a second time each cycle it had moves. Copies carry no size
+// (cluster.Snapshot.CarryLoads takes them from the planned snapshot).
+func (a *API) ReadTopology(ctx context.Context) (cluster.Snapshot, error) {
+	s, err := a.read(ctx, nil, false)
+	return s.Snapshot, clusterErr(err)
 }
 
 // clusterErr translates the client's errors into the engine's contract: a 401 or 403 matches
@@ -71,8 +81,9 @@ func clusterErr(err error) error {
 }
 
 // read fetches what a sample needs concurrently; pushed node stats, when given, stand in for
-// GET _nodes/stats once they are checked against the cluster state.
-func (a *API) read(ctx context.Context, pushed *opensearch.NodesStats) (cluster.Sample, error) {
+// GET _nodes/stats once they are checked against the cluster state. Without shards it leaves the
+// shard stats out (ReadTopology).
+func (a *API) read(ctx context.Context, pushed *opensearch.NodesStats, shards bool) (cluster.Sample, error) {
 	var (
 		ns  opensearch.NodesStats
 		ss  opensearch.ShardStats
@@ -84,7 +95,9 @@ func (a *API) read(ctx context.Context, pushed *opensearch.NodesStats) (cluster.
 	if pushed == nil {
 		g.Go(func() (err error) { ns, err = a.Client.NodesStats(gctx); return })
 	}
-	g.Go(func() (err error) { ss, err = a.Client.ShardStats(gctx); return })
+	if shards {
+		g.Go(func() (err error) { ss, err = a.Client.ShardStats(gctx); return })
+	}
 	g.Go(func() (err error) { cs, err = a.Client.ClusterState(gctx); return })
 	g.Go(func() (err error) { h, err = a.Client.Health(gctx); return })
 	g.Go(func() (err error) { set, err = a.Client.ClusterSettings(gctx); return })
@@ -177,6 +190,11 @@ func Build(at time.Time, ns opensearch.NodesStats, ss opensearch.ShardStats, cs 
 		return cluster.Sample{}, fmt.Errorf("read cluster: %w", err)
 	}
 	snap.Settings.TotalShardsPerNode = max(tspn, 0)
+	tpspn, err := set.TotalPrimaryShardsPerNode()
+	if err != nil {
+		return cluster.Sample{}, fmt.Errorf("read cluster: %w", err)
+	}
+	snap.Settings.TotalPrimaryShardsPerNode = max(tpspn, 0)
 
 	for _, n := range ns.Nodes {
 		node := cluster.Node{ID: n.ID, Name: n.Name, Host: n.Host, IP: n.IP, Roles: n.Roles, Attributes: n.Attributes,
@@ -208,6 +226,7 @@ func Build(at time.Time, ns opensearch.NodesStats, ss opensearch.ShardStats, cs 
 		// OpenSearch writes "no limit" as -1; the model's no limit is 0.
 		mi := cluster.Index{Name: ix.Name, Primaries: ix.NumberOfShards, Replicas: ix.NumberOfReplicas,
 			SearchReplicas: ix.NumberOfSearchReplicas, Hidden: ix.Hidden, TotalShardsPerNode: max(ix.TotalShardsPerNode, 0),
+			ReplicationType: ix.ReplicationType, TotalPrimaryShardsPerNode: max(ix.TotalPrimaryShardsPerNode, 0),
 			Filters: cluster.Filters{Include: ix.Filters.Include, Exclude: ix.Filters.Exclude, Require: ix.Filters.Require}}
 		if ix.NodeLeftDelayedTimeoutSet {
 			mi.NodeLeftDelayedTimeout, mi.NodeLeftDelayedTimeoutSet = duration.Duration(ix.NodeLeftDelayedTimeout), true

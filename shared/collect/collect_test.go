@@ -55,9 +55,9 @@ func base() responses {
 		}},
 		cs: opensearch.ClusterState{
 			Indices: []opensearch.IndexMetadata{
-				{Name: "logs", State: "open", NumberOfShards: 2, NumberOfReplicas: 1, TotalShardsPerNode: -1,
+				{Name: "logs", State: "open", NumberOfShards: 2, NumberOfReplicas: 1, TotalShardsPerNode: -1, ReplicationType: "SEGMENT", TotalPrimaryShardsPerNode: -1,
 					Filters: opensearch.AllocationFilters{Require: map[string]string{"zone": "a"}}},
-				{Name: ".kibana", State: "open", NumberOfShards: 1, Hidden: true, TotalShardsPerNode: 2,
+				{Name: ".kibana", State: "open", NumberOfShards: 1, Hidden: true, TotalShardsPerNode: 2, TotalPrimaryShardsPerNode: 1,
 					NodeLeftDelayedTimeout: 5 * time.Minute, NodeLeftDelayedTimeoutSet: true},
 				{Name: "archive", State: "close", NumberOfShards: 1, TotalShardsPerNode: -1},
 			},
@@ -136,10 +136,18 @@ func TestBuildIndexMetadata(t *testing.T) {
 	if logs.TotalShardsPerNode != 0 || kibana.TotalShardsPerNode != 2 {
 		t.Errorf("total_shards_per_node: got logs %d .kibana %d, want 0 (unlimited) and 2", logs.TotalShardsPerNode, kibana.TotalShardsPerNode)
 	}
+	if logs.TotalPrimaryShardsPerNode != 0 || kibana.TotalPrimaryShardsPerNode != 1 {
+		t.Errorf("total_primary_shards_per_node: got logs %d .kibana %d, want 0 (unlimited) and 1", logs.TotalPrimaryShardsPerNode, kibana.TotalPrimaryShardsPerNode)
+	}
 	// An index that sets index.unassigned.node_left.delayed_timeout carries it; one that does not
 	// leaves it nil, for the default.
 	if logs.NodeLeftDelayedTimeoutSet || !kibana.NodeLeftDelayedTimeoutSet || kibana.NodeLeftDelayedTimeout.Std() != 5*time.Minute {
 		t.Errorf("node_left delayed_timeout: got logs %v .kibana %v, want nil and 5m", logs.NodeLeftDelayedTimeout, kibana.NodeLeftDelayedTimeout)
+	}
+	// index.replication.type reaches the model: logs uses segment replication, .kibana says nothing
+	// (document replication).
+	if !logs.Segment() || kibana.Segment() || kibana.ReplicationType != "" {
+		t.Errorf("replication type: got logs %q .kibana %q, want SEGMENT and none", logs.ReplicationType, kibana.ReplicationType)
 	}
 	if !kibana.Hidden || !kibana.System() {
 		t.Errorf(".kibana: got hidden %v, want hidden and system", kibana.Hidden)
@@ -281,6 +289,16 @@ func TestBuildSettings(t *testing.T) {
 			name: "cluster-wide total_shards_per_node of -1",
 			set:  opensearch.ClusterSettings{"cluster.routing.allocation.total_shards_per_node": "-1"},
 			want: cluster.Settings{DiskHighWatermark: 0.9, AllocationEnable: "all", Recoveries: defaultRecoveries},
+		},
+		{
+			name: "cluster-wide total_primary_shards_per_node; OpenSearch's -1 reads as unlimited (0)",
+			set:  opensearch.ClusterSettings{"cluster.routing.allocation.total_primary_shards_per_node": "3"},
+			want: cluster.Settings{DiskHighWatermark: 0.9, AllocationEnable: "all", Recoveries: defaultRecoveries, TotalPrimaryShardsPerNode: 3},
+		},
+		{
+			name:    "a bad total_primary_shards_per_node is an error naming the setting",
+			set:     opensearch.ClusterSettings{"cluster.routing.allocation.total_primary_shards_per_node": "-x"},
+			wantErr: "cluster.routing.allocation.total_primary_shards_per_node",
 		},
 		{
 			name:    "a bad total_shards_per_node is an error naming the setting",

@@ -19,7 +19,7 @@ var _ engine.PushReader[opensearch.NodesStats] = (*API)(nil)
 // (as OpenSearch's own answer does). Otherwise it fails wrapping engine.ErrPushRejected, before
 // anything is stored.
 func (a *API) ReadPushed(ctx context.Context, ns opensearch.NodesStats) (cluster.Sample, error) {
-	s, err := a.read(ctx, &ns)
+	s, err := a.read(ctx, &ns, true)
 	return s, clusterErr(err)
 }
 

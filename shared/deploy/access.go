@@ -69,6 +69,10 @@ func wlmRequests() []request {
 // cluster settings, and node info when a node it has not seen appears).
 var readCluster = []request{reqNodesStats, reqNodesInfo, reqShardStats, reqClusterState, reqHealth, reqClusterSettings}
 
+// readTopology is the move function's fresh read before it acts: readCluster without the shard
+// stats (collect's ReadTopology: the copies' sizes come from the planned snapshot).
+var readTopology = []request{reqNodesStats, reqNodesInfo, reqClusterState, reqHealth, reqClusterSettings}
+
 // DynamoDB actions on the state table, one per call of shared/state's DynamoAPI.
 const (
 	ddbGetItem        = "dynamodb:GetItem"

@@ -78,8 +78,9 @@ func TestFGACRoles(t *testing.T) {
 			indexPerms("indices:admin/settings/update", "indices:monitor/settings/get", "indices:monitor/stats"), "<IngestFunctionRoleArn>"},
 		// A fresh sample when an alarm fires; no settings.
 		{"shardwise_detect", read, indexPerms("indices:monitor/stats"), "<DetectFunctionRoleArn>"},
+		// Its fresh read before acting takes no shard stats (collect's ReadTopology).
 		{"shardwise_move", append([]any{"cluster:admin/reroute"}, read...),
-			indexPerms("indices:admin/settings/update", "indices:monitor/settings/get", "indices:monitor/stats"), "<MoveFunctionRoleArn>"},
+			indexPerms("indices:admin/settings/update", "indices:monitor/settings/get"), "<MoveFunctionRoleArn>"},
 		{"shardwise_replicas", []any{"cluster:monitor/health"}, indexPerms("indices:admin/settings/update"), "<ReplicasFunctionRoleArn>"},
 		// Health, the nodes' own load, tasks and their cancellation; the version, the wlm.*
 		// settings and workload management's groups and rules, by both names of its API.

@@ -114,9 +114,9 @@ func functions() []function {
 			name:        "move",
 			description: "Re-checks the deciders on fresh state and executes planned shard moves behind the safety gates.",
 			memoryMB:    256,
-			// A fresh sample, POST _cluster/reroute (dry-run first), and index allocation filters
-			// where reroute is refused or not the strategy.
-			openSearch: append(slices.Clone(readCluster), reqReroute, reqIndexSettings, reqPutSettings),
+			// A fresh read of the topology (no shard stats), POST _cluster/reroute (dry-run
+			// first), and index allocation filters where reroute is refused or not the strategy.
+			openSearch: append(slices.Clone(readTopology), reqReroute, reqIndexSettings, reqPutSettings),
 			// The ledger, the lease and the cycle claim; DeleteItem removes allocation-filter records.
 			dynamoDB: []string{ddbGetItem, ddbPutItem, ddbDeleteItem, ddbQuery},
 			triggers: busTriggers(bus.FunctionMove),

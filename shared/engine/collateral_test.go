@@ -22,7 +22,7 @@ func TestFilterCollateral(t *testing.T) {
 		},
 	}
 	m := allocation.Move{Index: "hot", Shard: 0, From: "n0", FromName: "node-0", To: "n2", ToName: "node-2"}
-	got := filterCollateral(m, snap)
+	got := filterCollateral(m, indexCopies(snap))
 	if len(got) != 1 || got[0].Shard != 4 || got[0].From != "n0" || got[0].To != "n1" || got[0].ToName != "node-1" {
 		t.Errorf("got %+v, want hot[4] node-0→node-1 alone", got)
 	}

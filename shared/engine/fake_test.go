@@ -266,6 +266,18 @@ func (f *fakeAPI) Read(context.Context) (cluster.Sample, error) {
 	return f.w.sample(), nil
 }
 
+// ReadTopology is Read without the shard stats: the copies carry no size, as collect's.
+func (f *fakeAPI) ReadTopology(ctx context.Context) (cluster.Snapshot, error) {
+	s, err := f.Read(ctx)
+	if err != nil {
+		return cluster.Snapshot{}, err
+	}
+	for i := range s.Snapshot.Copies {
+		s.Snapshot.Copies[i].SizeBytes = 0
+	}
+	return s.Snapshot, nil
+}
+
 func (f *fakeAPI) Health(context.Context) (Health, error) {
 	f.mu.Lock()
 	hook := f.onHealth

@@ -109,18 +109,18 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	in.SearchLatencyMs, in.LatencyKnown = meanSearchLatency(planned)
 	// The fresh routing table tells what is in flight: shardwise's own moves and the cluster's
 	// recoveries per node, held to the cluster's own limits rather than to zero.
-	var fresh cluster.Sample
+	var fresh cluster.Snapshot
 	var own []allocation.Move
 	if herr == nil {
-		if fresh, err = api.Read(ctx); err != nil {
+		if fresh, err = api.ReadTopology(ctx); err != nil {
 			return res, fmt.Errorf("move %s: fresh read: %w", name, err)
 		}
-		if own, err = e.ownMovesInFlight(ctx, name, &fresh.Snapshot); err != nil {
+		if own, err = e.ownMovesInFlight(ctx, name, &fresh); err != nil {
 			return res, fmt.Errorf("move %s: %w", name, err)
 		}
 		in.OwnInFlight, in.OwnKnown = len(own), true
-		in.Recoveries = safety.RecoveriesOf(&fresh.Snapshot, own)
-		in.PrimariesLost = safety.LostPrimaries(&fresh.Snapshot)
+		in.Recoveries = safety.RecoveriesOf(&fresh, own)
+		in.PrimariesLost = safety.LostPrimaries(&fresh)
 	}
 	res.Breaker = safety.Evaluate(in, e.Config.Safety)
 	for _, c := range res.Breaker.Checks {
@@ -141,10 +141,10 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 		return res, e.publishOutcomes(ctx, res)
 	}
 
-	if err := e.cleanupFilters(ctx, api, name, &fresh.Snapshot, true); err != nil {
+	if err := e.cleanupFilters(ctx, api, name, &fresh, true); err != nil {
 		return res, fmt.Errorf("move %s: %w", name, err)
 	}
-	snap := fresh.Snapshot
+	snap := fresh
 	snap.Cluster = name
 	snap.CarryLoads(planned)
 	// The view the planner judged the moves on (the hot nodes' demand included), built in one place.

@@ -43,7 +43,14 @@ type Mover interface {
 	// A refusal of any move is an error matching ErrRerouteRefused, in a dry run too.
 	Reroute(ctx context.Context, moves []allocation.Move, dryRun bool) (RerouteResult, error)
 	SettingsEditor
-	SampleReader
+	TopologyReader
+}
+
+// TopologyReader is what acting on a plan needs fresh from a cluster: where every copy is, the
+// nodes' stats, health and settings, without the shard stats that only rates need. The copies
+// carry no size.
+type TopologyReader interface {
+	ReadTopology(ctx context.Context) (cluster.Snapshot, error)
 }
 
 // moveRun is one move invocation past its breaker: it takes the plan's groups through precheck →
@@ -283,15 +290,16 @@ func (r *moveRun) issue(ctx context.Context, accepted []explainedClaim) []MoveOu
 // group: landed (every move relocating to or started on its target), and what the routing shows;
 // an empty description means the read failed.
 func (r *moveRun) reread(ctx context.Context, cause error) func(g []allocation.Move) (bool, string) {
-	s, err := r.api.Read(ctx)
+	s, err := r.api.ReadTopology(ctx)
 	if err != nil {
 		r.e.log().Warn("move: reading the routing again after a failed reroute failed", "cluster", r.name, "reroute_error", cause, "error", err)
 		return func([]allocation.Move) (bool, string) { return false, "" }
 	}
+	at := indexCopies(&s)
 	return func(g []allocation.Move) (bool, string) {
 		var seen []string
 		for _, m := range g {
-			onTarget, inFlight := whereIs(ledgerEntry{Move: m}, &s.Snapshot)
+			onTarget, inFlight := whereIs(ledgerEntry{Move: m}, at)
 			if !onTarget && !inFlight {
 				return false, fmt.Sprintf("%s[%d] is not on its way to %s", m.Index, m.Shard, m.ToName)
 			}

@@ -59,38 +59,54 @@ func (r *ReplicasResult) countCopies() {
 // S (primaries), how many copies of each shard the nodes can assign (replicas.MaxCopies), how busy
 // the search pools holding its copies are, what a new copy costs, and how many more copies the
 // nodes can take: under the disk high watermark, and — because in stateful OpenSearch every
-// replica indexes every document — within the WRITE pools' allocation threshold, counting the
-// index's heaviest shard load per new copy.
+// replica indexes every document, or under segment replication copies its primary's segments at
+// cluster.SegmentReplicaShare of the load — within the WRITE pools' allocation threshold, counting
+// what a new replica of the index's heaviest shard bears (View.ReplicaLoad) per new copy.
 func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config, searchReplicas bool) []replicas.IndexInput {
 	v := allocation.NewView(snap, cfg, nil)
-	load := map[string]float64{}
-	known := map[string]bool{}
-	size := map[string]int64{}
-	count := map[string]int64{}
-	heaviest := map[string]float64{}
-	copyNodes := map[string]map[string]bool{}
-	perNode := map[string]int{}
-	for _, ix := range snap.Indices {
-		known[ix.Name] = snap.IntervalSeconds > 0
+	// What each index's active copies add up to. An index's copies are side by side in a sorted
+	// snapshot, so its entry is looked up once per run of them, not once per copy and figure.
+	type tally struct {
+		load, heaviest float64
+		known          bool
+		size, count    int64
+		nodes          map[string]bool // the nodes holding its copies
 	}
-	for _, c := range snap.Copies {
+	tallies := make(map[string]*tally, len(snap.Indices))
+	for _, ix := range snap.Indices {
+		tallies[ix.Name] = &tally{known: snap.IntervalSeconds > 0}
+	}
+	perNode := map[string]int{}
+	var (
+		cur   *tally
+		curOf string // cur's index
+	)
+	for i := range snap.Copies {
+		c := &snap.Copies[i]
 		if c.Node != "" {
 			perNode[c.Node]++
 		}
 		if !c.Active() {
 			continue
 		}
-		load[c.Index] += c.SearchLoad
+		if cur == nil || c.Index != curOf {
+			curOf = c.Index
+			if cur = tallies[c.Index]; cur == nil {
+				cur = &tally{}
+				tallies[c.Index] = cur
+			}
+		}
+		cur.load += c.SearchLoad
 		if !c.LoadKnown {
-			known[c.Index] = false
+			cur.known = false
 		}
-		size[c.Index] += c.SizeBytes
-		count[c.Index]++
-		heaviest[c.Index] = max(heaviest[c.Index], v.ShardLoad(c.ID()))
-		if copyNodes[c.Index] == nil {
-			copyNodes[c.Index] = map[string]bool{}
+		cur.size += c.SizeBytes
+		cur.count++
+		cur.heaviest = max(cur.heaviest, v.ReplicaLoad(c.ID()))
+		if cur.nodes == nil {
+			cur.nodes = map[string]bool{}
 		}
-		copyNodes[c.Index][c.Node] = true
+		cur.nodes[c.Node] = true
 	}
 	excluded := map[string]bool{}
 	for _, ref := range cfg.ExcludedNodes {
@@ -103,11 +119,16 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config, searchReplicas
 		wm = 0.9 // OpenSearch's default high watermark
 	}
 	out := make([]replicas.IndexInput, 0, len(snap.Indices))
+	var (
+		unfiltered      []*cluster.Node
+		unfilteredKnown bool
+	)
 	for _, ix := range snap.Indices {
 		extra, limiter := -1, ""
 		var avg int64
-		if count[ix.Name] > 0 {
-			if avg = size[ix.Name] / count[ix.Name]; avg > 0 {
+		t := tallies[ix.Name]
+		if t.count > 0 {
+			if avg = t.size / t.count; avg > 0 {
 				disk := 0
 				for _, n := range v.DataNodes() {
 					if n.DiskTotalBytes <= 0 {
@@ -123,7 +144,7 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config, searchReplicas
 				}
 			}
 		}
-		if w := heaviest[ix.Name]; w >= cfg.MinShardWriteLoad {
+		if w := t.heaviest; w >= cfg.MinShardWriteLoad {
 			write := 0
 			for _, n := range v.DataNodes() {
 				room := cfg.AllocationUtilization*float64(n.Write.Threads) - v.WriteLoad(n.ID)
@@ -136,17 +157,26 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config, searchReplicas
 			}
 		}
 		in := replicas.IndexInput{Name: ix.Name, Primaries: ix.Primaries, Replicas: ix.Replicas,
-			SearchReplicas: ix.SearchReplicas, SearchLoad: load[ix.Name], EligibleNodes: v.EligibleNodes(ix.Name),
-			Hidden: ix.System(), LoadKnown: known[ix.Name], ExtraCopiesAllowed: extra, Limiter: limiter,
-			WriteLoadPerCopy: heaviest[ix.Name], CopyBytes: avg}
-		for id := range copyNodes[ix.Name] {
+			SearchReplicas: ix.SearchReplicas, SearchLoad: t.load, EligibleNodes: v.EligibleNodes(ix.Name),
+			Hidden: ix.System(), LoadKnown: t.known, ExtraCopiesAllowed: extra, Limiter: limiter,
+			WriteLoadPerCopy: t.heaviest, CopyBytes: avg}
+		for id := range t.nodes {
 			if n := v.Node(id); n != nil {
 				in.PoolThreads += n.Search.Threads
 				in.PoolLoad += n.Search.Load
 				in.CopyNodes++
 			}
 		}
-		eligible := placementNodes(snap, &ix, excluded, searchReplicas)
+		var eligible []*cluster.Node
+		if ix.Filters.Empty() {
+			// The same nodes for every index without filters of its own (most are): found once.
+			if !unfilteredKnown {
+				unfiltered, unfilteredKnown = placementNodes(snap, &ix, excluded, searchReplicas), true
+			}
+			eligible = unfiltered
+		} else {
+			eligible = placementNodes(snap, &ix, excluded, searchReplicas)
+		}
 		if searchReplicas {
 			in.EligibleNodes = len(eligible)
 		}

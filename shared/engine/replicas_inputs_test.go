@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +130,75 @@ func TestReplicasResultCountCopies(t *testing.T) {
 				t.Errorf("replica copies: got %d → %d, want %d → %d", r.ReplicaCopies, r.ReplicaCopiesAfter, tc.now, tc.after)
 			}
 		})
+	}
+}
+
+// TestReplicaInputsPerIndex: each index's figures are its own copies', wherever they sit in the
+// snapshot's list and whatever lies between them, and its nodes are those its own filters allow,
+// whichever index came before it.
+func TestReplicaInputsPerIndex(t *testing.T) {
+	s := inputsSnapshot()
+	s.Indices = []cluster.Index{{Name: "a", Primaries: 1, Replicas: 1}, {Name: "b", Primaries: 1, Replicas: 1,
+		Filters: cluster.Filters{Include: map[string]string{"_name": "d0,d1"}}}, {Name: "c", Primaries: 1, Replicas: 1}}
+	cp := func(index, node, state string, search float64, known bool) cluster.Copy {
+		return cluster.Copy{Index: index, Node: node, State: state, SizeBytes: 1 << 20, SearchLoad: search, LoadKnown: known}
+	}
+	s.Copies = []cluster.Copy{
+		cp("a", "d0", cluster.StateStarted, 1, true),
+		cp("b", "d1", cluster.StateStarted, 2, true),
+		cp("a", "", cluster.StateUnassigned, 0, false),
+		cp("c", "d2", cluster.StateStarted, 4, false),
+		cp("a", "d3", cluster.StateStarted, 8, true),
+		cp("b", "d0", cluster.StateInitializing, 16, false),
+	}
+	want := map[string]struct {
+		load      float64
+		known     bool
+		copyNodes int
+		eligible  int
+		copyBytes int64
+		maxCopies int // the nodes its filters allow, one copy of its shard each
+	}{
+		"a": {9, true, 2, 6, 1 << 20, 6},
+		"b": {2, true, 1, 2, 1 << 20, 2},
+		"c": {4, false, 1, 6, 1 << 20, 6},
+	}
+	for _, in := range ReplicaInputs(s, config.Default().Allocation, false) {
+		w := want[in.Name]
+		if in.SearchLoad != w.load || in.LoadKnown != w.known || in.CopyNodes != w.copyNodes || in.EligibleNodes != w.eligible ||
+			in.CopyBytes != w.copyBytes || in.MaxCopies != w.maxCopies {
+			t.Errorf("%s: got load %v known %v copy nodes %d eligible %d bytes %d max copies %d, want %v %v %d %d %d %d", in.Name,
+				in.SearchLoad, in.LoadKnown, in.CopyNodes, in.EligibleNodes, in.CopyBytes, in.MaxCopies,
+				w.load, w.known, w.copyNodes, w.eligible, w.copyBytes, w.maxCopies)
+		}
+	}
+}
+
+// BenchmarkReplicaInputs30k measures the replica controller's inputs on 37 nodes and 5,000
+// indices of 3 primaries and a replica (30,000 copies), as the replicas function works them out
+// each cycle.
+func BenchmarkReplicaInputs30k(b *testing.B) {
+	s := &cluster.Snapshot{IntervalSeconds: 30}
+	const nodes = 37
+	for i := range nodes {
+		id := "n" + strconv.Itoa(i)
+		s.Nodes = append(s.Nodes, cluster.Node{ID: id, Name: id, Host: id, Roles: []string{"data"}, DiskTotalBytes: 4 << 40,
+			DiskAvailableBytes: 3 << 40, Search: cluster.Pool{Threads: 13, Load: 3}, Write: cluster.Pool{Threads: 8, Load: 2}})
+	}
+	for ix := range 5000 {
+		name := "index-" + strconv.Itoa(ix)
+		s.Indices = append(s.Indices, cluster.Index{Name: name, Primaries: 3, Replicas: 1})
+		for sh := range 3 {
+			for r := range 2 {
+				s.Copies = append(s.Copies, cluster.Copy{Index: name, Shard: sh, Primary: r == 0, State: cluster.StateStarted,
+					Node: s.Nodes[(ix*3+sh+r*7)%nodes].ID, SizeBytes: 1 << 30, SearchLoad: 0.01, WriteLoad: 0.005, LoadKnown: true})
+			}
+		}
+	}
+	s.Sort()
+	cfg := config.Default().Allocation
+	b.ReportAllocs()
+	for b.Loop() {
+		ReplicaInputs(s, cfg, false)
 	}
 }

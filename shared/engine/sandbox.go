@@ -94,11 +94,16 @@ func (r SandboxResult) Cancelled() int {
 // rejects at the rate requests arrive, while the plugin, where it enforces, does the same on the
 // nodes every second.
 type SandboxLoop struct {
-	// Interval is the time between passes; DefaultSandboxInterval when zero.
+	// Interval is the time between passes; when zero, DefaultSandboxInterval, or
+	// SecondLineInterval beside the workload-management plugin.
 	Interval time.Duration
 	// Budget is how long the passes may go on after the first. Zero takes the time left before the
 	// context's deadline (Lambda's timeout) less SandboxMargin, and no deadline means one pass.
 	Budget time.Duration
+	// PluginAlone leaves the sandboxes to the workload-management plugin where it enforces them,
+	// with no second line beside it (secondLine): for runs that compare the two. The deployed
+	// function never sets it.
+	PluginAlone bool
 }
 
 // Loop defaults. OpenSearch's workload management runs its enforcement every second
@@ -109,6 +114,10 @@ const (
 	// SandboxMargin is the time kept before the invocation's deadline for the last pass's
 	// cancellations and events.
 	SandboxMargin = 5 * time.Second
+	// SecondLineInterval is the loop's interval beside the plugin: the plugin's own
+	// enforcement_interval, so between two of its runs the loop looks once more. Its passes read
+	// less than a pass alone would need to: only hard sandboxes act.
+	SecondLineInterval = time.Second
 )
 
 // sleep waits d on the engine's clock: Engine.Sleep when set, else real time.
@@ -157,11 +166,13 @@ func (e *Engine) Sandbox(ctx context.Context, name string) (SandboxResult, error
 	sync, syncErr := e.sandboxWLM(ctx, name, api, defs)
 	start := e.now()
 	if enforced, why := wlmEnforces(sync, syncErr, defs); enforced {
-		// The plugin rejects and cancels on the nodes; a pass of shardwise's own would cancel the
-		// same requests a second time from outside, so this one only measures and reports.
-		res.Loop = "no loop, no cancellation: " + why
+		// The plugin rejects and cancels on the nodes every second. Its first pass here only
+		// measures and reads _wlm/stats; beside the plugin the loop then acts on the hard sandboxes
+		// alone (secondLine), since the plugin leaves a flood's queued requests in front of the
+		// other tenants.
 		rec := sandbox.NewRecorder(start, res.DryRun, sandbox.EnforcerWLM)
-		if err := e.sandboxPass(ctx, name, api, defs, &res, rec, false); err != nil {
+		first, err := e.sandboxPass(ctx, name, api, defs, &res, rec, actNone, nil)
+		if err != nil {
 			return res, e.sandboxFinish(ctx, &res, rec, err)
 		}
 		v, err := e.verifyWLM(ctx, name, api, defs, sync)
@@ -169,13 +180,54 @@ func (e *Engine) Sandbox(ctx context.Context, name string) (SandboxResult, error
 		if err != nil {
 			e.log().Error("sandbox wlm stats", "cluster", name, "error", err)
 		}
-		return res, e.sandboxFinish(ctx, &res, rec, nil)
+		hard := secondLine(defs)
+		switch {
+		case e.SandboxLoop.PluginAlone:
+			res.Loop = "no loop, no cancellation: " + why + ", and the second line is off"
+			return res, e.sandboxFinish(ctx, &res, rec, nil)
+		case len(hard) == 0:
+			res.Loop = "no loop, no cancellation: " + why + ", and no sandbox is hard"
+			return res, e.sandboxFinish(ctx, &res, rec, nil)
+		}
+		lerr := e.sandboxLoop(ctx, name, api, defs, start, &res, rec, actHard, first)
+		res.Loop = why + "; beside it, a second line for the hard sandboxes " + strings.Join(hard, ", ") + ": " + res.Loop
+		return res, e.sandboxFinish(ctx, &res, rec, lerr)
 	}
 	rec := sandbox.NewRecorder(start, res.DryRun, sandbox.EnforcerShardwise)
-	if err := e.sandboxPass(ctx, name, api, defs, &res, rec, true); err != nil {
+	first, err := e.sandboxPass(ctx, name, api, defs, &res, rec, actAll, nil)
+	if err != nil {
 		return res, e.sandboxFinish(ctx, &res, rec, err)
 	}
-	return res, e.sandboxFinish(ctx, &res, rec, e.sandboxLoop(ctx, name, api, defs, start, &res, rec))
+	return res, e.sandboxFinish(ctx, &res, rec, e.sandboxLoop(ctx, name, api, defs, start, &res, rec, actAll, first))
+}
+
+// actScope is which sandboxes a pass cancels for: none (it only measures), every soft and hard
+// sandbox, or the hard ones only.
+type actScope int
+
+const (
+	actNone actScope = iota
+	actAll
+	actHard
+)
+
+// secondLine names the hard sandboxes shardwise's loop keeps containing beside the
+// workload-management plugin. On a real OpenSearch 3.8 node the plugin alone let a hard flood
+// raise the protected tenant's p99 6.9× to 22.8× (docs/sandboxes.md): it rejects a group's new
+// requests only while the usage it recorded at its last run (once a second) is over the limit,
+// and it measures a task's CPU over its whole age, queue wait included, so a flood that gets ahead
+// of the node reads low while its queued shard requests, which use no CPU and so are never
+// cancelled, wait in the search queue in front of the other tenants. The loop rejects those
+// queued requests and cancels the running ones over the sandbox's limit. Soft sandboxes are left
+// to the plugin: both act on them only while the node is in duress, where the plugin is faster.
+func secondLine(defs sandbox.Definitions) []string {
+	var hard []string
+	for _, s := range defs.Sandboxes {
+		if s.Enforcement == sandbox.Hard {
+			hard = append(hard, s.Name)
+		}
+	}
+	return hard
 }
 
 // sandboxFinish ends an invocation, whether its passes all ran (err nil) or one failed: one
@@ -197,9 +249,14 @@ func (e *Engine) sandboxFinish(ctx context.Context, res *SandboxResult, rec *san
 }
 
 // sandboxLoop runs the passes after the first until the budget is spent, the context ends, or a
-// pass fails.
-func (e *Engine) sandboxLoop(ctx context.Context, name string, api TenantCluster, defs sandbox.Definitions, start time.Time, res *SandboxResult, rec *sandbox.Recorder) error {
+// pass fails. Each pass measures the tasks the pass before read over the time between the two
+// (sandbox.Recent), so a flood whose requests wait long in the search queue reads at the rate it
+// uses the node now; prev is the first pass's tasks.
+func (e *Engine) sandboxLoop(ctx context.Context, name string, api TenantCluster, defs sandbox.Definitions, start time.Time, res *SandboxResult, rec *sandbox.Recorder, act actScope, prev []sandbox.Task) error {
 	interval := cmp.Or(e.SandboxLoop.Interval, DefaultSandboxInterval)
+	if act == actHard {
+		interval = cmp.Or(e.SandboxLoop.Interval, SecondLineInterval)
+	}
 	budget := e.SandboxLoop.Budget
 	if budget == 0 {
 		if dl, ok := ctx.Deadline(); ok {
@@ -221,29 +278,32 @@ func (e *Engine) sandboxLoop(ctx context.Context, name string, api TenantCluster
 			res.Loop += fmt.Sprintf("; stopped after %d passes: %v", res.Passes, err)
 			return nil
 		}
-		if err := e.sandboxPass(ctx, name, api, defs, res, rec, true); err != nil {
+		tasks, err := e.sandboxPass(ctx, name, api, defs, res, rec, act, prev)
+		if err != nil {
 			return err
 		}
+		prev = tasks
 	}
 	return nil
 }
 
-// sandboxPass is one look: node loads, health, tasks, the assessment, its metrics, and, when act,
-// the cancellations behind the breaker. The tasks are read last, and cancelled right after: a search
+// sandboxPass is one look: node loads, health, tasks, the assessment, its metrics, and the
+// cancellations of the sandboxes act covers, behind the breaker. It returns the tasks as read;
+// those also in prev, the pass before's, are measured since then. The tasks are read last, and cancelled right after: a search
 // lives seconds, and every call between listing it and cancelling it is a chance for it to
 // finish first.
-func (e *Engine) sandboxPass(ctx context.Context, name string, api TenantCluster, defs sandbox.Definitions, res *SandboxResult, rec *sandbox.Recorder, act bool) error {
+func (e *Engine) sandboxPass(ctx context.Context, name string, api TenantCluster, defs sandbox.Definitions, res *SandboxResult, rec *sandbox.Recorder, act actScope, prev []sandbox.Task) ([]sandbox.Task, error) {
 	res.Passes++
 	loads, err := api.NodeLoads(ctx)
 	if err != nil {
-		return fmt.Errorf("sandbox %s: %w", name, err)
+		return nil, fmt.Errorf("sandbox %s: %w", name, err)
 	}
 	health, herr := api.Health(ctx)
 	tasks, err := api.SearchTasks(ctx)
 	if err != nil {
-		return fmt.Errorf("sandbox %s: %w", name, err)
+		return nil, fmt.Errorf("sandbox %s: %w", name, err)
 	}
-	a := sandbox.Assess(tasks, loads, defs)
+	a := sandbox.Assess(sandbox.Recent(prev, tasks), loads, defs)
 	res.Report, res.Tasks, res.Assigned, res.Short = a.Report, len(tasks), a.Assigned, a.Shortfalls
 	e.sandboxMetrics(name, a.Report)
 	rec.Pass(a.Report, loads)
@@ -256,8 +316,15 @@ func (e *Engine) sandboxPass(ctx context.Context, name string, api TenantCluster
 	for _, s := range a.Shortfalls {
 		e.log().Warn("sandbox shortfall", "cluster", name, "reason", s.Reason)
 	}
-	if len(a.Cancellations) == 0 || !act {
-		return nil
+	cancels := a.Cancellations
+	switch act {
+	case actNone:
+		cancels = nil
+	case actHard:
+		cancels = slices.DeleteFunc(slices.Clone(cancels), func(c sandbox.Cancellation) bool { return c.Mode != sandbox.Hard })
+	}
+	if len(cancels) == 0 {
+		return tasks, nil
 	}
 
 	// The figures are this pass's own reads, so they are fresh; cancelling cures slow searches
@@ -271,7 +338,7 @@ func (e *Engine) sandboxPass(ctx context.Context, name string, api TenantCluster
 		ClusterRebalance: safety.Unlimited, Known: true}}
 	res.Breaker = safety.Evaluate(in, e.Config.Safety)
 	first := len(res.Outcomes)
-	for _, c := range a.Cancellations {
+	for _, c := range cancels {
 		o := CancelOutcome{Cancellation: c}
 		switch {
 		case !res.Breaker.Closed:
@@ -305,7 +372,7 @@ func (e *Engine) sandboxPass(ctx context.Context, name string, api TenantCluster
 				telemetry.Dimension{Name: "Cluster", Value: name}, telemetry.Dimension{Name: "Sandbox", Value: sb})
 		}
 	}
-	return nil
+	return tasks, nil
 }
 
 // cancel sends one cancellation. A task that finished meanwhile is gone, not a failure.

@@ -150,3 +150,51 @@ func TestWLMEnforces(t *testing.T) {
 		})
 	}
 }
+
+// growingTasks is one noisy request whose shard task, at each read, has run 2 s more and used 2
+// cores in them, after a minute at 0.4 of a core: over its life it stays under the sandbox's
+// limit, over the last pass it is far over.
+type growingTasks struct {
+	*tasksAPI
+	reads int
+}
+
+func (g *growingTasks) SearchTasks(context.Context) ([]sandbox.Task, error) {
+	run := time.Minute + time.Duration(g.reads)*2*time.Second
+	cpu := int64(0.4*float64(time.Minute)) + int64(g.reads)*int64(4*time.Second)
+	g.reads++
+	hdr := map[string]string{sandbox.OpaqueIDHeader: "noisy-a"}
+	return []sandbox.Task{
+		{ID: "c1:1", Node: "c1", Action: "indices:data/read/search", Headers: hdr, Start: t0, RunningTime: run, Cancellable: true},
+		{ID: "d1:1", ParentID: "c1:1", Node: "d1", Action: "indices:data/read/search[phase/query]", Headers: hdr,
+			Start: t0, RunningTime: run, CPUTimeNanos: cpu, Cancellable: true},
+	}, nil
+}
+
+// From its second pass the loop measures a task over the time since the pass before: a request
+// whose life average (0.11 of d1's 4 processors) is under its hard sandbox's 0.18, but which used
+// half the node in the last 2 s, is cancelled in the second pass, not in the first.
+func TestSandboxLoopMeasuresSinceLastPass(t *testing.T) {
+	cfg := testConfig("prod")
+	cfg.Safety.DryRun = false
+	cfg.Sandbox.Definitions = []byte(fmt.Sprintf(tenantDefs, "hard"))
+	r := newRig(t, cfg, map[string]*world{"prod": newWorld("c1", "d1")})
+	_, loads := tenantTasks()
+	api := &growingTasks{tasksAPI: &tasksAPI{fakeAPI: r.apis["prod"], loads: loads}}
+	api.health = Health{Status: "green"}
+	r.e.Tenants = func(string) (TenantCluster, error) { return api, nil }
+	now := t0
+	r.e.Clock = func() time.Time { return now }
+	r.e.Sleep = func(_ context.Context, d time.Duration) error { now = now.Add(d); return nil }
+	r.e.SandboxLoop = SandboxLoop{Budget: 2 * time.Second}
+	res, err := r.e.Sandbox(t.Context(), "prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Passes != 2 || !slices.Equal(api.cancelled, []string{"c1:1"}) {
+		t.Fatalf("passes %d, cancelled %v; want 2 passes and c1:1 cancelled once, in the second", res.Passes, api.cancelled)
+	}
+	if len(res.Outcomes) != 1 || res.Outcomes[0].Usage < 0.49 || res.Outcomes[0].Usage > 0.51 {
+		t.Errorf("outcomes %+v, want one cancellation at usage 0.5 (2 cores of 4 over the last 2 s)", res.Outcomes)
+	}
+}

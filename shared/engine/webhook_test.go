@@ -25,6 +25,11 @@ func (a pullOnlyAPI) Read(context.Context) (cluster.Sample, error) {
 	return cluster.Sample{}, errors.New("unexpected")
 }
 
+func (a pullOnlyAPI) ReadTopology(context.Context) (cluster.Snapshot, error) {
+	a.t.Error("ReadTopology called")
+	return cluster.Snapshot{}, errors.New("unexpected")
+}
+
 func (a pullOnlyAPI) Health(context.Context) (engine.Health, error) {
 	a.t.Error("Health called")
 	return engine.Health{}, nil

@@ -118,6 +118,7 @@ func SyncWLM(ctx context.Context, api WLMCluster, hr HealthReader, defs sandbox.
 	if err != nil {
 		return res, err
 	}
+	plan.Calls = sandbox.WithRuleDeletes(plan.Calls, have)
 	// planned is every call in the order it would be made, for a sync that makes none.
 	planned := func() []sandbox.Call {
 		calls := append(slices.Clone(plan.Calls), sandbox.PlanWLMRules(want, sandbox.ApplyGroupCalls(have, plan.Calls))...)

@@ -472,13 +472,13 @@ func TestSyncWLMModeOrder(t *testing.T) {
 		t.Errorf("mode enabled already: wrote %v, want the update alone", wr)
 	}
 
-	// [] with groups present, the mode enabled: the deletes (groups, then the rules' afresh), then
-	// monitor_only.
+	// [] with groups present, the mode enabled: the rules' deletes, then the groups' (the plugin
+	// refuses to delete a group a rule names, as a real 3.8.0 node did), then monitor_only.
 	if res, err = engine.SyncWLM(t.Context(), w.api, w.api, sandbox.Definitions{}, opts); err != nil {
 		t.Fatalf("[]: %v\n%s", err, strings.Join(res.Lines(), "\n"))
 	}
-	wantWrites = []string{"DELETE /_wlm/workload_group/shardwise-analysts", "DELETE /_wlm/workload_group/shardwise-tellers",
-		"DELETE /_rules/workload_group/", "DELETE /_rules/workload_group/", "PUT /_cluster/settings"}
+	wantWrites = []string{"DELETE /_rules/workload_group/", "DELETE /_rules/workload_group/",
+		"DELETE /_wlm/workload_group/shardwise-analysts", "DELETE /_wlm/workload_group/shardwise-tellers", "PUT /_cluster/settings"}
 	got := w.takeWrites()
 	for i := range got {
 		if strings.HasPrefix(got[i], "DELETE /_rules/workload_group/") {

@@ -199,22 +199,22 @@ func TestClusterState(t *testing.T) {
 		Indices: []IndexMetadata{
 			{
 				Name: ".ds-metrics-000001", State: "open", NumberOfShards: 1, NumberOfReplicas: 1,
-				AutoExpandReplicas: "0-1", Hidden: true, CreationDate: ms(1739995000000), TotalShardsPerNode: -1,
+				AutoExpandReplicas: "0-1", Hidden: true, CreationDate: ms(1739995000000), TotalShardsPerNode: -1, TotalPrimaryShardsPerNode: -1,
 				Settings: map[string]string{
 					"index.number_of_shards": "1", "index.number_of_replicas": "1", "index.auto_expand_replicas": "0-1",
 					"index.hidden": "true", "index.creation_date": "1739995000000",
 				},
 			},
 			{
-				Name: "archive-2024", State: "close", NumberOfShards: 1, CreationDate: ms(1704067200000), TotalShardsPerNode: -1,
+				Name: "archive-2024", State: "close", NumberOfShards: 1, CreationDate: ms(1704067200000), TotalShardsPerNode: -1, TotalPrimaryShardsPerNode: -1,
 				Settings: map[string]string{
 					"index.number_of_shards": "1", "index.number_of_replicas": "0", "index.creation_date": "1704067200000",
 				},
 			},
 			{
 				Name: "logs-a", State: "open", NumberOfShards: 2, NumberOfReplicas: 1, NumberOfSearchReplicas: 1,
-				CreationDate: ms(1739990000000), TotalShardsPerNode: 2,
-				NodeLeftDelayedTimeout: 5 * time.Minute, NodeLeftDelayedTimeoutSet: true,
+				CreationDate: ms(1739990000000), TotalShardsPerNode: 2, TotalPrimaryShardsPerNode: 1,
+				NodeLeftDelayedTimeout: 5 * time.Minute, NodeLeftDelayedTimeoutSet: true, ReplicationType: "SEGMENT",
 				Filters: AllocationFilters{
 					Include: map[string]string{"zone": "a,b"},
 					Exclude: map[string]string{"_name": "node-9"},
@@ -223,7 +223,8 @@ func TestClusterState(t *testing.T) {
 					"index.number_of_shards": "2", "index.number_of_replicas": "1", "index.number_of_search_replicas": "1",
 					"index.creation_date": "1739990000000", "index.routing.allocation.include.zone": "a,b",
 					"index.routing.allocation.exclude._name": "node-9", "index.routing.allocation.total_shards_per_node": "2",
-					"index.unassigned.node_left.delayed_timeout": "5m",
+					"index.routing.allocation.total_primary_shards_per_node": "1",
+					"index.unassigned.node_left.delayed_timeout":             "5m", "index.replication.type": "SEGMENT",
 				},
 			},
 		},

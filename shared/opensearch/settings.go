@@ -179,13 +179,24 @@ type RecoveryLimits struct {
 // TotalShardsPerNode reads cluster.routing.allocation.total_shards_per_node: the most shard copies
 // of all indices together a node may hold; -1 (the default) means no limit.
 func (s ClusterSettings) TotalShardsPerNode() (int, error) {
-	v, ok := s["cluster.routing.allocation.total_shards_per_node"]
+	return s.shardLimit("cluster.routing.allocation.total_shards_per_node")
+}
+
+// TotalPrimaryShardsPerNode reads cluster.routing.allocation.total_primary_shards_per_node
+// (OpenSearch 3.0 and later): the most primaries of all indices together a node may hold; -1 (the
+// default) means no limit.
+func (s ClusterSettings) TotalPrimaryShardsPerNode() (int, error) {
+	return s.shardLimit("cluster.routing.allocation.total_primary_shards_per_node")
+}
+
+func (s ClusterSettings) shardLimit(key string) (int, error) {
+	v, ok := s[key]
 	if !ok || strings.TrimSpace(v) == "" {
 		return -1, nil
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil {
-		return 0, fmt.Errorf("cluster.routing.allocation.total_shards_per_node: %w", err)
+		return 0, fmt.Errorf("%s: %w", key, err)
 	}
 	return n, nil
 }

@@ -186,6 +186,8 @@ func TestDecodeErrors(t *testing.T) {
 			`{"indices":{"a":{"shards":{"-1":[{}]}}}}`},
 		{"cluster state: bad number_of_replicas", func(b []byte) error { _, err := decodeClusterState(b); return err },
 			`{"metadata":{"indices":{"a":{"settings":{"index":{"number_of_replicas":"two"}}}}}}`},
+		{"cluster state: unknown replication type", func(b []byte) error { _, err := decodeClusterState(b); return err },
+			`{"metadata":{"indices":{"a":{"settings":{"index":{"replication":{"type":"LOGICAL"}}}}}}}`},
 		{"cluster state: routing shard key", func(b []byte) error { _, err := decodeClusterState(b); return err },
 			`{"routing_table":{"indices":{"a":{"shards":{"zero":[]}}}}}`},
 		{"index settings: two indices", func(b []byte) error { _, err := decodeIndexSettings(b); return err },

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/duration"
 
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
@@ -51,10 +53,16 @@ type IndexMetadata struct {
 	// TotalShardsPerNode is index.routing.allocation.total_shards_per_node; -1 (OpenSearch's
 	// default) means no limit.
 	TotalShardsPerNode int
+	// TotalPrimaryShardsPerNode is index.routing.allocation.total_primary_shards_per_node
+	// (OpenSearch 3.0 and later); -1 (its default) means no limit.
+	TotalPrimaryShardsPerNode int
 	// NodeLeftDelayedTimeout is index.unassigned.node_left.delayed_timeout; NodeLeftDelayedTimeoutSet
 	// is false when the index does not set it (OpenSearch's default, 1m, applies).
 	NodeLeftDelayedTimeout    time.Duration
 	NodeLeftDelayedTimeoutSet bool
+	// ReplicationType is index.replication.type, upper-cased (cluster.ReplicationDocument or
+	// cluster.ReplicationSegment); "" when the index does not say (document replication).
+	ReplicationType string
 	// Settings holds every returned setting flat ("index.routing.allocation.enable" → "primaries").
 	Settings map[string]string
 }
@@ -82,7 +90,7 @@ var clusterStateFilter = joinFilters(
 	// The cluster state sends settings nested, so filter_path can walk into them.
 	prefixed("metadata.indices.*.settings.index.",
 		"number_of_shards", "number_of_replicas", "number_of_search_replicas", "auto_expand_replicas",
-		"hidden", "creation_date", "routing.allocation", "unassigned.node_left.delayed_timeout"),
+		"hidden", "creation_date", "routing.allocation", "unassigned.node_left.delayed_timeout", "replication.type"),
 	prefixed("routing_table.indices.*.shards.*.",
 		"state", "primary", "searchOnly", "node", "relocating_node", "unassigned_info.reason"),
 )
@@ -185,6 +193,16 @@ func indexMetadata(name, state string, raw json.RawMessage) (IndexMetadata, erro
 		Filters:            filtersFrom(flat, indexAllocationPrefix),
 		TotalShardsPerNode: -1,
 		Settings:           flat,
+		// OpenSearch's default for both limits is -1, no limit.
+		TotalPrimaryShardsPerNode: -1,
+	}
+	if v, ok := flat["index.replication.type"]; ok {
+		switch t := strings.ToUpper(v); t {
+		case cluster.ReplicationDocument, cluster.ReplicationSegment:
+			meta.ReplicationType = t
+		default:
+			return IndexMetadata{}, fmt.Errorf("index %q: index.replication.type: unknown type %q (want %s or %s)", name, v, cluster.ReplicationDocument, cluster.ReplicationSegment)
+		}
 	}
 	if v, ok := flat["index.unassigned.node_left.delayed_timeout"]; ok {
 		d, err := duration.ParseTimeValue(v)
@@ -201,6 +219,7 @@ func indexMetadata(name, state string, raw json.RawMessage) (IndexMetadata, erro
 		{"index.number_of_replicas", &meta.NumberOfReplicas},
 		{"index.number_of_search_replicas", &meta.NumberOfSearchReplicas},
 		{"index.routing.allocation.total_shards_per_node", &meta.TotalShardsPerNode},
+		{"index.routing.allocation.total_primary_shards_per_node", &meta.TotalPrimaryShardsPerNode},
 	}
 	for _, f := range ints {
 		v, ok := flat[f.key]

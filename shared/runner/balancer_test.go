@@ -119,10 +119,15 @@ func TestBalancerScenarios(t *testing.T) {
 		{name: "write-spike-scale-out", fixable: true, builtinBusy: true},
 		// A managed domain refusing reroute: the default strategy moves through index filters.
 		{name: "write-hotspot-managed", fixable: true},
+		// An index filter and total_shards_per_node rule out the two coolest nodes for the hot index.
+		{name: "write-hotspot-constrained", fixable: true},
 		// A slow ramp, relieved before its queue forms (TestEarlyRelief), to 0.39×: its hot copies
 		// take about 11 minutes to relocate under load while the ramp goes on, and their
 		// count-neutral returns land first.
 		{name: "write-ramp-slow", fixable: true, gap: &gap{ratio: 0.40}},
+		// Segment replication with four primaries on one node of three: the primaries are spread by
+		// load (count-neutral swaps) before the step in write load makes that node hot.
+		{name: "segrep-primaries-one-node", fixable: true},
 		{name: "shard-outweighs-node", bound: boundCopy},
 		{name: "every-node-hot", bound: boundCapacity},
 		// Forced awareness keeps a copy of every shard in zone c, whose two nodes cannot carry them.
@@ -135,11 +140,14 @@ func TestBalancerScenarios(t *testing.T) {
 			res, ticks := runScenario(t, sc, BalancerShardwise)
 			none, _ := runScenario(t, sc, BalancerNone)
 			sig := countSignals(ticks, goal)
-			t.Logf("%s: hot node-seconds %v (none %v), moves %d (%d while OpenSearch's balancer was busy), undone %d, violations %d, signals %d (capacity %d, zone %d, copy %d, unproven %d), unrelieved hotspot cycles %d",
-				tc.name, res.HotNodeSeconds, none.HotNodeSeconds, res.Moves, res.MovesWhileBuiltinBusy, res.MovesUndoneByBuiltin,
+			t.Logf("%s: hot node-seconds %v (none %v), moves %d (%d while OpenSearch's balancer was busy), undone %d, refused %d, violations %d, signals %d (capacity %d, zone %d, copy %d, unproven %d), unrelieved hotspot cycles %d",
+				tc.name, res.HotNodeSeconds, none.HotNodeSeconds, res.Moves, res.MovesWhileBuiltinBusy, res.MovesUndoneByBuiltin, res.MovesRefused,
 				res.SafetyViolations, sig.total, sig.capacity, sig.zone, sig.copy, sig.unproven, res.UnrelievedHotspotCycles)
 			if res.SafetyViolations != 0 {
 				t.Errorf("safety violations: got %d want 0: %+v", res.SafetyViolations, res.Violations)
+			}
+			if res.MovesRefused != 0 {
+				t.Errorf("moves OpenSearch's deciders refused: got %d want 0 (the planner's deciders must refuse them first)", res.MovesRefused)
 			}
 			ratioLimit, undoneLimit := hotRatioLimit, 0
 			if tc.gap != nil {

@@ -24,6 +24,10 @@ const benchProductionEnv = "SHARDWISE_BENCH_PRODUCTION"
 // the first half hour (the scale-out and its moves) takes minutes, not the whole run's.
 const benchProductionSecondsEnv = "SHARDWISE_BENCH_PRODUCTION_SECONDS"
 
+// benchProductionMovesEnv, when set, names a file the run writes each tick's moves to, with their
+// reasons, one a line: two such files compare an optimisation's decisions with the code before it.
+const benchProductionMovesEnv = "SHARDWISE_BENCH_PRODUCTION_MOVES"
+
 // BenchmarkSimulateScaleOutProduction runs the whole scale-out-production scenario (10 to 37 nodes,
 // 30,000 copies, 240 ticks) with shardwise balancing and dry-run off, as
 // `shardwise simulate --dry-run=false` does. Run it alone, with the default benchtime (one run):
@@ -51,15 +55,39 @@ func BenchmarkSimulateScaleOutProduction(b *testing.B) {
 	}
 	cfg := config.Default()
 	cfg.Safety.DryRun = false
+	opts := Options{Balancer: BalancerShardwise, Config: cfg}
+	var moves *bufio.Writer
+	if path := os.Getenv(benchProductionMovesEnv); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatalf("%s: %v", benchProductionMovesEnv, err)
+		}
+		defer func() {
+			if err := f.Close(); err != nil {
+				b.Errorf("%s: %v", benchProductionMovesEnv, err)
+			}
+		}()
+		moves = bufio.NewWriter(f)
+		opts.OnTick = func(t Tick) {
+			for _, m := range t.Moves {
+				_, _ = fmt.Fprintf(moves, "%d %s\n", t.N, m)
+			}
+		}
+	}
 	var res Result
 	cpu0 := processCPU(b)
 	start := time.Now()
 	runs := 0
 	for b.Loop() {
-		if res, err = Run(context.Background(), sc, Options{Balancer: BalancerShardwise, Config: cfg}); err != nil {
+		if res, err = Run(context.Background(), sc, opts); err != nil {
 			b.Fatalf("%s: %v", sc.Name, err)
 		}
 		runs++
+	}
+	if moves != nil {
+		if err := moves.Flush(); err != nil {
+			b.Fatalf("%s: %v", benchProductionMovesEnv, err)
+		}
 	}
 	b.ReportMetric(time.Since(start).Seconds()/float64(runs), "wall-s")
 	b.ReportMetric((processCPU(b)-cpu0).Seconds()/float64(runs), "cpu-s")

@@ -27,17 +27,20 @@ const (
 // churnViolations returns each breach of the no-churn properties in ticks, cooling being the
 // configured ReliefCoolingOff:
 //   - no copy returns within the hour to a node it left unless that node's load changed (a copy
-//     that may not remain where it is excepted: a decider, not load, sends it);
+//     that may not remain where it is excepted: a decider, not load, sends it; and a segment
+//     primary arriving where its replica left to clear the way for it, which is not a return);
 //   - no group issued for a hot node trades copies of equal load: what it sends back is less than
 //     what leaves by a quarter of the hot copy's load;
-//   - a kind of plan measured to relieve nothing on a node (note relief-missed) is not planned
-//     there again within the cooling-off, unless the node's load changed by a fifth of its
+//   - a kind of plan measured to relieve nothing on a node (note relief-missed), primary balance
+//     included, is not planned there again within the cooling-off, unless the node's load changed by a fifth of its
 //     threads (a tenth here, for the same reason as above).
 func churnViolations(ticks []Tick, cooling time.Duration) []string {
 	var out []string
 	type left struct {
 		at   time.Duration
 		util float64
+		// clearedWay: a segment replica left to clear the way for its primary, which may follow.
+		clearedWay bool
 	}
 	departed := map[string]left{} // index/shard/node
 	util := func(tk Tick, node string) (float64, bool) {
@@ -56,7 +59,7 @@ func churnViolations(ticks []Tick, cooling time.Duration) []string {
 	for _, tk := range ticks {
 		for _, m := range tk.Issued {
 			if m.Phase != allocation.PhaseCannotRemain {
-				if d, ok := departed[fmt.Sprintf("%s/%d/%s", m.Index, m.Shard, m.ToName)]; ok && tk.At-d.at < churnReturnWithin {
+				if d, ok := departed[fmt.Sprintf("%s/%d/%s", m.Index, m.Shard, m.ToName)]; ok && tk.At-d.at < churnReturnWithin && (!d.clearedWay || !m.Primary) {
 					if now, ok := util(tk, m.ToName); ok && math.Abs(now-d.util) < churnLoadChange {
 						out = append(out, fmt.Sprintf("%v: %s[%d] %s→%s (%s) returns to %s, left at %v, true WRITE use %.2f then and %.2f now: %s",
 							tk.At, m.Index, m.Shard, m.FromName, m.ToName, m.Phase, m.ToName, d.at, d.util, now, m.Reason))
@@ -64,7 +67,8 @@ func churnViolations(ticks []Tick, cooling time.Duration) []string {
 				}
 			}
 			if u, ok := util(tk, m.FromName); ok {
-				departed[fmt.Sprintf("%s/%d/%s", m.Index, m.Shard, m.FromName)] = left{at: tk.At, util: u}
+				departed[fmt.Sprintf("%s/%d/%s", m.Index, m.Shard, m.FromName)] = left{at: tk.At, util: u,
+					clearedWay: m.Phase == allocation.PhaseClearWay && !m.Primary}
 			}
 		}
 		out = append(out, equalTrades(tk)...)
@@ -75,11 +79,11 @@ func churnViolations(ticks []Tick, cooling time.Duration) []string {
 				}
 			}
 			for _, m := range p.Moves {
-				if m.Phase != allocation.PhaseWriteHotspot {
+				if m.Phase != allocation.PhaseWriteHotspot && m.Phase != allocation.PhasePrimaryBalance {
 					continue
 				}
 				for _, x := range misses {
-					if x.m.NodeName != m.FromName || !strings.Contains(m.Reason, " as a "+x.m.Kind+":") || p.SnapshotAt.Sub(x.at) >= cooling {
+					if x.m.NodeName != m.FromName || !ofKind(m, x.m.Kind) || p.SnapshotAt.Sub(x.at) >= cooling {
 						continue
 					}
 					load, ok := planLoad(p, x.m.Node, x.m.Threads)
@@ -104,6 +108,15 @@ func planLoad(p allocation.Plan, node string, threads int) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// ofKind reports whether a planned move is of the kind of plan a measurement names: a relief
+// group's reason names its kind; a primary-balance move is its own kind.
+func ofKind(m allocation.Move, kind string) bool {
+	if m.Phase == allocation.PhasePrimaryBalance {
+		return kind == allocation.PlanPrimaryBalance
+	}
+	return strings.Contains(m.Reason, " as a "+kind+":")
 }
 
 // equalTrades lists the groups issued in a tick for a hot node that send back to it nearly as much

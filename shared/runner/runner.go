@@ -90,6 +90,9 @@ type Options struct {
 	// invocation's context is cancelled, so whatever it had not yet recorded stays unrecorded. The
 	// lease it held is left to expire. Kills are drawn from the scenario's seed.
 	KillMoves float64
+	// PluginAlone leaves the sandboxes to the simulated workload-management plugin where it
+	// enforces them, without shardwise's second line beside it (engine.SandboxLoop.PluginAlone).
+	PluginAlone bool
 }
 
 // Tick is one tick's summary for progress output.
@@ -211,6 +214,7 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 		return Result{}, err
 	}
 	eng.Metrics = opts.Metrics
+	eng.SandboxLoop.PluginAlone = opts.PluginAlone
 	defer stop()
 	r := &run{events: events, copies: max(opts.Concurrency, 1), alerts: opts.AlertsPerTick,
 		killShare: opts.KillMoves, kills: rand.New(rand.NewPCG(sc.Seed, sc.Seed^0x4b111))}
@@ -292,7 +296,7 @@ func paceSandbox(eng *engine.Engine, s *sim.Sim) {
 	if tick > engine.DefaultSandboxInterval {
 		return
 	}
-	eng.SandboxLoop = engine.SandboxLoop{Interval: engine.DefaultSandboxInterval, Budget: SandboxLoopBudget}
+	eng.SandboxLoop = engine.SandboxLoop{Budget: SandboxLoopBudget, PluginAlone: eng.SandboxLoop.PluginAlone}
 	eng.Sleep = func(ctx context.Context, d time.Duration) error {
 		for range max(int(d/tick), 1) {
 			if err := ctx.Err(); err != nil {

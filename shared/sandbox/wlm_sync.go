@@ -775,14 +775,56 @@ func PlanWLMRules(want WLMDesired, have WLMState) []Call {
 	return calls
 }
 
-// ApplyGroupCalls returns have as it would be once calls from PlanWLMGroups are made, for a dry
-// run's rule plan: deleted groups are gone, created ones present without an id.
+// WithRuleDeletes returns the group calls with, before the first group delete, a DELETE of each
+// owned rule naming a group they delete. The plugin refuses to delete a group a rule still names:
+// a real 3.8.0 node answered shardwise's delete of a removed sandbox's group, made before its rule,
+// with 500 illegal_state_exception "shardwise-batch workload group has rules with ids: [...]
+// .Please delete them first". A rule the definitions still want, of a group deleted to be created
+// again, is created again by PlanWLMRules for the new group.
+func WithRuleDeletes(calls []Call, have WLMState) []Call {
+	byPath := map[string]string{}
+	for _, g := range have.Groups {
+		byPath[QueryGroupAPI.GroupPath(g.Name)] = g.ID
+		byPath[WorkloadGroupAPI.GroupPath(g.Name)] = g.ID
+	}
+	first := -1
+	deleted := map[string]bool{}
+	for i, c := range calls {
+		if id, ok := byPath[c.Path]; ok && c.Method == "DELETE" {
+			deleted[id] = true
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	var rules []Call
+	for _, r := range ownedRules(have.Rules) {
+		if deleted[r.Group] {
+			rules = append(rules, Call{Method: "DELETE", Path: RulePath(r.ID),
+				Reason: "delete the rule of sandbox " + strings.TrimPrefix(r.Description, RulePrefix) + " before its group, which the plugin deletes only once no rule names it"})
+		}
+	}
+	if len(rules) == 0 {
+		return calls
+	}
+	slices.SortStableFunc(rules, func(a, b Call) int { return cmp.Compare(a.Reason, b.Reason) })
+	return slices.Concat(calls[:first], rules, calls[first:])
+}
+
+// ApplyGroupCalls returns have as it would be once calls from PlanWLMGroups (WithRuleDeletes) are
+// made, for a dry run's rule plan: deleted groups and rules are gone, created groups present
+// without an id.
 func ApplyGroupCalls(have WLMState, calls []Call) WLMState {
-	out := WLMState{Rules: have.Rules, Settings: have.Settings}
+	out := WLMState{Settings: have.Settings}
 	gone := map[string]bool{}
 	for _, c := range calls {
 		if c.Method == "DELETE" {
 			gone[c.Path] = true
+		}
+	}
+	for _, r := range have.Rules {
+		if !gone[RulePath(r.ID)] {
+			out.Rules = append(out.Rules, r)
 		}
 	}
 	for _, g := range have.Groups {

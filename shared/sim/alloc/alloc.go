@@ -187,32 +187,102 @@ func (s *Allocator) CanAllocate(sh *model.Shard, c *model.ShardCopy, n *model.No
 	if v.done() {
 		return v
 	}
-	// shards_limit
+	// shards_limit, in ShardsLimitAllocationDecider's order: the cluster's limit, the cluster's
+	// primary limit, the index's, the index's primary limit. A relocating copy counts on its target.
 	held := 0
 	if ix.Counts != nil {
 		held = ix.Counts[n.Ord]
 	}
+	indexCap, indexPrimCap := max(ix.TotalShardsCap, -1), max(ix.TotalPrimaryCap, -1)
+	if indexCap == 0 {
+		indexCap = -1
+	}
+	if indexPrimCap == 0 {
+		indexPrimCap = -1
+	}
 	switch {
-	case ix.TotalShardsCap > 0 && held >= ix.TotalShardsCap:
-		v.add(DecNo, "shards_limit", func() string {
-			return fmt.Sprintf("too many shards [%d] allocated to this node for index [%s], index setting "+
-				"[index.routing.allocation.total_shards_per_node=%d]", held, ix.Name, ix.TotalShardsCap)
+	case indexCap <= 0 && indexPrimCap <= 0 && cfg.TotalShardsPerNode <= 0 && cfg.TotalPrimaryShardsPerNode <= 0:
+		v.add(DecYes, "shards_limit", func() string {
+			return fmt.Sprintf("total shard limits are disabled: [index: %d, index primary: %d, cluster: %d, cluster primary: %d] <= 0",
+				indexCap, indexPrimCap, cfg.TotalShardsPerNode, cfg.TotalPrimaryShardsPerNode)
 		})
 	case cfg.TotalShardsPerNode > 0 && n.ShardCount >= cfg.TotalShardsPerNode:
 		v.add(DecNo, "shards_limit", func() string {
 			return fmt.Sprintf("too many shards [%d] allocated to this node, cluster setting "+
 				"[cluster.routing.allocation.total_shards_per_node=%d]", n.ShardCount, cfg.TotalShardsPerNode)
 		})
+	case primary && cfg.TotalPrimaryShardsPerNode > 0 && s.primariesOn(n, nil) >= cfg.TotalPrimaryShardsPerNode:
+		v.add(DecNo, "shards_limit", func() string {
+			return fmt.Sprintf("too many primary shards [%d] allocated to this node, cluster setting "+
+				"[cluster.routing.allocation.total_primary_shards_per_node=%d]", s.primariesOn(n, nil), cfg.TotalPrimaryShardsPerNode)
+		})
+	case indexCap > 0 && held >= indexCap:
+		v.add(DecNo, "shards_limit", func() string {
+			return fmt.Sprintf("too many shards [%d] allocated to this node for index [%s], index setting "+
+				"[index.routing.allocation.total_shards_per_node=%d]", held, ix.Name, indexCap)
+		})
+	case primary && indexPrimCap > 0 && s.primariesOn(n, ix) >= indexPrimCap:
+		v.add(DecNo, "shards_limit", func() string {
+			return fmt.Sprintf("too many primary shards [%d] allocated to this node for index [%s], index setting "+
+				"[index.routing.allocation.total_primary_shards_per_node=%d]", s.primariesOn(n, ix), ix.Name, indexPrimCap)
+		})
 	default:
 		v.add(DecYes, "shards_limit", func() string {
-			indexCap := ix.TotalShardsCap
-			if indexCap == 0 {
-				indexCap = -1
-			}
-			return fmt.Sprintf("total shard limits are disabled: [index: %d, cluster: %d] <= 0", indexCap, cfg.TotalShardsPerNode)
+			return fmt.Sprintf("the shard count [%d] for this node is under the index limit [%d], index primary limit [%d], "+
+				"cluster level node limit [%d] and cluster level primary node limit [%d]",
+				n.ShardCount, indexCap, indexPrimCap, cfg.TotalShardsPerNode, cfg.TotalPrimaryShardsPerNode)
 		})
 	}
 	return v
+}
+
+// overShardLimit says why copy c may not remain on n under the shard-count limits, as
+// ShardsLimitAllocationDecider.canRemain: n holds more than a limit allows (a limit lowered after
+// the copies were placed); "" when it may.
+func (s *Allocator) overShardLimit(c *model.ShardCopy, n *model.Node) string {
+	cfg, ix := s.Config(), c.Sh.Idx
+	held := 0
+	if ix.Counts != nil {
+		held = ix.Counts[n.Ord]
+	}
+	switch {
+	case cfg.TotalShardsPerNode > 0 && n.ShardCount > cfg.TotalShardsPerNode:
+		return fmt.Sprintf("too many shards [%d] allocated to this node, cluster setting "+
+			"[cluster.routing.allocation.total_shards_per_node=%d]", n.ShardCount, cfg.TotalShardsPerNode)
+	case c.Primary && cfg.TotalPrimaryShardsPerNode > 0 && s.primariesOn(n, nil) > cfg.TotalPrimaryShardsPerNode:
+		return fmt.Sprintf("too many primary shards [%d] allocated to this node, cluster setting "+
+			"[cluster.routing.allocation.total_primary_shards_per_node=%d]", s.primariesOn(n, nil), cfg.TotalPrimaryShardsPerNode)
+	case ix.TotalShardsCap > 0 && held > ix.TotalShardsCap:
+		return fmt.Sprintf("too many shards [%d] allocated to this node for index [%s], index setting "+
+			"[index.routing.allocation.total_shards_per_node=%d]", held, ix.Name, ix.TotalShardsCap)
+	case c.Primary && ix.TotalPrimaryCap > 0 && s.primariesOn(n, ix) > ix.TotalPrimaryCap:
+		return fmt.Sprintf("too many primary shards [%d] allocated to this node for index [%s], index setting "+
+			"[index.routing.allocation.total_primary_shards_per_node=%d]", s.primariesOn(n, ix), ix.Name, ix.TotalPrimaryCap)
+	}
+	return ""
+}
+
+// primariesOn counts the primaries node n owns, of ix or (nil) of every index: started there, or
+// relocating there; a primary relocating away is its target's, as OpenSearch's RoutingNode counts.
+func (s *Allocator) primariesOn(n *model.Node, ix *model.Index) int {
+	count := 0
+	each := s.Indices
+	if ix != nil {
+		each = []*model.Index{ix}
+	}
+	for _, x := range each {
+		if x.Counts != nil && x.Counts[n.Ord] == 0 {
+			continue
+		}
+		for _, sh := range x.Shards {
+			for _, c := range sh.Copies {
+				if c.Primary && (c.Target == n || (c.Node == n && c.Target == nil)) {
+					count++
+				}
+			}
+		}
+	}
+	return count
 }
 
 // CanRemain runs the deciders that can send a started copy away: filters and the disk watermark.
@@ -229,6 +299,9 @@ func (s *Allocator) CanRemain(c *model.ShardCopy, explain bool) Verdict {
 	}
 	if why := s.awarenessCheck(c.Sh, c, n, false); why != "" {
 		v.add(DecNo, "awareness", func() string { return why })
+	}
+	if why := s.overShardLimit(c, n); why != "" {
+		v.add(DecNo, "shards_limit", func() string { return why })
 	}
 	if cfg.DiskEnabled && float64(n.DiskUsed-s.Leaving[n.Ord]) > cfg.DiskLimit(n) {
 		v.add(DecNo, "disk_threshold", func() string {

@@ -8,7 +8,7 @@
 //
 // Between ticks the allocator runs as OpenSearch's reroute does: it assigns unassigned copies
 // (primaries first) to the node of least weight, moves started copies off nodes they may no longer
-// remain on (allocation filters, disk high watermark) and, when rebalancing is allowed, rebalances like
+// remain on (allocation filters, disk high watermark, a lowered total_shards_per_node) and, when rebalancing is allowed, rebalances like
 // BalancedShardsAllocator: weight(node, index) = 0.45·(shards on node − mean) + 0.55·(shards of the
 // index on node − mean for the index), indices most out of balance first (ties in the order of the routing table's
 // java.util.HashMap of index names, routing_order.go), moving from the heaviest to
@@ -18,7 +18,9 @@
 // cluster.routing.rebalance.enable set to none. Every placement passes the deciders: same shard (no two
 // copies of a shard on a node), index- and cluster-level include/exclude/require filters on _name, _id,
 // _ip, _host and custom attributes (zone), the disk high watermark, recovery throttling,
-// awareness and total_shards_per_node. The settings that tune them can be changed through PUT
+// awareness and total_shards_per_node with total_primary_shards_per_node (ShardsLimitAllocationDecider's
+// order and counts: a relocating copy counts on its target, also for the later commands of one
+// reroute call). The settings that tune them can be changed through PUT
 // _cluster/settings. Awareness is OpenSearch's AwarenessAllocationDecider on the zone attribute
 // (cluster.awareness_attributes in the scenario sets cluster.routing.allocation.awareness.attributes
 // persistently): a shard's copies, relocation targets counted in place of their sources, may hold at

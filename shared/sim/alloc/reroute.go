@@ -293,6 +293,7 @@ func (s *Allocator) applyCommand(name string, a commandArgs, explain bool) (Verd
 		}
 		v := s.CanAllocate(c.Sh, c, to, true, true)
 		if v.Typ == DecNo {
+			s.Res.MovesRefused++
 			if explain {
 				return v, nil, nil
 			}
@@ -300,7 +301,9 @@ func (s *Allocator) applyCommand(name string, a commandArgs, explain bool) (Verd
 				a.shard, from.DiscoString(), to.DiscoString(), v.multiString()))
 		}
 		// A THROTTLE is accepted, as OpenSearch does "since the user wants it"; the recovery queues.
-		s.StartRelocation(c, to, model.RelocExternal)
+		// The copy counts on its target at once, and no longer on its source, for the commands
+		// after it in the same request, as OpenSearch's RoutingNodes count a relocation.
+		s.RelocatePlaced(c, to, model.RelocExternal)
 		return v, c, nil
 	case "cancel":
 		n, ix, err := s.commandNodeIndex(a)
@@ -478,9 +481,12 @@ func (rs *routingSnapshot) restore(s *Allocator) {
 		*c = v
 	}
 	s.Recoveries, s.RecSeq, s.StateVersion = rs.recs, rs.recSeq, rs.version
-	violations := s.Res.Violations
+	violations, refused := s.Res.Violations, s.Res.MovesRefused
 	s.Res = rs.res
 	s.Res.Violations = violations[:len(rs.res.Violations)]
+	// A refusal is counted whether or not the request is rolled back: a dry run is how a balancer
+	// asks, and a refused move is what the count is for.
+	s.Res.MovesRefused = refused
 	s.Refresh()
 }
 

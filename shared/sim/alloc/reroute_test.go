@@ -44,6 +44,41 @@ func TestRerouteRefusals(t *testing.T) {
 			}
 		}, body: simtest.Commands(simtest.Move("x", 0, "a", "c")),
 			wantStatus: 400, wantType: "illegal_argument_exception", wantReason: `NO(node matches index setting [index.routing.allocation.exclude] filters [_name:"c"])`},
+		{name: "target at the index's total_shards_per_node", setup: func(t *testing.T, s *sim.Sim) {
+			if code, body := simtest.Call(t, s, "PUT", "/x/_settings", `{"index.routing.allocation.total_shards_per_node":"1"}`); code != 200 {
+				t.Fatalf("setup limit: %d %s", code, body)
+			}
+		}, body: simtest.Commands(simtest.Move("x", 0, "a", "c")),
+			wantStatus: 400, wantType: "illegal_argument_exception",
+			wantReason: "NO(too many shards [1] allocated to this node for index [x], index setting [index.routing.allocation.total_shards_per_node=1])"},
+		{name: "target at the cluster's total_shards_per_node", setup: func(t *testing.T, s *sim.Sim) {
+			if code, body := simtest.Call(t, s, "PUT", "/_cluster/settings", `{"persistent":{"cluster.routing.allocation.total_shards_per_node":2}}`); code != 200 {
+				t.Fatalf("setup limit: %d %s", code, body)
+			}
+		}, body: simtest.Commands(simtest.Move("x", 1, "c", "a")),
+			wantStatus: 400, wantType: "illegal_argument_exception",
+			wantReason: "NO(too many shards [2] allocated to this node, cluster setting [cluster.routing.allocation.total_shards_per_node=2])"},
+		{name: "a primary onto a node at the index's total_primary_shards_per_node", setup: func(t *testing.T, s *sim.Sim) {
+			if code, body := simtest.Call(t, s, "PUT", "/x/_settings", `{"index.routing.allocation.total_primary_shards_per_node":"1"}`); code != 200 {
+				t.Fatalf("setup limit: %d %s", code, body)
+			}
+		}, body: simtest.Commands(simtest.Move("x", 1, "b", "a")),
+			wantStatus: 400, wantType: "illegal_argument_exception",
+			wantReason: "NO(too many primary shards [1] allocated to this node for index [x], index setting [index.routing.allocation.total_primary_shards_per_node=1])"},
+		{name: "a move earlier in the request counts on its target: the second onto c passes the cluster's total_shards_per_node", setup: func(t *testing.T, s *sim.Sim) {
+			if code, body := simtest.Call(t, s, "PUT", "/_cluster/settings", `{"persistent":{"cluster.routing.allocation.total_shards_per_node":2}}`); code != 200 {
+				t.Fatalf("setup limit: %d %s", code, body)
+			}
+		}, body: simtest.Commands(simtest.Move("y", 0, "a", "c"), simtest.Move("x", 0, "a", "c")),
+			wantStatus: 400, wantType: "illegal_argument_exception",
+			wantReason: "NO(too many shards [2] allocated to this node, cluster setting [cluster.routing.allocation.total_shards_per_node=2])"},
+		{name: "a primary onto a node at the cluster's total_primary_shards_per_node", setup: func(t *testing.T, s *sim.Sim) {
+			if code, body := simtest.Call(t, s, "PUT", "/_cluster/settings", `{"persistent":{"cluster.routing.allocation.total_primary_shards_per_node":1}}`); code != 200 {
+				t.Fatalf("setup limit: %d %s", code, body)
+			}
+		}, body: simtest.Commands(simtest.Move("y", 0, "a", "b")),
+			wantStatus: 400, wantType: "illegal_argument_exception",
+			wantReason: "NO(too many primary shards [1] allocated to this node, cluster setting [cluster.routing.allocation.total_primary_shards_per_node=1])"},
 		{name: "target past the disk high watermark", body: simtest.Commands(simtest.Move("y", 0, "a", "d")),
 			wantStatus: 400, wantType: "illegal_argument_exception", wantReason: "will bring the node above the high watermark"},
 		{name: "missing parameter", body: `{"commands":[{"move":{"index":"x","shard":0,"from_node":"a"}}]}`,
@@ -99,6 +134,32 @@ func TestRerouteIsAtomic(t *testing.T) {
 	}
 	if r := s.Result(); r.Moves != 0 {
 		t.Errorf("moves: got %d, want 0", r.Moves)
+	}
+}
+
+// moves_refused counts a move command a decider answered NO, in a dry run and in a request
+// rolled back, and nothing else: not a malformed or misdirected command, not an accepted move.
+func TestRerouteCountsRefusedMoves(t *testing.T) {
+	tests := []struct {
+		name  string
+		query string
+		body  string
+		want  int
+	}{
+		{"a decider's NO", "", simtest.Commands(simtest.Move("x", 0, "a", "b")), 1},
+		{"a decider's NO in a dry run with explain", "?dry_run=true&explain=true", simtest.Commands(simtest.Move("x", 0, "a", "b")), 1},
+		{"an accepted move then a refused one, rolled back together", "", simtest.Commands(simtest.Move("x", 0, "a", "c"), simtest.Move("x", 1, "b", "c")), 1},
+		{"an accepted move", "", simtest.Commands(simtest.Move("x", 0, "a", "c")), 0},
+		{"a shard not on the node named", "", simtest.Commands(simtest.Move("x", 1, "a", "d")), 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := simtest.MustSim(t, simtest.RerouteScenario)
+			simtest.Call(t, s, "POST", "/_cluster/reroute"+tc.query, tc.body)
+			if got := s.Result().MovesRefused; got != tc.want {
+				t.Errorf("moves_refused: got %d, want %d", got, tc.want)
+			}
+		})
 	}
 }
 

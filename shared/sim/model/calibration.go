@@ -1,16 +1,17 @@
 package model
 
+import "github.com/shardwise/shardwise/shared/cluster"
+
 // Figures of the model that are measured on real OpenSearch rather than taken from a default or
 // an article. `make it` measures each on a three-node OpenSearch 2.19 (it/calibration_test.go),
 // prints the measurement beside the value here, and fails when they differ by more than 25 %.
 const (
 	// DefaultSegmentReplicaShare is the part of a shard's write load that each of its replicas
 	// pays under segment replication (index.replication.type: SEGMENT), where only the primary
-	// indexes and the replicas copy its segments: WRITE-pool use on a replica's node over that
-	// on the primary's node, for the same shard under a steady bulk load. Measured 0.02 to 0.12,
-	// 0.10 to 0.12 once the JVMs were warm, 0.116 in the latest run (docs/calibration.md): a
-	// segment replica's WRITE thread only appends to its translog.
-	DefaultSegmentReplicaShare = 0.1
+	// indexes and the replicas copy its segments. The figure and its measurements live with the
+	// cluster model (cluster.SegmentReplicaShare), so the planner estimates a replica by the same
+	// one.
+	DefaultSegmentReplicaShare = cluster.SegmentReplicaShare
 
 	// DefaultTranslogReplaySpeed is how fast a relocation's target replays the operations
 	// indexed on the source while its files were copied, in thread-seconds of indexing replayed

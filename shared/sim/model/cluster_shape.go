@@ -40,6 +40,10 @@ func (ix *Index) compileSettings() {
 	if v, ok := ix.Settings["index.routing.allocation.total_shards_per_node"]; ok {
 		ix.TotalShardsCap, _ = strconv.Atoi(v)
 	}
+	ix.TotalPrimaryCap = 0
+	if v, ok := ix.Settings["index.routing.allocation.total_primary_shards_per_node"]; ok {
+		ix.TotalPrimaryCap, _ = strconv.Atoi(v)
+	}
 	ix.Priority = 0
 	if v, ok := ix.Settings["index.priority"]; ok {
 		ix.Priority, _ = strconv.Atoi(v)

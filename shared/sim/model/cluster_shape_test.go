@@ -217,6 +217,26 @@ func TestIndexSettingsFromScenario(t *testing.T) {
 	}
 }
 
+// A total_shards_per_node lowered under what a node holds: OpenSearch's allocator moves the copies
+// over the limit away (ShardsLimitAllocationDecider.canRemain: held > limit), down to the limit and
+// no further.
+func TestLoweredShardLimitMovesCopies(t *testing.T) {
+	const doc = `{"name": "lowered", "seed": 5, "tick_seconds": 30, "duration_seconds": 900,
+  "cluster": {"builtin_balancer": false},
+  "nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+  "indices": [{"name": "x", "primaries": 4, "replicas": 0, "shard_bytes": 1048576, "placement": [["a"], ["a"], ["a"], ["b"]]}],
+  "events": [{"at_seconds": 60, "kind": "set_index_settings", "index": "x",
+              "settings": {"index.routing.allocation.total_shards_per_node": 2}}]}`
+	s := simtest.MustSim(t, doc)
+	if got := copiesPerNode(s, "x"); got["a"] != 3 {
+		t.Fatalf("x at the start: got %v, want 3 on a", got)
+	}
+	simtest.StepN(s, 10)
+	if got := copiesPerNode(s, "x"); got["a"] != 2 || got["b"]+got["c"] != 2 {
+		t.Errorf("x after the limit fell to 2: got %v, want 2 on a and the other 2 on b and c", got)
+	}
+}
+
 const restartDoc = `{"name": "restart", "seed": 6, "tick_seconds": 30, "duration_seconds": 1800,
   "cluster": {"builtin_balancer": false},
   "nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}],

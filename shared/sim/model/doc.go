@@ -88,7 +88,8 @@
 // cluster_concurrent_rebalance, or taking a node past node_concurrent_incoming/outgoing_recoveries
 // (with the other moves of its request), and the same move (index, shard, from, to) accepted twice
 // with no other movement of that shard in between. moves_while_builtin_busy counts accepted moves
-// made while OpenSearch had relocations of its own in flight. Each tick's report also gives every
+// made while OpenSearch had relocations of its own in flight, and moves_refused the move commands an
+// allocation decider answered NO (dry run or not). Each tick's report also gives every
 // node's offered WRITE load and threads and the heaviest copy's WRITE load, the truth against which
 // a Scale Up Needed's bound is checked.
 package model

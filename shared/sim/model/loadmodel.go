@@ -29,6 +29,9 @@ func (ix *Index) applyLoadModel(spec *scenario.IndexSpec) {
 	ix.growthPerSecond = spec.ShardBytesGrowthPerHour / 3600
 }
 
+// Segment reports whether the index uses segment replication (index.replication.type SEGMENT).
+func (ix *Index) Segment() bool { return ix.segment }
+
 // copyWriteShare is the part of its shard's write load a copy bears: all of it, except a replica
 // under segment replication, which copies the primary's segments instead of indexing.
 func (c *ShardCopy) copyWriteShare() float64 {

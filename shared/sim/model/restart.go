@@ -47,6 +47,7 @@ func (s *Sim) returnRestartedNodes() []string {
 			continue
 		}
 		n.Present, n.restart, n.Joined = true, nil, s.NowLocked()
+		s.TopologyChanged = n.Joined
 		n.EphemeralID = MakeID(s.Spec.Seed, fmt.Sprintf("ephemeral/%s/%d", n.Name, n.restarts))
 		back = append(back, "node_restart "+n.Name+" back")
 		s.Changed()

@@ -24,7 +24,9 @@ type AllocConfig struct {
 	watermarkFree          float64
 	WatermarkText          string
 	TotalShardsPerNode     int
-	Awareness              []string
+	// TotalPrimaryShardsPerNode is cluster.routing.allocation.total_primary_shards_per_node.
+	TotalPrimaryShardsPerNode int
+	Awareness                 []string
 	// Forced holds, per awareness attribute, its forced values (awareness.force.<attr>.values).
 	Forced       map[string][]string
 	recoveryRate float64
@@ -58,6 +60,7 @@ func (s *Sim) Config() *AllocConfig {
 	}
 	c.watermarkUsed, c.watermarkFree = used, free
 	c.TotalShardsPerNode = s.IntSetting("cluster.routing.allocation.total_shards_per_node", -1)
+	c.TotalPrimaryShardsPerNode = s.IntSetting("cluster.routing.allocation.total_primary_shards_per_node", -1)
 	for _, a := range strings.Split(s.SettingOr("cluster.routing.allocation.awareness.attributes", ""), ",") {
 		if a = strings.TrimSpace(a); a != "" {
 			c.Awareness = append(c.Awareness, a)
@@ -300,7 +303,10 @@ func (s *Sim) StartRelocation(c *ShardCopy, to *Node, kind RelocKind) {
 	switch kind {
 	case RelocBuiltin:
 		s.Res.BuiltinRelocations++
-		if c.External {
+		switch {
+		case c.External && s.TopologyChanged.After(c.ExternalSince):
+			s.Res.MovesRebalancedAfterTopology++
+		case c.External:
 			s.Res.MovesUndoneByBuiltin++
 		}
 		c.Sh.MovedSinceCmd = true

@@ -128,12 +128,15 @@ type Sim struct {
 	TickReroutes     int
 	TickMoves        int
 
-	Res          Result
-	queueSamples []float64
-	searchLat    []Weighted
-	episodeTicks int
-	episodes     []int           // the lengths in ticks of the hotspot episodes that ended
-	seen         map[string]bool // ongoing tick-invariant violations, reported once each
+	Res Result
+	// TopologyChanged is when a node last left or joined during the run: OpenSearch's balancer
+	// re-places copies after that for the new topology, which reverses nothing shardwise did.
+	TopologyChanged time.Time
+	queueSamples    []float64
+	searchLat       []Weighted
+	episodeTicks    int
+	episodes        []int           // the lengths in ticks of the hotspot episodes that ended
+	seen            map[string]bool // ongoing tick-invariant violations, reported once each
 
 	// Live is sim serve's clock within a tick (live.go); off for simulate runs.
 	Live live
@@ -197,16 +200,20 @@ type Violation struct {
 // Result is what the simulator itself measures over a run (docs/scenarios.md, "The run result"). Fields the
 // simulator cannot know (balancer, plan times, scale-up signals) are the runner's.
 type Result struct {
-	Scenario               string  `json:"scenario"`
-	Ticks                  int     `json:"ticks"`
-	Moves                  int     `json:"moves"`
-	BytesMoved             int64   `json:"bytes_moved"`
-	MovesUndoneByBuiltin   int     `json:"moves_undone_by_builtin"`
-	HotNodeSeconds         float64 `json:"hot_node_seconds"`
-	MaxQueueLatencySeconds float64 `json:"max_queue_latency_seconds"`
-	P99QueueLatencySeconds float64 `json:"p99_queue_latency_seconds"`
-	RejectedWrites         int64   `json:"rejected_writes"`
-	TimeToCorrectSeconds   float64 `json:"time_to_correct_seconds"`
+	Scenario             string `json:"scenario"`
+	Ticks                int    `json:"ticks"`
+	Moves                int    `json:"moves"`
+	BytesMoved           int64  `json:"bytes_moved"`
+	MovesUndoneByBuiltin int    `json:"moves_undone_by_builtin"`
+	// MovesRebalancedAfterTopology counts copies an external move placed that OpenSearch's
+	// balancer moved on after a node left or joined since they landed: a new topology, not a
+	// reversal (those are MovesUndoneByBuiltin).
+	MovesRebalancedAfterTopology int     `json:"moves_rebalanced_after_topology_change"`
+	HotNodeSeconds               float64 `json:"hot_node_seconds"`
+	MaxQueueLatencySeconds       float64 `json:"max_queue_latency_seconds"`
+	P99QueueLatencySeconds       float64 `json:"p99_queue_latency_seconds"`
+	RejectedWrites               int64   `json:"rejected_writes"`
+	TimeToCorrectSeconds         float64 `json:"time_to_correct_seconds"`
 	// Hotspots counts hotspot episodes (runs of consecutive ticks with any hot node);
 	// HotspotSecondsP50 and HotspotSecondsMax are the nearest-rank median and the longest of their
 	// durations, ticks × tick_seconds, an episode still going at the end counted as it stands.
@@ -229,7 +236,10 @@ type Result struct {
 	// MovesWhileBuiltinBusy counts reroute moves accepted while OpenSearch had relocations of its
 	// own in flight.
 	MovesWhileBuiltinBusy int `json:"moves_while_builtin_busy"`
-	TasksCancelled        int `json:"tasks_cancelled"`
+	// MovesRefused counts reroute move commands an allocation decider answered NO, in a dry run
+	// or not: a move the balancer planned that OpenSearch would not make.
+	MovesRefused   int `json:"moves_refused"`
+	TasksCancelled int `json:"tasks_cancelled"`
 	// TasksCancelledByTenant counts, per tenant, the tasks cancel requests cancelled (a shard-level
 	// task cancelled with its coordinating task is not counted again); TenantP99SearchLatencyMs is
 	// each tenant's nearest-rank p99 search latency over its queries that completed. Both are set
@@ -382,6 +392,7 @@ func (s *Sim) defaultSettings() map[string]string {
 		"cluster.routing.allocation.balance.shard":                       strconv.FormatFloat(defaultShardBalance, 'f', -1, 64),
 		"cluster.routing.allocation.balance.threshold":                   "1.0",
 		"cluster.routing.allocation.total_shards_per_node":               "-1",
+		"cluster.routing.allocation.total_primary_shards_per_node":       "-1",
 		"cluster.routing.allocation.awareness.attributes":                "",
 		"cluster.max_shards_per_node":                                    "1000",
 		"indices.recovery.max_bytes_per_sec":                             settings.FormatBytes(s.recoveryDefault),
@@ -635,6 +646,7 @@ func (s *Sim) applyEvent(e scenario.Event) string {
 		return "node_leave " + e.Node.Name
 	case scenario.EventNodeJoin:
 		n := s.addNode(e.Node.NodeSpec)
+		s.TopologyChanged = s.NowLocked()
 		s.NodeOrder = append(s.NodeOrder, n)
 		s.Changed()
 		return "node_join " + n.Name
@@ -794,6 +806,9 @@ func (s *Sim) finishRecovery(r *Recovery) {
 		c.Node, c.AllocID, c.Target, c.TargetAllocID = r.Target, c.TargetAllocID, nil, ""
 		c.ResetCounters()
 		c.External = r.external
+		if c.External {
+			c.ExternalSince = s.NowLocked()
+		}
 	}
 	c.State = StateStarted
 	s.Changed()
@@ -805,6 +820,7 @@ func (s *Sim) finishRecovery(r *Recovery) {
 func (s *Sim) nodeLeave(n *Node) {
 	n.Present = false
 	now := s.NowLocked()
+	s.TopologyChanged = now
 	for _, ix := range s.Indices {
 		for _, sh := range ix.Shards {
 			for _, c := range sh.Copies {

@@ -644,3 +644,39 @@ func TestHotspotMeasures(t *testing.T) {
 		t.Errorf("rejected: got %d, want 0", r.RejectedWrites)
 	}
 }
+
+// A copy an external move placed that OpenSearch's balancer moves on after a node joined or left
+// since it landed is re-placed for the new topology, not undone: it counts apart. After the swap
+// each node's highest-numbered copy, the one OpenSearch's balancer moves first, is a swapped one.
+func TestBuiltinAfterTopologyChangeIsNoUndo(t *testing.T) {
+	doc := `{"name": "join", "seed": 2, "tick_seconds": 30, "duration_seconds": 3000,
+	  "cluster": {"builtin_balancer": true},
+	  "nodes": [{"name": "a"}, {"name": "b"}],
+	  "indices": [{"name": "x", "primaries": 4, "replicas": 0, "shard_bytes": 1048576,
+	    "placement": [["a"], ["b"], ["b"], ["a"]]}],
+	  "events": [%s]}`
+	tests := []struct {
+		name                 string
+		events               string
+		wantUndone, wantMore int
+	}{
+		{"no node joins: the swap stays", "", 0, 0},
+		{"c joins after the swap landed: the balancer's move onto c is no undo", `{"at_seconds": 600, "kind": "node_join", "node": {"name": "c"}}`, 0, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := simtest.MustSim(t, fmt.Sprintf(doc, tc.events))
+			s.Step()
+			body := simtest.Commands(simtest.Move("x", 3, "a", "b"), simtest.Move("x", 1, "b", "a"))
+			if code, resp := simtest.Call(t, s, "POST", "/_cluster/reroute", body); code != 200 {
+				t.Fatalf("reroute: %d %s", code, resp)
+			}
+			simtest.StepN(s, 40)
+			r := s.Result()
+			if r.MovesUndoneByBuiltin != tc.wantUndone || r.MovesRebalancedAfterTopology != tc.wantMore {
+				t.Errorf("undone %d, rebalanced after the topology changed %d (builtin relocations %d); want %d and %d",
+					r.MovesUndoneByBuiltin, r.MovesRebalancedAfterTopology, r.BuiltinRelocations, tc.wantUndone, tc.wantMore)
+			}
+		})
+	}
+}

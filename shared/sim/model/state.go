@@ -114,6 +114,7 @@ type Index struct {
 	operatorFilters  filterSet
 	SettingsVersion  int64
 	TotalShardsCap   int // index.routing.allocation.total_shards_per_node, 0 = unlimited
+	TotalPrimaryCap  int // index.routing.allocation.total_primary_shards_per_node, 0 = unlimited
 	Priority         int // index.priority: unassigned copies of higher priority indices are allocated first
 	// rolloverOf is the index whose write load this one takes once its primaries are active
 	// (rollover.go); nil when it is not a rollover's pending target.
@@ -208,8 +209,10 @@ type ShardCopy struct {
 	// DataOn is the restarted node that still holds this unassigned copy's data (restart.go).
 	DataOn *Node
 
-	// External is true while the copy sits where an external reroute move put it.
-	External bool
+	// External is true while the copy sits where an external reroute move put it, since
+	// ExternalSince.
+	External      bool
+	ExternalSince time.Time
 
 	// Counters that live with the copy and start at 0 when a copy is created on a node.
 	IndexTotal   float64

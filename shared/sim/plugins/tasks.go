@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -47,6 +48,15 @@ const (
 	SearchCPUShare       = 0.8
 	CoordinatingCPUShare = 0.02
 )
+
+// ThreadCPU is the CPU seconds a running search thread of node n uses per second: SearchCPUShare,
+// less where the node has more search threads than processors, since its threads share them. On
+// make it-wlm's real node (2 processors, 4 search threads) a flood holding every thread kept each
+// of its searches at about half a core, which is what its usage, cpu_time over its age, is built
+// from (docs/sandboxes.md).
+func ThreadCPU(n *model.Node) float64 {
+	return SearchCPUShare * math.Min(1, float64(n.Write.Threads)/float64(max(n.Search.Threads, 1)))
+}
 
 // FullID is the task id as OpenSearch prints it: node id, colon, task number.
 func (t *SimTask) FullID() string { return t.N.ID + ":" + strconv.FormatInt(t.ID, 10) }

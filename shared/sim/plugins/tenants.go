@@ -421,7 +421,7 @@ func (s *Plugins) TenantTasks(nodes []*model.Node) []*SimTask {
 					Desc: "shardId[" + c.c.Sh.String() + "]", Start: start, Running: s.at(x).Sub(start), Headers: headers,
 					Query: q, Shard: c, Cancelled: c.Cancelled, CancelAt: s.at(c.cancelAt)}
 				served := c.served(x)
-				st := &TaskStats{CPU: time.Duration(SearchCPUShare * served * float64(time.Second))}
+				st := &TaskStats{CPU: time.Duration(ThreadCPU(c.n) * served * float64(time.Second))}
 				st.Mem = int64(float64(tn.spec.TaskHeapBytes) * served / tn.spec.TaskSeconds)
 				if served > 0 {
 					st.Executions = 1

@@ -192,7 +192,7 @@ func taskUsage(c *tenantShardTask, n *model.Node, x float64) [2]float64 {
 	served := c.served(x)
 	var u [2]float64
 	if life := x - c.q.arrival; life > 0 {
-		u[0] = SearchCPUShare * served / life / float64(n.Write.Threads)
+		u[0] = ThreadCPU(n) * served / life / float64(n.Write.Threads)
 	}
 	if n.HeapBytes > 0 {
 		u[1] = float64(c.q.tn.spec.TaskHeapBytes) * served / ts / float64(n.HeapBytes)

@@ -238,6 +238,11 @@ func (s *Server) indexSettings(ix *model.Index) map[string]string {
 		"index.uuid":               ix.UUID,
 		"index.version.created":    model.VersionIDCreated,
 		"index.provided_name":      ix.Name,
+		// OpenSearch 2.x writes the replication type into every index's settings at creation.
+		"index.replication.type": cluster.ReplicationDocument,
+	}
+	if ix.Segment() {
+		m["index.replication.type"] = cluster.ReplicationSegment
 	}
 	maps.Copy(m, ix.Settings)
 	return m

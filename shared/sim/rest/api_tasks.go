@@ -50,7 +50,7 @@ func (s *Server) tasks(nodes []*model.Node) []*plugins.SimTask {
 		// the threads share the node's processors, so the running ones' CPU shares add up to at most
 		// the whole node.
 		running := int64(math.Round(active * share))
-		perThread := plugins.SearchCPUShare * math.Min(1, float64(n.Write.Threads)/float64(n.Search.Threads))
+		perThread := plugins.ThreadCPU(n)
 		k := int64(0)
 		for ci, c := range copies {
 			for range per[ci] {

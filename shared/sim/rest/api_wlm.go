@@ -208,6 +208,18 @@ func (s *Server) handleDeleteGroup(rq *wire.Request) (wire.Reply, *wire.APIError
 	if g == nil {
 		return wire.Reply{}, groupNotFound(api, rq.Segs[2])
 	}
+	// The plugin refuses to delete a group a rule still names, as a real 3.8.0 node refused
+	// shardwise's delete of a sandbox's group before its rule (the ids print as the Java objects).
+	var named []string
+	for _, r := range s.Plugins.WLM.Rules {
+		if r.Group == g.ID {
+			named = append(named, "org.opensearch.rule.autotagging.Rule@"+r.ID)
+		}
+	}
+	if len(named) > 0 {
+		return wire.Reply{}, wire.NewError(http.StatusInternalServerError, "illegal_state_exception",
+			g.Name+" workload group has rules with ids: ["+strings.Join(named, ", ")+"] .Please delete them first otherwise system will be an inconsistent state.", nil)
+	}
 	s.Plugins.WLM.Groups = slices.DeleteFunc(s.Plugins.WLM.Groups, func(x *plugins.WlmGroup) bool { return x == g })
 	return wire.JSONReply(wire.Object{{"acknowledged", true}}), nil
 }

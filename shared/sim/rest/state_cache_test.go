@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/shardwise/shardwise/shared/sim/simtest"
@@ -47,5 +48,31 @@ func TestStateShowsSettingsChanges(t *testing.T) {
 		if got := simtest.Dig(settingsOf(true), step.flatKey...); got != step.want {
 			t.Errorf("after %s: flat %v = %v, want %q", step.body, step.flatKey, got, step.want)
 		}
+	}
+}
+
+// TestReplicationTypeSetting: the cluster state carries each index's index.replication.type as
+// OpenSearch 2.x writes it at creation, SEGMENT for a scenario index with replication_type segment
+// and DOCUMENT otherwise, so a collector sees which indices index on their primaries only.
+func TestReplicationTypeSetting(t *testing.T) {
+	for _, tt := range []struct {
+		name, field, want string
+	}{
+		{"segment", `"replication_type": "segment", `, "SEGMENT"},
+		{"document, named", `"replication_type": "document", `, "DOCUMENT"},
+		{"document, the default", ``, "DOCUMENT"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := simtest.MustSim(t, strings.Replace(simtest.Minimal, `"primaries": 2,`, tt.field+`"primaries": 2,`, 1))
+			target := "/_cluster/state/metadata?filter_path=metadata.indices.*.settings.index.replication.type"
+			code, body := simtest.Call(t, s, "GET", target, "")
+			var d map[string]any
+			if err := json.Unmarshal([]byte(body), &d); code != 200 || err != nil {
+				t.Fatalf("GET %s: %d %v %s", target, code, err, body)
+			}
+			if got := simtest.Dig(d, "metadata", "indices", "x", "settings", "index", "replication", "type"); got != tt.want {
+				t.Errorf("x index.replication.type: got %v, want %s (%s)", got, tt.want, body)
+			}
+		})
 	}
 }

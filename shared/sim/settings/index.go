@@ -87,20 +87,21 @@ func CheckIndexSettingUpdates(updates map[string]*string) *IndexSettingError {
 
 // indexSettingChecks are the dynamic index settings PUT {index}/_settings accepts.
 var indexSettingChecks = map[string]SettingCheck{
-	"index.number_of_replicas":                       IntAtLeast(0),
-	"index.routing.allocation.total_shards_per_node": IntAtLeast(-1),
-	"index.routing.allocation.enable":                OneOf("all", "primaries", "new_primaries", "none"),
-	"index.routing.rebalance.enable":                 OneOf("all", "primaries", "replicas", "none"),
-	"index.unassigned.node_left.delayed_timeout":     timeValueCheck,
-	"index.refresh_interval":                         nil,
-	"index.auto_expand_replicas":                     nil,
-	"index.blocks.read_only":                         boolCheck,
-	"index.blocks.read_only_allow_delete":            boolCheck,
-	"index.blocks.write":                             boolCheck,
-	"index.blocks.read":                              boolCheck,
-	"index.blocks.metadata":                          boolCheck,
-	"index.max_result_window":                        IntAtLeast(1),
-	"index.priority":                                 IntAtLeast(0),
+	"index.number_of_replicas":                               IntAtLeast(0),
+	"index.routing.allocation.total_shards_per_node":         IntAtLeast(-1),
+	"index.routing.allocation.total_primary_shards_per_node": IntAtLeast(-1),
+	"index.routing.allocation.enable":                        OneOf("all", "primaries", "new_primaries", "none"),
+	"index.routing.rebalance.enable":                         OneOf("all", "primaries", "replicas", "none"),
+	"index.unassigned.node_left.delayed_timeout":             timeValueCheck,
+	"index.refresh_interval":                                 nil,
+	"index.auto_expand_replicas":                             nil,
+	"index.blocks.read_only":                                 boolCheck,
+	"index.blocks.read_only_allow_delete":                    boolCheck,
+	"index.blocks.write":                                     boolCheck,
+	"index.blocks.read":                                      boolCheck,
+	"index.blocks.metadata":                                  boolCheck,
+	"index.max_result_window":                                IntAtLeast(1),
+	"index.priority":                                         IntAtLeast(0),
 }
 
 // finalIndexSettings may not change after creation.

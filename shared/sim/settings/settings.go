@@ -98,6 +98,7 @@ var clusterSettingChecks = map[string]SettingCheck{
 	"cluster.routing.allocation.balance.shard":                       floatAtLeast(0),
 	"cluster.routing.allocation.balance.threshold":                   floatAtLeast(0),
 	"cluster.routing.allocation.total_shards_per_node":               IntAtLeast(-1),
+	"cluster.routing.allocation.total_primary_shards_per_node":       IntAtLeast(-1),
 	"cluster.routing.allocation.awareness.attributes":                nil,
 	"cluster.max_shards_per_node":                                    IntAtLeast(1),
 	"indices.recovery.max_bytes_per_sec":                             byteSizeCheck,

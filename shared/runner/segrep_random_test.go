@@ -1,0 +1,240 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/sim"
+)
+
+// segrepGaps are the seeds of the gate's 24 where the planner falls short of TestRandomSegrepClusters'
+// properties today, each held to what it shows now, as randomGaps are. They are open defects, not
+// exceptions: OpenSearch's balancer spreads each index's copies in the first minutes (index
+// balance) and moves primaries while it does, and primary balance waits for it, so a step at 60 s
+// or soon after leaves relief to the hot-node search, which finds no step for long (15, 16, 20, 22)
+// or a slow one (5, 9). Seeds 2, 5, 16 and 18 have moves undone by OpenSearch's balancer while it
+// still spreads indices. Seed 12, whose only cool node held the replicas of both hot primaries,
+// was one until clearing the way (PhaseClearWay): 1.00 then, 0.44 now.
+var segrepGaps = map[uint64]gap{
+	2:  {ratio: randomReliefLimit, undone: 1},
+	5:  {ratio: 0.74, undone: 1},
+	9:  {ratio: 0.58},
+	15: {ratio: 1.00},
+	16: {ratio: 1.03, undone: 3},
+	18: {ratio: randomReliefLimit, undone: 1},
+	20: {ratio: 0.85},
+	22: {ratio: 0.88},
+}
+
+// segrepCluster describes what a seed drew, for the failure messages.
+type segrepCluster struct {
+	seed         uint64
+	nodes, heavy int // heavy: the nodes that hold only primaries
+	segment      int // segment-replication indices
+	primaries    int // their primaries, on the first half of the nodes
+	stepAt       int // seconds
+	heavyUtil    float64
+	meanUtil     float64
+}
+
+func (c segrepCluster) String() string {
+	return fmt.Sprintf("segrep seed %d: %d nodes, %d segment indices with %d primaries, %d node(s) of primaries only, step at %ds to %.0f %% WRITE use there if nothing moves (mean %.0f %%)",
+		c.seed, c.nodes, c.segment, c.primaries, c.heavy, c.stepAt, 100*c.heavyUtil, 100*c.meanUtil)
+}
+
+// randomSegrepScenario draws a cluster of OpenSearch issue 6481's shape from seed: 3–10 nodes of 8
+// WRITE threads, each holding c (2, 4 or 6) copies of 1–3 segment-replication indices with one
+// replica each, placed primaries first: the first half of the nodes holds only primaries and the
+// rest only replicas (an odd middle node some of each), so every node holds c copies and
+// OpenSearch's count balancer sees nothing to fix. 1–3 document-replication indices go round robin
+// over the nodes. At 60 s or 5 min the write load steps up from 40 % to a level where the
+// primary-only nodes need 105–130 % of their WRITE threads if no primary moves, and the cluster's
+// mean WRITE use stays under 85 %: there is room once the primaries are spread.
+func randomSegrepScenario(seed uint64) (*sim.Scenario, segrepCluster, error) {
+	r := rand.New(rand.NewPCG(seed, seed^0x7365_6772)) // "segr"
+	const threads = 8
+	share := sim.DefaultSegmentReplicaShare
+	c := segrepCluster{seed: seed, nodes: 3 + r.IntN(8), segment: 1 + r.IntN(3),
+		stepAt: []int{60, 300}[r.IntN(2)], heavyUtil: 1.05 + 0.25*r.Float64()}
+	perNode := 2 * (1 + r.IntN(3))
+	c.primaries = c.nodes * perNode / 2
+	c.heavy = c.primaries / perNode
+	shardLoad := c.heavyUtil * threads / float64(perNode) // each primary's indexing after the step
+	segLoad := shardLoad * float64(c.primaries)
+	total := math.Min(segLoad*(1+share)+(0.05+0.1*r.Float64())*float64(c.nodes*threads), 0.85*float64(c.nodes*threads))
+	c.meanUtil = total / float64(c.nodes*threads)
+	var nodes []map[string]any
+	for i := range c.nodes {
+		nodes = append(nodes, map[string]any{"name": fmt.Sprintf("node-%d", i)})
+	}
+	step := func(after float64) map[string]any {
+		return map[string]any{"kind": "step", "before": after * 0.4, "after": after, "at_seconds": c.stepAt}
+	}
+	var indices []map[string]any
+	// The segment indices' shards, in turn, split the primaries between the indices; slot s of the
+	// 2P copies (primaries, then their replicas) goes to node s / perNode, so no shard's two
+	// copies share a node (P ≥ perNode).
+	sizes := make([]int, c.segment)
+	for j := range c.primaries {
+		sizes[j%c.segment]++
+	}
+	slot := 0
+	for i, p := range sizes {
+		if p == 0 {
+			continue
+		}
+		var placement [][]string
+		for j := range p {
+			primary := slot + j
+			replica := c.primaries + primary
+			placement = append(placement, []string{fmt.Sprintf("node-%d", primary/perNode), fmt.Sprintf("node-%d", replica/perNode)})
+		}
+		slot += p
+		indices = append(indices, map[string]any{
+			"name": fmt.Sprintf("seg-%d", i), "primaries": p, "replicas": 1, "shard_bytes": int64(1) << (30 + r.IntN(3)),
+			"replication_type": "segment", "write_load": step(shardLoad * float64(p)),
+			"search_load": map[string]any{"kind": "constant", "value": 0.2}, "placement": placement,
+		})
+	}
+	docs := 1 + r.IntN(3)
+	docLoad := (total - segLoad*(1+share)) / 2 // per copy: both copies bear it
+	// The document indices' copies go round robin over the nodes, so every node's count stays
+	// within one of the others' and OpenSearch's balancer has nothing to do from the start.
+	next := r.IntN(c.nodes)
+	for i := range docs {
+		p := 1 + r.IntN(c.nodes)
+		var placement [][]string
+		for range p {
+			placement = append(placement, []string{fmt.Sprintf("node-%d", next%c.nodes), fmt.Sprintf("node-%d", (next+1)%c.nodes)})
+			next += 2
+		}
+		indices = append(indices, map[string]any{
+			"name": fmt.Sprintf("doc-%d", i), "primaries": p, "replicas": 1, "shard_bytes": int64(1) << (30 + r.IntN(3)),
+			"write_load":  step(docLoad / float64(docs)),
+			"search_load": map[string]any{"kind": "constant", "value": 0.2}, "placement": placement,
+		})
+	}
+	sc := map[string]any{
+		"name": fmt.Sprintf("random-segrep-%d", seed), "seed": seed, "tick_seconds": 30, "duration_seconds": 1800,
+		"cluster":       map[string]any{"builtin_balancer": true, "recovery_bytes_per_second": 41943040, "node_concurrent_recoveries": 2, "disk_high_watermark": 0.9},
+		"node_defaults": map[string]any{"write_threads": threads, "search_threads": 13, "heap_bytes": 8 << 30, "disk_bytes": 1 << 40},
+		"nodes":         nodes, "indices": indices, "events": []any{},
+	}
+	b, err := json.Marshal(sc)
+	if err != nil {
+		return nil, c, err
+	}
+	s, err := sim.ParseScenario(b)
+	return s, c, err
+}
+
+// TestRandomSegrepClusters checks the properties of TestRandomClusters over random clusters whose
+// segment-replication primaries crowd one or two nodes (issue 25, item 5): no safety violation, no
+// move undone by OpenSearch's balancer, no churn (primary balance included), no Scale Up Needed
+// that no bound proves, and, where the cluster has the room, hot node-seconds at most
+// randomReliefLimit of OpenSearch's balancer alone, but for the known gaps (segrepGaps). Every seed's primary-balance moves come only
+// while no node is hot.
+func TestRandomSegrepClusters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs many scenarios")
+	}
+	if raceDetector {
+		t.Skip("property suite: makes no concurrent calls of its own and takes minutes under the race detector; `make properties` runs it")
+	}
+	goal := config.Default().Allocation.AllocationUtilization
+	seeds := randomSeeds(t)
+	var mu sync.Mutex
+	var rows []string
+	var roomySeeds, relieved int
+	t.Run("seeds", func(t *testing.T) {
+		for seed := uint64(1); seed <= uint64(seeds); seed++ {
+			t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
+				t.Parallel()
+				sc, c, err := randomSegrepScenario(seed)
+				if err != nil {
+					t.Fatalf("seed %d: scenario: %v", seed, err)
+				}
+				// SHARDWISE_RANDOM_DUMP=dir writes each seed's scenario there, to replay one with
+				// shardwise simulate.
+				if dir := os.Getenv("SHARDWISE_RANDOM_DUMP"); dir != "" {
+					b, err := json.MarshalIndent(sc, "", "  ")
+					if err == nil {
+						err = os.WriteFile(filepath.Join(dir, sc.Name+".json"), b, 0o644)
+					}
+					if err != nil {
+						t.Fatalf("seed %d: dump: %v", seed, err)
+					}
+				}
+				res, ticks := runScenario(t, sc, BalancerShardwise)
+				none, _ := runScenario(t, sc, BalancerNone)
+				sig := countSignals(ticks, goal)
+				room := roomy(ticks, goal)
+				ratio := math.NaN()
+				if none.HotNodeSeconds > 0 {
+					ratio = res.HotNodeSeconds / none.HotNodeSeconds
+				}
+				balance := 0
+				for _, tk := range ticks {
+					for _, p := range tk.Plans {
+						for _, m := range p.Moves {
+							if m.Phase != allocation.PhasePrimaryBalance {
+								continue
+							}
+							balance++
+							for _, h := range p.Hotspots {
+								if h.Hot {
+									t.Errorf("%v: primary balance planned %s[%d] %s→%s while %s is hot", c, m.Index, m.Shard, m.FromName, m.ToName, h.Node)
+								}
+							}
+						}
+					}
+				}
+				mu.Lock()
+				rows = append(rows, fmt.Sprintf("%v | room %v | hot %v vs %v (%.2f) | moves %d (primary balance %d) | signals %d (unproven %d) | unrelieved cycles %d | undone %d | violations %d",
+					c, room, res.HotNodeSeconds, none.HotNodeSeconds, ratio, res.Moves, balance, sig.total, sig.unproven, res.UnrelievedHotspotCycles, res.MovesUndoneByBuiltin, res.SafetyViolations))
+				if room && none.HotNodeSeconds > 0 {
+					roomySeeds++
+					if ratio <= randomReliefLimit {
+						relieved++
+					}
+				}
+				mu.Unlock()
+				if res.SafetyViolations != 0 {
+					t.Errorf("%v: safety violations %d: %+v", c, res.SafetyViolations, res.Violations)
+				}
+				for _, v := range churnViolations(ticks, config.Default().Allocation.ReliefCoolingOff.Std()) {
+					t.Errorf("%v: churn: %s", c, v)
+				}
+				limit := gap{ratio: randomReliefLimit}
+				if g, ok := segrepGaps[seed]; ok && seed <= 24 {
+					limit = g
+					t.Logf("%v: known gap, held to %.2f× and %d undone, against the targets %.1f× and 0", c, g.ratio, g.undone, randomReliefLimit)
+				}
+				if res.MovesUndoneByBuiltin > limit.undone {
+					t.Errorf("%v: moves undone by OpenSearch's balancer: got %d want at most %d", c, res.MovesUndoneByBuiltin, limit.undone)
+				}
+				if sig.unproven > 0 {
+					t.Errorf("%v: %d of %d scale-up signals no bound proves; first: %s", c, sig.unproven, sig.total, sig.firstUnproven)
+				}
+				if room && none.HotNodeSeconds > 0 && ratio > limit.ratio+1e-9 {
+					t.Errorf("%v: room for relief, yet hot node-seconds %v against %v without shardwise (%.2f), want at most %.2f× (unrelieved hotspot cycles %d)",
+						c, res.HotNodeSeconds, none.HotNodeSeconds, ratio, limit.ratio, res.UnrelievedHotspotCycles)
+				}
+			})
+		}
+	})
+	summary := fmt.Sprintf("random segment-replication clusters: %d seeds; %d with room and a hotspot, %d of them relieved to %.1f× or better",
+		seeds, roomySeeds, relieved, randomReliefLimit)
+	t.Log(summary + "\n" + strings.Join(rows, "\n"))
+	fmt.Println(summary)
+}
