@@ -34,6 +34,8 @@ type Client struct {
 	os, once *opensearch.Client
 	// maxBody is the largest response body read.
 	maxBody int64
+	// states keeps what the last cluster state answer decoded to (see stateMemo).
+	states stateMemo
 }
 
 // nodeStatsIntervalEnv is opensearch-go's OPENSEARCH_GO_NODE_STATS_INTERVAL. Left unset, each client
