@@ -172,7 +172,7 @@ func Admit(phase Phase, verdicts []Verdict, pr Projection) Admission {
 // under HotUtilization, below which a node is not hot at all.
 func (v *View) Goal(node string) float64 {
 	goal := v.Cfg.AllocationUtilization
-	n := v.nodes[node]
+	n := v.Node(node)
 	if n == nil {
 		return goal
 	}
@@ -183,7 +183,7 @@ func (v *View) Goal(node string) float64 {
 }
 
 func (v *View) utilOf(node string, load float64) float64 {
-	n := v.nodes[node]
+	n := v.Node(node)
 	if n == nil || n.Write.Threads <= 0 {
 		return 0
 	}
@@ -212,8 +212,8 @@ func (v *View) Project(group []Move, i int) Projection {
 	}
 	var pr Projection
 	for _, n := range touched {
-		pr.ExcessBefore += v.excessOf(n, v.writeLoad[n])
-		pr.ExcessAfter += v.excessOf(n, v.writeLoad[n]+delta[n])
+		pr.ExcessBefore += v.excessOf(n, v.WriteLoad(n))
+		pr.ExcessAfter += v.excessOf(n, v.WriteLoad(n)+delta[n])
 	}
 	m := group[i]
 	for _, g := range group {
@@ -226,10 +226,10 @@ func (v *View) Project(group []Move, i int) Projection {
 			}
 		}
 	}
-	pr.SourceBefore = v.utilOf(m.From, v.writeLoad[m.From])
-	pr.SourceAfter = v.utilOf(m.From, v.writeLoad[m.From]+delta[m.From])
-	pr.TargetBefore = v.utilOf(m.To, v.writeLoad[m.To])
-	pr.TargetAfter = v.utilOf(m.To, v.writeLoad[m.To]+delta[m.To])
+	pr.SourceBefore = v.utilOf(m.From, v.WriteLoad(m.From))
+	pr.SourceAfter = v.utilOf(m.From, v.WriteLoad(m.From)+delta[m.From])
+	pr.TargetBefore = v.utilOf(m.To, v.WriteLoad(m.To))
+	pr.TargetAfter = v.utilOf(m.To, v.WriteLoad(m.To)+delta[m.To])
 	pr.TargetGoal = v.Goal(m.To)
 	pr.TargetHot = v.hot[m.To]
 	return pr

@@ -30,7 +30,7 @@ func (v *View) counts() *countState {
 		if v.excluded[n.ID] {
 			continue
 		}
-		c := v.nodeCount[n.ID]
+		c := v.NodeCopies(n.ID)
 		live = append(live, counted{n, c})
 		cs.isLive[n.ID] = true
 		total += c
@@ -56,32 +56,32 @@ func (v *View) builtinDelta(cs *countState, index string) float64 {
 	if live < 2 {
 		return 0
 	}
-	held := v.indexCount[index]
+	held := v.indexOn[index]
 	idx := 0
-	for node, k := range held {
+	for node, share := range held {
 		if cs.isLive[node] {
-			idx += k
+			idx += share.copies
 		}
 	}
 	avgIdx := float64(idx) / float64(live)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	weigh := func(node string, k int) {
-		w := b.Shard*(float64(v.nodeCount[node])-cs.avg) + b.Index*(float64(k)-avgIdx)
+		w := b.Shard*(float64(v.NodeCopies(node))-cs.avg) + b.Index*(float64(k)-avgIdx)
 		lo, hi = math.Min(lo, w), math.Max(hi, w)
 	}
-	for node, k := range held {
-		if cs.isLive[node] && k != 0 {
-			weigh(node, k)
+	for node, share := range held {
+		if cs.isLive[node] && share.copies != 0 {
+			weigh(node, share.copies)
 		}
 	}
 	for _, n := range cs.live {
-		if held[n.ID] == 0 {
+		if held[n.ID].copies == 0 {
 			weigh(n.ID, 0)
 			break
 		}
 	}
 	for i := live - 1; i >= 0; i-- {
-		if n := cs.live[i]; held[n.ID] == 0 {
+		if n := cs.live[i]; held[n.ID].copies == 0 {
 			weigh(n.ID, 0)
 			break
 		}
@@ -106,8 +106,10 @@ func (v *View) builtinIndices(moves []Move) (indices []string, own int) {
 	own = len(indices)
 	for _, m := range moves {
 		for _, node := range []string{m.From, m.To} {
-			for id := range v.onNode[node] {
-				add(id.Index)
+			if st := v.node[node]; st != nil {
+				for id := range st.holds {
+					add(id.Index)
+				}
 			}
 		}
 	}
@@ -137,20 +139,15 @@ func (v *View) invitesBuiltin(moves []Move) (bool, string, float64) {
 		}
 		before[ix] = d
 	}
-	// Only the counts matter to the builtin balancer: shift them, measure, shift them back.
-	counted := v.counted
+	// Only the counts matter to the builtin balancer: shift them, measure, roll them back (and
+	// with them their number, and so what was worked out from it).
+	cp := v.checkpoint()
 	for _, m := range moves {
-		v.count(m.Index, m.From, -1)
-		v.count(m.Index, m.To, 1)
+		id := cluster.ShardID{Index: m.Index, Shard: m.Shard}
+		from, to := v.save(m.From, id), v.save(m.To, id)
+		v.count(m.Index, from, to, false)
 	}
-	defer func() {
-		for _, m := range moves {
-			v.count(m.Index, m.To, -1)
-			v.count(m.Index, m.From, 1)
-		}
-		// The counts are back as they were: so is their number, and what was worked out from it.
-		v.counted = counted
-	}()
+	defer v.rollback(cp)
 	cs := v.counts()
 	// A moved index that spreads past the threshold is named first; past them, the other indices
 	// come in map order, so the one named is the widest spread (then the first by name): the same

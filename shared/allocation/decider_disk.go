@@ -14,7 +14,7 @@ func (disk) CanAllocate(v *View, c *cluster.Copy, t *cluster.Node) Verdict {
 	if t.DiskTotalBytes <= 0 {
 		return yes(DeciderDisk, "%s reports no disk size", t.Name)
 	}
-	after := v.diskUsed[t.ID] + c.SizeBytes
+	after := v.figures(t.ID).diskUsed + c.SizeBytes
 	s := v.Snap.Settings
 	if s.DiskHighWatermarkFreeBytes > 0 {
 		free := t.DiskTotalBytes - after

@@ -20,7 +20,7 @@ func (heap) CanAllocate(v *View, c *cluster.Copy, t *cluster.Node) Verdict {
 	if per == 0 {
 		per = v.heapPerCopy(t.ID)
 	}
-	ratio := (v.heapUsed[t.ID] + per) / float64(t.HeapMaxBytes)
+	ratio := (v.figures(t.ID).heapUsed + per) / float64(t.HeapMaxBytes)
 	limit := v.Cfg.HeapLimit
 	if ratio > limit {
 		return verdict(DeciderHeap, No, ratio, limit, "%s heap would be %.0f%% after the move, over %.0f%%", t.Name, ratio*100, limit*100)
@@ -32,7 +32,7 @@ func (heap) CanRemain(v *View, _ *cluster.Copy, n *cluster.Node) Verdict {
 	if n.HeapMaxBytes <= 0 {
 		return yes(DeciderHeap, "%s reports no heap size", n.Name)
 	}
-	ratio := v.heapUsed[n.ID] / float64(n.HeapMaxBytes)
+	ratio := v.figures(n.ID).heapUsed / float64(n.HeapMaxBytes)
 	limit := v.Cfg.HeapLimit
 	if ratio > limit {
 		return verdict(DeciderHeap, No, ratio, limit, "%s heap is %.0f%%, over %.0f%%", n.Name, ratio*100, limit*100)

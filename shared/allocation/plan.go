@@ -915,7 +915,7 @@ func (p *planner) mayNotRemain(c *cluster.Copy, node *cluster.Node) bool {
 	if v.excluded[node.ID] || len(v.Snap.Settings.Filters.Require)+len(v.Snap.Settings.Filters.Include)+len(v.Snap.Settings.Filters.Exclude) > 0 {
 		return true
 	}
-	if node.HeapMaxBytes > 0 && v.heapUsed[node.ID]/float64(node.HeapMaxBytes) > v.Cfg.HeapLimit {
+	if node.HeapMaxBytes > 0 && v.figures(node.ID).heapUsed/float64(node.HeapMaxBytes) > v.Cfg.HeapLimit {
 		return true
 	}
 	ix := v.Index(c.Index)

@@ -947,7 +947,7 @@ func (s *search) admit(group []Move, kind string, t *cluster.Node, rank int) *op
 		return nil
 	}
 	pr := v.Project(group, o.hot())
-	o.srcAfter = v.utilOf(src, v.writeLoad[src]+delta)
+	o.srcAfter = v.utilOf(src, v.WriteLoad(src)+delta)
 	o.drop = pr.ExcessBefore - pr.ExcessAfter
 	return o
 }
@@ -976,7 +976,7 @@ func (s *search) roomOn(node string, hot *cluster.Copy, load float64) []*cluster
 func (s *search) swap(m Move, t *cluster.Node, rank int, returnsFirst bool) *option {
 	v := s.p.v
 	hot := v.copyOn(m.Index, m.Shard, m.From)
-	needBack := v.writeLoad[t.ID] + m.WriteLoad - v.Goal(t.ID)*float64(t.Write.Threads)
+	needBack := v.WriteLoad(t.ID) + m.WriteLoad - v.Goal(t.ID)*float64(t.Write.Threads)
 	// Same-index returns first: they keep the index's counts level for OpenSearch's balancer too.
 	room := append([]*cluster.Copy(nil), s.roomOn(t.ID, hot, m.WriteLoad)...)
 	sort.SliceStable(room, func(i, j int) bool {
@@ -1032,8 +1032,8 @@ func (s *search) swap(m Move, t *cluster.Node, rank int, returnsFirst bool) *opt
 func (s *search) chain(hot *cluster.Copy, load float64, t *cluster.Node, rank int) *option {
 	v := s.p.v
 	src := s.src
-	needRoom := v.writeLoad[t.ID] + load - v.Goal(t.ID)*float64(t.Write.Threads)
-	srcRoom := v.Goal(src.ID)*float64(src.Write.Threads) - (v.writeLoad[src.ID] - load)
+	needRoom := v.WriteLoad(t.ID) + load - v.Goal(t.ID)*float64(t.Write.Threads)
+	srcRoom := v.Goal(src.ID)*float64(src.Write.Threads) - (v.WriteLoad(src.ID) - load)
 	var pairs, back []Move
 	freed, returned := 0.0, 0.0
 	restore := func() {}

@@ -13,28 +13,27 @@ type View struct {
 	Cfg      Config
 	deciders []Decider
 
-	data       []*cluster.Node
-	nodes      map[string]*cluster.Node
-	excluded   map[string]bool
-	hot        map[string]bool
-	index      map[string]*cluster.Index
-	onNode     map[string]map[cluster.ShardID]bool // node → shards it holds (incl. incoming relocations)
-	indexCount map[string]map[string]int           // index → node → copies
-	nodeCount  map[string]int                      // node → copies
-	primaries  map[string]map[string]int           // index → node → primaries ("" → node → all indices' primaries)
-	writeLoad  map[string]float64                  // node → projected write load
-	diskUsed   map[string]int64                    // node → projected disk bytes
-	heapUsed   map[string]float64                  // node → projected heap bytes
-	shards     map[cluster.ShardID]*shardOf
-	eligible   map[string]int // index → nodes its filters allow (moves do not change it)
+	data     []*cluster.Node
+	node     map[string]*nodeState // node id → what the view projects for it
+	excluded map[string]bool
+	hot      map[string]bool
+	index    map[string]*cluster.Index
+	// indexOn is each index's copies and primaries per node (index → node → share), after the moves
+	// planned so far.
+	indexOn  map[string]map[string]indexShare
+	shards   map[cluster.ShardID]*shardOf
+	eligible map[string]int // index → nodes its filters allow (moves do not change it)
 	// limits caches IndexBalanceLimit until a move changes the index's counts: the deciders ask
 	// for it once per copy and candidate node, and it walks the index's nodes.
 	limits map[string]map[string]balanceLimit // index → awareness zone ("" without awareness) → limit
 
+	// undo is the view's one undo stack: every change a move makes to a node pushes what it
+	// changed first, and rollback pops back to a checkpoint exactly (try, invitesBuiltin).
+	undo []undoStep
+
 	// counted names the shard counts' state: every change (count) gives it a new number from
-	// countedSeq, never one used before, and try's restore, which puts the counts back exactly,
-	// puts their number back too. What is worked out from the counts holds while it stays the
-	// same.
+	// countedSeq, never one used before, and rollback, which puts the counts back exactly, puts
+	// their number back too. What is worked out from the counts holds while it stays the same.
 	counted, countedSeq int
 	// builtin is invitesBuiltin's view of the counts at counted with the weights it was worked
 	// out with: the nodes by count and each index's spread.
@@ -55,6 +54,30 @@ type View struct {
 	countPrimaries bool
 }
 
+// nodeState is what the view projects for one node after the moves planned so far.
+type nodeState struct {
+	id   string
+	node *cluster.Node // nil for a node the snapshot does not list (a relocation's target that left)
+	// holds is the shards it holds, incoming relocations included.
+	holds map[cluster.ShardID]bool
+	nodeFigures
+}
+
+// nodeFigures are a node's projected numbers, which a move changes and rollback puts back.
+type nodeFigures struct {
+	copies    int     // copies it holds, incoming relocations included
+	primaries int     // primaries of every index it holds (counted only when countPrimaries)
+	writeLoad float64 // projected write load, threads
+	diskUsed  int64   // projected disk bytes
+	heapUsed  float64 // projected heap bytes
+}
+
+// indexShare is an index's copies and primaries on one node (primaries counted only when
+// countPrimaries).
+type indexShare struct {
+	copies, primaries int
+}
+
 // shardOf is what the view knows of one shard.
 type shardOf struct {
 	// load is the indexing its primary bears: every copy bears it under document replication, a
@@ -67,20 +90,14 @@ type shardOf struct {
 func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 	v := &View{
 		Snap: snap, Cfg: cfg, deciders: Deciders(),
-		nodes:      make(map[string]*cluster.Node, len(snap.Nodes)),
-		excluded:   map[string]bool{},
-		hot:        map[string]bool{},
-		index:      make(map[string]*cluster.Index, len(snap.Indices)),
-		onNode:     make(map[string]map[cluster.ShardID]bool, len(snap.Nodes)),
-		indexCount: make(map[string]map[string]int, len(snap.Indices)),
-		nodeCount:  make(map[string]int, len(snap.Nodes)),
-		primaries:  map[string]map[string]int{},
-		writeLoad:  make(map[string]float64, len(snap.Nodes)),
-		diskUsed:   make(map[string]int64, len(snap.Nodes)),
-		heapUsed:   make(map[string]float64, len(snap.Nodes)),
-		shards:     make(map[cluster.ShardID]*shardOf, len(snap.Copies)/2),
-		eligible:   map[string]int{},
-		limits:     make(map[string]map[string]balanceLimit, len(snap.Indices)),
+		node:     make(map[string]*nodeState, len(snap.Nodes)),
+		excluded: map[string]bool{},
+		hot:      map[string]bool{},
+		index:    make(map[string]*cluster.Index, len(snap.Indices)),
+		indexOn:  make(map[string]map[string]indexShare, len(snap.Indices)),
+		shards:   make(map[cluster.ShardID]*shardOf, len(snap.Copies)/2),
+		eligible: map[string]int{},
+		limits:   make(map[string]map[string]balanceLimit, len(snap.Indices)),
 	}
 	for id, h := range hot {
 		v.hot[id] = h
@@ -89,16 +106,16 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 	for i := range snap.Copies {
 		per[snap.Copies[i].Node]++
 	}
+	states := make([]nodeState, len(snap.Nodes))
 	for i := range snap.Nodes {
 		n := &snap.Nodes[i]
-		v.nodes[n.ID] = n
+		st := &states[i]
+		*st = nodeState{id: n.ID, node: n, holds: make(map[cluster.ShardID]bool, per[n.ID]+8),
+			nodeFigures: nodeFigures{writeLoad: n.Write.Load, diskUsed: n.DiskUsedBytes(), heapUsed: float64(n.HeapUsedBytes)}}
+		v.node[n.ID] = st
 		if n.IsData() {
 			v.data = append(v.data, n)
 		}
-		v.onNode[n.ID] = make(map[cluster.ShardID]bool, per[n.ID]+8)
-		v.writeLoad[n.ID] = n.Write.Load
-		v.diskUsed[n.ID] = n.DiskUsedBytes()
-		v.heapUsed[n.ID] = float64(n.HeapUsedBytes)
 	}
 	for _, ref := range cfg.ExcludedNodes {
 		if n := snap.NodeByRef(ref); n != nil {
@@ -117,9 +134,9 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 		slab     = make([]shardOf, 0, len(snap.Copies))
 		id       cluster.ShardID
 		sh       *shardOf
-		segment  bool           // id's index uses segment replication
-		counts   map[string]int // countsOf's copies per node
-		countsOf string
+		segment  bool                  // id's index uses segment replication
+		shares   map[string]indexShare // sharesOf's copies per node
+		sharesOf string
 	)
 	for i := range snap.Copies {
 		c := &snap.Copies[i]
@@ -144,43 +161,47 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 			continue
 		}
 		sh.copies = append(sh.copies, c)
-		holder := c.Node
+		holder := v.stateOf(c.Node)
 		if c.State == cluster.StateRelocating && c.RelocatingNode != "" {
 			// The target already holds the incoming copy for the same-shard rule and counts it for
 			// balance, as OpenSearch does.
-			holder = c.RelocatingNode
-			v.mark(c.RelocatingNode, id)
+			holder = v.stateOf(c.RelocatingNode)
+			holder.holds[id] = true
 		}
-		v.mark(c.Node, id)
-		if counts == nil || c.Index != countsOf {
-			countsOf = c.Index
-			if counts = v.indexCount[c.Index]; counts == nil {
-				counts = map[string]int{}
-				v.indexCount[c.Index] = counts
+		v.stateOf(c.Node).holds[id] = true
+		if shares == nil || c.Index != sharesOf {
+			sharesOf = c.Index
+			if shares = v.indexOn[c.Index]; shares == nil {
+				shares = map[string]indexShare{}
+				v.indexOn[c.Index] = shares
 			}
 		}
-		counts[holder]++
-		v.nodeCount[holder]++
-		if c.Primary {
-			v.countPrimary(c.Index, holder, 1)
+		share := shares[holder.id]
+		share.copies++
+		holder.copies++
+		if c.Primary && v.countPrimaries {
+			share.primaries++
+			holder.primaries++
 		}
+		shares[holder.id] = share
 	}
 	// Index time undercounts a saturated WRITE pool (a bulk request's parsing, routing and translog
 	// work is not indexing time); a hot node is queueing, so every thread is busy: its projected load
 	// is at least its active threads, as hotspot detection already counts it.
 	for _, n := range v.data {
 		if v.hot[n.ID] {
-			v.writeLoad[n.ID] = math.Max(v.writeLoad[n.ID], float64(min(n.Write.Active, n.Write.Threads)))
+			st := v.node[n.ID]
+			st.writeLoad = math.Max(st.writeLoad, float64(min(n.Write.Active, n.Write.Threads)))
 		}
 	}
 	// A relocation in flight moves its copy's load: the source is projected without it and the
 	// target with it, so relief already under way is counted once and no target is filled twice.
 	for i := range snap.Copies {
 		c := &snap.Copies[i]
-		if c.State == cluster.StateRelocating && c.Node != "" && v.nodes[c.RelocatingNode] != nil {
+		if c.State == cluster.StateRelocating && c.Node != "" && v.Node(c.RelocatingNode) != nil {
 			load := v.CopyLoad(c)
-			v.writeLoad[c.Node] -= load
-			v.writeLoad[c.RelocatingNode] += load
+			v.stateOf(c.Node).writeLoad -= load
+			v.stateOf(c.RelocatingNode).writeLoad += load
 		}
 	}
 	// A copy whose rate is unknown this sample (it just arrived, or its counters reset) still bears
@@ -189,48 +210,28 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 	for i := range snap.Copies {
 		c := &snap.Copies[i]
 		if c.Active() && c.Node != "" && !c.LoadKnown {
-			v.writeLoad[c.Node] += v.CopyLoad(c)
+			v.stateOf(c.Node).writeLoad += v.CopyLoad(c)
 		}
 	}
 	return v
 }
 
-func (v *View) mark(node string, id cluster.ShardID) {
-	m := v.onNode[node]
-	if m == nil {
-		m = map[cluster.ShardID]bool{}
-		v.onNode[node] = m
+// stateOf returns the node's projection, made empty for a node the snapshot does not list.
+func (v *View) stateOf(node string) *nodeState {
+	st := v.node[node]
+	if st == nil {
+		st = &nodeState{id: node, holds: map[cluster.ShardID]bool{}}
+		v.node[node] = st
 	}
-	m[id] = true
+	return st
 }
 
-func (v *View) count(index, node string, d int) {
-	m := v.indexCount[index]
-	if m == nil {
-		m = map[string]int{}
-		v.indexCount[index] = m
+// figures returns the node's projected numbers, zero for a node the view does not know.
+func (v *View) figures(node string) nodeFigures {
+	if st := v.node[node]; st != nil {
+		return st.nodeFigures
 	}
-	m[node] += d
-	v.nodeCount[node] += d
-	v.countedSeq++
-	v.counted = v.countedSeq
-	delete(v.limits, index)
-}
-
-// countPrimary counts a primary of index on node, for the index and for the node over all indices,
-// when a primary limit is set.
-func (v *View) countPrimary(index, node string, d int) {
-	if !v.countPrimaries {
-		return
-	}
-	for _, key := range [2]string{index, ""} {
-		m := v.primaries[key]
-		if m == nil {
-			m = map[string]int{}
-			v.primaries[key] = m
-		}
-		m[node] += d
-	}
+	return nodeFigures{}
 }
 
 // copyOn returns the snapshot's copy of index[shard] assigned to node, or nil.
@@ -246,37 +247,45 @@ func (v *View) copyOn(index string, shard int, node string) *cluster.Copy {
 }
 
 // Node returns a node by id.
-func (v *View) Node(id string) *cluster.Node { return v.nodes[id] }
+func (v *View) Node(id string) *cluster.Node {
+	if st := v.node[id]; st != nil {
+		return st.node
+	}
+	return nil
+}
 
 // Index returns index metadata by name.
 func (v *View) Index(name string) *cluster.Index { return v.index[name] }
 
 // Holds reports whether the node holds (or is receiving) a copy of the shard.
-func (v *View) Holds(node string, id cluster.ShardID) bool { return v.onNode[node][id] }
+func (v *View) Holds(node string, id cluster.ShardID) bool {
+	st := v.node[node]
+	return st != nil && st.holds[id]
+}
 
 // WriteLoad is the node's projected write load in threads.
-func (v *View) WriteLoad(node string) float64 { return v.writeLoad[node] }
+func (v *View) WriteLoad(node string) float64 { return v.figures(node).writeLoad }
 
 // Utilization is the node's projected WRITE pool utilization.
 func (v *View) Utilization(node string) float64 {
-	n := v.nodes[node]
-	if n == nil || n.Write.Threads <= 0 {
+	st := v.node[node]
+	if st == nil || st.node == nil || st.node.Write.Threads <= 0 {
 		return 0
 	}
-	return v.writeLoad[node] / float64(n.Write.Threads)
+	return st.writeLoad / float64(st.node.Write.Threads)
 }
 
 // IndexCopies returns how many copies of the index the node holds after planned moves.
-func (v *View) IndexCopies(index, node string) int { return v.indexCount[index][node] }
+func (v *View) IndexCopies(index, node string) int { return v.indexOn[index][node].copies }
 
 // NodeCopies returns how many copies the node holds after planned moves.
-func (v *View) NodeCopies(node string) int { return v.nodeCount[node] }
+func (v *View) NodeCopies(node string) int { return v.figures(node).copies }
 
 // IndexPrimaries returns how many primaries of the index the node holds after planned moves.
-func (v *View) IndexPrimaries(index, node string) int { return v.primaries[index][node] }
+func (v *View) IndexPrimaries(index, node string) int { return v.indexOn[index][node].primaries }
 
 // NodePrimaries returns how many primaries of all indices the node holds after planned moves.
-func (v *View) NodePrimaries(node string) int { return v.primaries[""][node] }
+func (v *View) NodePrimaries(node string) int { return v.figures(node).primaries }
 
 // DataNodes returns the nodes that may hold copies, in snapshot order. The slice is shared: do not
 // modify it.
@@ -347,7 +356,7 @@ func (v *View) IndexBalanceLimit(index, node string) int {
 // zoneOf is the node's value of the first awareness attribute, or "" without awareness.
 func (v *View) zoneOf(node string) string {
 	attrs := v.Snap.Settings.AwarenessAttributes
-	n := v.nodes[node]
+	n := v.Node(node)
 	if len(attrs) == 0 || n == nil {
 		return ""
 	}
@@ -360,8 +369,8 @@ func (v *View) indexBalanceLimit(index, zone string) int {
 	if ix != nil {
 		copies = ix.Primaries * (1 + ix.Replicas)
 	}
-	for _, c := range v.indexCount[index] {
-		copies = max(copies, c)
+	for _, share := range v.indexOn[index] {
+		copies = max(copies, share.copies)
 	}
 	eligible := max(v.EligibleNodes(index), 1)
 	if zone != "" {
@@ -446,22 +455,18 @@ func (v *View) segment(index string) bool {
 // heapPerCopy estimates the heap one copy costs on a node: the node's heap use spread over its copies.
 // OpenSearch exposes no per-shard heap figure, so this is the average, conservative for small shards.
 func (v *View) heapPerCopy(node string) float64 {
-	n := v.nodes[node]
-	if n == nil {
+	st := v.node[node]
+	if st == nil || st.node == nil || st.copies <= 0 {
 		return 0
 	}
-	c := v.nodeCount[node]
-	if c <= 0 {
-		return 0
-	}
-	return float64(n.HeapUsedBytes) / float64(c)
+	return float64(st.node.HeapUsedBytes) / float64(st.copies)
 }
 
 // SetDemand raises a hot node's projected load to the demand its growing backlog shows (see
 // Hotspot.Demand): its counters only show what a saturated pool served.
 func (v *View) SetDemand(node string, threads float64) {
-	if _, ok := v.writeLoad[node]; ok && threads > v.writeLoad[node] {
-		v.writeLoad[node] = threads
+	if st := v.node[node]; st != nil && threads > st.writeLoad {
+		st.writeLoad = threads
 	}
 }
 
@@ -469,92 +474,110 @@ func (v *View) SetDemand(node string, threads float64) {
 // relief lands (Rise.Growth), over what the view holds for it: relocations in flight off it stay
 // counted.
 func (v *View) addGrowth(node string, threads float64) {
-	if _, ok := v.writeLoad[node]; ok && threads > 0 {
-		v.writeLoad[node] += threads
+	if st := v.node[node]; st != nil && threads > 0 {
+		st.writeLoad += threads
 	}
 }
 
 // Apply records a planned move so later decisions see it.
 func (v *View) Apply(m Move) { v.apply(m) }
 
-// undo is what apply changed, to put back when a tried plan is dropped.
-type undo struct {
-	m                        Move
-	held                     bool
-	fromLoad, toLoad         float64
-	fromDisk, toDisk         int64
-	fromHeap, toHeap         float64
-	fromIdx, toIdx           int
-	fromCount, toCount       int
-	fromIdxSet, toIdxSet     bool
-	fromCountSet, toCountSet bool
+// undoStep is one entry of the view's undo stack: a node's figures, whether it held a shard and its
+// share of the shard's index, as they were before a move changed them.
+type undoStep struct {
+	st       *nodeState
+	was      nodeFigures
+	shard    cluster.ShardID
+	held     bool       // st held shard
+	share    indexShare // st's share of shard's index
+	hadShare bool       // the index's shares listed st
+}
+
+// checkpoint is a point of the undo stack to roll back to, and the counts' number there.
+type checkpoint struct{ steps, counted int }
+
+func (v *View) checkpoint() checkpoint { return checkpoint{steps: len(v.undo), counted: v.counted} }
+
+// save pushes what a move of shard is about to change on node, and returns the node's projection.
+func (v *View) save(node string, id cluster.ShardID) *nodeState {
+	st := v.stateOf(node)
+	share, had := v.indexOn[id.Index][node]
+	v.undo = append(v.undo, undoStep{st: st, was: st.nodeFigures, shard: id, held: st.holds[id], share: share, hadShare: had})
+	return st
+}
+
+// rollback pops the undo stack back to cp, putting every figure back exactly, newest first.
+func (v *View) rollback(cp checkpoint) {
+	for i := len(v.undo) - 1; i >= cp.steps; i-- {
+		u := &v.undo[i]
+		u.st.nodeFigures = u.was
+		if u.held {
+			u.st.holds[u.shard] = true
+		} else {
+			delete(u.st.holds, u.shard)
+		}
+		if u.hadShare {
+			v.indexOn[u.shard.Index][u.st.id] = u.share
+		} else {
+			delete(v.indexOn[u.shard.Index], u.st.id)
+		}
+		delete(v.limits, u.shard.Index)
+		*u = undoStep{}
+	}
+	if cp.steps < len(v.undo) {
+		v.undo = v.undo[:cp.steps]
+	}
+	v.counted = cp.counted
 }
 
 // try applies moves and returns a function that takes them back, in reverse order, exactly.
 func (v *View) try(moves []Move) (restore func()) {
-	counted := v.counted
-	us := make([]undo, 0, len(moves))
+	cp := v.checkpoint()
 	for _, m := range moves {
-		u := undo{m: m, fromLoad: v.writeLoad[m.From], toLoad: v.writeLoad[m.To], fromDisk: v.diskUsed[m.From], toDisk: v.diskUsed[m.To],
-			fromHeap: v.heapUsed[m.From], toHeap: v.heapUsed[m.To]}
-		id := cluster.ShardID{Index: m.Index, Shard: m.Shard}
-		u.held = v.onNode[m.To][id]
-		u.fromIdx, u.fromIdxSet = v.indexCount[m.Index][m.From]
-		u.toIdx, u.toIdxSet = v.indexCount[m.Index][m.To]
-		u.fromCount, u.fromCountSet = v.nodeCount[m.From]
-		u.toCount, u.toCountSet = v.nodeCount[m.To]
 		v.apply(m)
-		us = append(us, u)
 	}
-	return func() {
-		for i := len(us) - 1; i >= 0; i-- {
-			u := us[i]
-			m := u.m
-			id := cluster.ShardID{Index: m.Index, Shard: m.Shard}
-			v.writeLoad[m.From], v.writeLoad[m.To] = u.fromLoad, u.toLoad
-			v.diskUsed[m.From], v.diskUsed[m.To] = u.fromDisk, u.toDisk
-			v.heapUsed[m.From], v.heapUsed[m.To] = u.fromHeap, u.toHeap
-			v.mark(m.From, id)
-			if !u.held {
-				delete(v.onNode[m.To], id)
-			}
-			restoreInt(v.indexCount[m.Index], m.From, u.fromIdx, u.fromIdxSet)
-			restoreInt(v.indexCount[m.Index], m.To, u.toIdx, u.toIdxSet)
-			delete(v.limits, m.Index)
-			restoreInt(v.nodeCount, m.From, u.fromCount, u.fromCountSet)
-			restoreInt(v.nodeCount, m.To, u.toCount, u.toCountSet)
-			if m.Primary {
-				v.countPrimary(m.Index, m.From, 1)
-				v.countPrimary(m.Index, m.To, -1)
-			}
+	return func() { v.rollback(cp) }
+}
+
+// count moves one copy of index (a primary when primary, and primaries are counted) off from and
+// onto to. Both are saved on the undo stack first.
+func (v *View) count(index string, from, to *nodeState, primary bool) {
+	shares := v.indexOn[index]
+	if shares == nil {
+		shares = map[string]indexShare{}
+		v.indexOn[index] = shares
+	}
+	primary = primary && v.countPrimaries
+	for _, c := range [2]struct {
+		st *nodeState
+		d  int
+	}{{from, -1}, {to, 1}} {
+		share := shares[c.st.id]
+		share.copies += c.d
+		c.st.copies += c.d
+		if primary {
+			share.primaries += c.d
+			c.st.primaries += c.d
 		}
-		v.counted = counted
+		shares[c.st.id] = share
 	}
+	v.countedSeq++
+	v.counted = v.countedSeq
+	delete(v.limits, index)
 }
 
-func restoreInt(m map[string]int, k string, val int, set bool) {
-	if set {
-		m[k] = val
-	} else {
-		delete(m, k)
-	}
-}
-
+// apply moves m's copy in the projection, saving what it changes on the undo stack.
 func (v *View) apply(m Move) {
 	id := cluster.ShardID{Index: m.Index, Shard: m.Shard}
-	delete(v.onNode[m.From], id)
-	v.mark(m.To, id)
-	v.count(m.Index, m.From, -1)
-	v.count(m.Index, m.To, 1)
-	if m.Primary {
-		v.countPrimary(m.Index, m.From, -1)
-		v.countPrimary(m.Index, m.To, 1)
-	}
-	v.writeLoad[m.From] -= m.WriteLoad
-	v.writeLoad[m.To] += m.WriteLoad
-	v.diskUsed[m.To] += m.SizeBytes
+	from, to := v.save(m.From, id), v.save(m.To, id)
+	delete(from.holds, id)
+	to.holds[id] = true
+	v.count(m.Index, from, to, m.Primary)
+	from.writeLoad -= m.WriteLoad
+	to.writeLoad += m.WriteLoad
+	to.diskUsed += m.SizeBytes
 	// The source keeps its bytes until the relocation finishes; heap moves with the copy.
 	h := v.heapPerCopy(m.From)
-	v.heapUsed[m.From] -= h
-	v.heapUsed[m.To] += h
+	from.heapUsed -= h
+	to.heapUsed += h
 }

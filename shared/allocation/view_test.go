@@ -64,7 +64,7 @@ func TestViewTryRestores(t *testing.T) {
 		holds         bool
 	}
 	read := func(node string) figures {
-		return figures{v.WriteLoad(node), v.diskUsed[node], v.heapUsed[node], v.NodeCopies(node), v.IndexCopies("x", node),
+		return figures{v.WriteLoad(node), v.figures(node).diskUsed, v.figures(node).heapUsed, v.NodeCopies(node), v.IndexCopies("x", node),
 			v.Holds(node, cluster.ShardID{Index: "x", Shard: 1})}
 	}
 	before := map[string]figures{}
