@@ -67,9 +67,16 @@ func benchCycle(b *testing.B, shape ingestShape) {
 	copies := shape.copies()
 	var ingestD, detectD, moveD, planD time.Duration
 	var moves int
+	// Each function starts with nothing decoded kept: no snapshot, no cluster state answer, no
+	// ledger entry.
+	forget := func() {
+		snapshots.Forget()
+		client.Forget()
+		engine.ForgetDecoded()
+	}
 	cycle := func() {
 		t0 := time.Now()
-		snapshots.Forget()
+		forget()
 		res, err := e.Ingest(ctx, []string{"big"})
 		if err != nil {
 			b.Fatalf("ingest: %v", err)
@@ -78,14 +85,14 @@ func benchCycle(b *testing.B, shape ingestShape) {
 			b.Fatalf("snapshot holds %d copies, want %d", n, copies)
 		}
 		t1 := time.Now()
-		snapshots.Forget()
+		forget()
 		dr, err := e.Detect(ctx, "big", res[0].SnapshotKey)
 		if err != nil {
 			b.Fatalf("detect: %v", err)
 		}
 		t2 := time.Now()
 		if len(dr.Plan.Moves) > 0 {
-			snapshots.Forget()
+			forget()
 			mr, err := e.Move(ctx, "big", dr.PlanKey)
 			if err != nil {
 				b.Fatalf("move: %v", err)

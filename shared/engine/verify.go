@@ -33,8 +33,9 @@ func (e *Engine) verifyMoves(ctx context.Context, name string, snap *cluster.Sna
 	}
 	var events []bus.Event
 	at := indexCopies(snap)
+	heads := ledgerHeads.read(pk(name))
 	for _, it := range items {
-		head, err := state.DecodeJSON[ledgerHead](it.Value)
+		head, err := heads.head(it)
 		if err != nil {
 			return fmt.Errorf("verify moves %s: %w", it.Key.SK, err)
 		}
@@ -75,6 +76,7 @@ func (e *Engine) verifyMoves(ctx context.Context, name string, snap *cluster.Sna
 		events = append(events, bus.Event{DetailType: bus.TypeShardMoveExecuted, Time: e.now(), Detail: bus.ShardMoveExecuted{
 			Cluster: name, PlanKey: entry.PlanKey, Move: m, Strategy: "verify", DryRun: false, Outcome: outcome, Reason: reason}})
 	}
+	heads.done()
 	if len(events) == 0 {
 		return nil
 	}
@@ -172,8 +174,9 @@ func (e *Engine) ownMovesInFlight(ctx context.Context, name string, snap *cluste
 	}
 	var out []allocation.Move
 	at := indexCopies(snap)
+	heads := ledgerHeads.read(pk(name))
 	for _, it := range items {
-		entry, err := state.DecodeJSON[ledgerHead](it.Value)
+		entry, err := heads.head(it)
 		if err != nil {
 			return nil, fmt.Errorf("own moves in flight %s: %w", it.Key.SK, err)
 		}
@@ -210,6 +213,7 @@ func (e *Engine) ownMovesInFlight(ctx context.Context, name string, snap *cluste
 			}
 		}
 	}
+	heads.done()
 	return out, nil
 }
 

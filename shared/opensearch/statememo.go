@@ -103,3 +103,12 @@ func cloneIndexMetadata(ix IndexMetadata) IndexMetadata {
 	ix.Filters.Require = maps.Clone(ix.Filters.Require)
 	return ix
 }
+
+// Forget drops what the client kept of its last cluster state answer, so that the next answer is
+// decoded whole, as by a freshly started process. Benchmarks use it to measure each function as
+// its own Lambda.
+func (c *Client) Forget() {
+	c.states.mu.Lock()
+	defer c.states.mu.Unlock()
+	c.states.body, c.states.state, c.states.indices = nil, ClusterState{}, nil
+}
