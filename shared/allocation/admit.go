@@ -77,7 +77,13 @@ func admission(ok bool, rule, format string, args ...any) Admission {
 // more copies of the index than before, a count-neutral swap, spreads the index no worse). NO is
 // never weighable, nor any other decider's NOT_PREFERRED. This is the one place the rule is written.
 func weighable(vd *Verdict) bool {
-	return vd.Decision == NotPreferred && (vd.Decider == DeciderWriteLoad || vd.Decider == DeciderIndexBalance)
+	return writeLoadPreference(vd) || vd.Decision == NotPreferred && vd.Decider == DeciderIndexBalance
+}
+
+// writeLoadPreference reports whether vd is the write-load decider's NOT_PREFERRED, which Admit
+// weighs on the group's projected utilizations (its improvement rules) rather than on counts.
+func writeLoadPreference(vd *Verdict) bool {
+	return vd.Decision == NotPreferred && vd.Decider == DeciderWriteLoad
 }
 
 // blocks reports whether a verdict refuses a move, judged with its group's projection: NO always;
@@ -108,13 +114,13 @@ func Admit(phase Phase, verdicts []Verdict, pr Projection) Admission {
 		switch {
 		case vd.Decision == No:
 			return admission(false, RuleRefused, "%s says NO: %s", vd.Decider, vd.Why())
-		case vd.Decision == NotPreferred && vd.Decider == DeciderWriteLoad:
+		case writeLoadPreference(vd):
 			writeLoadNP = vd
 		}
 	}
 	var otherNP *Verdict
 	for i := range verdicts {
-		if vd := &verdicts[i]; vd.Decision == NotPreferred && vd.Decider != DeciderWriteLoad {
+		if vd := &verdicts[i]; vd.Decision == NotPreferred && !writeLoadPreference(vd) {
 			otherNP = vd
 			break
 		}
@@ -126,7 +132,7 @@ func Admit(phase Phase, verdicts []Verdict, pr Projection) Admission {
 		return admission(true, RuleAllYes, "every decider says YES")
 	}
 	for i := range verdicts {
-		if vd := &verdicts[i]; vd.Decider != DeciderWriteLoad && blocks(vd, pr) {
+		if vd := &verdicts[i]; !writeLoadPreference(vd) && blocks(vd, pr) {
 			return admission(false, RuleRefused, "%s says NOT_PREFERRED: %s", vd.Decider, vd.Why())
 		}
 	}
@@ -253,12 +259,8 @@ func admitGroup(v *View, group []Move, keep bool) (judged []Judged, ok bool) {
 	for i := range group {
 		prs[i] = v.Project(group, i)
 	}
-	var restores []func()
-	undoAll := func() {
-		for i := len(restores) - 1; i >= 0; i-- {
-			restores[i]()
-		}
-	}
+	cp := v.checkpoint()
+	undoAll := func() { v.rollback(cp) }
 	for i, m := range group {
 		c := v.copyOn(m.Index, m.Shard, m.From)
 		if c == nil || c.State != cluster.StateStarted {
@@ -277,7 +279,7 @@ func admitGroup(v *View, group []Move, keep bool) (judged []Judged, ok bool) {
 			undoAll()
 			return judged, false
 		}
-		restores = append(restores, v.try([]Move{m}))
+		v.apply(m)
 	}
 	if !keep {
 		undoAll()

@@ -57,11 +57,17 @@ type Move struct {
 	EstimatedSeconds float64 `json:"estimated_seconds,omitempty"`
 }
 
-// newMove builds the move of copy c from one node to another, carrying load WRITE threads, in phase.
-// Every planned move is built here; the caller adds its verdicts and reason.
+// NewMove builds the move of copy c from one node to another (each by id and name), carrying load
+// WRITE threads, in phase. Every move is built here (newMove for the planner's, between nodes of
+// the view); the caller adds its verdicts and reason.
+func NewMove(c *cluster.Copy, from, fromName, to, toName string, load float64, phase Phase) Move {
+	return Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: from, FromName: fromName,
+		To: to, ToName: toName, SizeBytes: c.SizeBytes, WriteLoad: load, Phase: phase}
+}
+
+// newMove is NewMove between two nodes of the snapshot.
 func newMove(c *cluster.Copy, from, to *cluster.Node, load float64, phase Phase) Move {
-	return Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: from.ID, FromName: from.Name,
-		To: to.ID, ToName: to.Name, SizeBytes: c.SizeBytes, WriteLoad: load, Phase: phase}
+	return NewMove(c, from.ID, from.Name, to.ID, to.Name, load, phase)
 }
 
 // Reverse is the move undoing m.

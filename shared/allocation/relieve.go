@@ -1036,8 +1036,9 @@ func (s *search) chain(hot *cluster.Copy, load float64, t *cluster.Node, rank in
 	srcRoom := v.Goal(src.ID)*float64(src.Write.Threads) - (v.WriteLoad(src.ID) - load)
 	var pairs, back []Move
 	freed, returned := 0.0, 0.0
-	restore := func() {}
-	defer func() { restore() }()
+	// Each pair is applied to the view so the next is found with it; all are rolled back before
+	// the chain is judged whole.
+	cp := v.checkpoint()
 	for _, c := range s.roomOn(t.ID, hot, load) {
 		if len(pairs)+len(back) >= chainDepth || freed >= needRoom || s.spent() {
 			break
@@ -1054,16 +1055,15 @@ func (s *search) chain(hot *cluster.Copy, load float64, t *cluster.Node, rank in
 			continue
 		}
 		pairs = append(pairs, pair...)
-		prev := restore
-		undo := v.try(pair)
-		restore = func() { undo(); prev() }
+		for _, m := range pair {
+			v.apply(m)
+		}
 		freed += pair[0].WriteLoad
 		if len(pair) == 2 {
 			freed -= pair[1].WriteLoad
 		}
 	}
-	restore()
-	restore = func() {}
+	v.rollback(cp)
 	if freed < needRoom || len(pairs)+len(back) == 0 {
 		return nil
 	}

@@ -232,8 +232,7 @@ func filterCollateral(m allocation.Move, at *copiesByIndex) []allocation.Move {
 		if n := at.snap.NodeByID(c.RelocatingNode); n != nil {
 			to = n.Name
 		}
-		out = append(out, allocation.Move{Index: c.Index, Shard: c.Shard, Primary: c.Primary, From: c.Node, FromName: m.FromName,
-			To: c.RelocatingNode, ToName: to, SizeBytes: c.SizeBytes, Phase: m.Phase})
+		out = append(out, allocation.NewMove(c, c.Node, m.FromName, c.RelocatingNode, to, 0, m.Phase))
 	}
 	return out
 }
