@@ -126,3 +126,52 @@ func TestCloneCoversEveryReference(t *testing.T) {
 		t.Errorf("fields holding references:\n got %v\nwant %v", got, want)
 	}
 }
+
+// TestIndicesItemsDecodedAlike loads snapshots one after the other whose indices items are the
+// ones before byte for byte or not, through the indices items kept: each Load must give the
+// snapshot saved, and no change a caller makes to its indices may reach a later Load.
+func TestIndicesItemsDecodedAlike(t *testing.T) {
+	st := store()
+	Forget()
+	steps := []struct {
+		name string
+		edit func(*cluster.Snapshot)
+	}{
+		{"first", func(*cluster.Snapshot) {}},
+		{"the nodes' loads changed, the indices not", func(s *cluster.Snapshot) { s.Nodes[1].Write.Load = 42 }},
+		{"an index's replicas changed", func(s *cluster.Snapshot) { s.Indices[0].Replicas = 2 }},
+		{"an index's filter changed", func(s *cluster.Snapshot) { s.Indices[1].Filters.Require["zone"] = "b" }},
+		{"as first again", func(*cluster.Snapshot) {}},
+	}
+	for i, s := range steps {
+		at := t0.Add(time.Duration(i) * 30 * time.Second)
+		snap, ctrs := small(at)
+		s.edit(snap)
+		key, err := Save(t.Context(), st, snap, ctrs, nil, time.Hour, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The whole snapshot is not kept: only indices items may be.
+		cache.mu.Lock()
+		cache.entries = nil
+		cache.mu.Unlock()
+		got, _, err := Load(t.Context(), st, "prod", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, snap) {
+			t.Fatalf("%s: Load\n got %+v\nwant %+v", s.name, got, snap)
+		}
+		for j := range got.Indices {
+			for _, m := range []map[string]string{got.Indices[j].Filters.Include, got.Indices[j].Filters.Exclude, got.Indices[j].Filters.Require} {
+				if m != nil {
+					m["mutated"] = "yes"
+				}
+			}
+			got.Indices[j].Replicas = 99
+		}
+	}
+	if len(indexChunks.last) == 0 {
+		t.Error("no indices item kept")
+	}
+}

@@ -372,7 +372,7 @@ func decodeColumnChunks(key string, m *meta, stored, used map[string][]byte) (*c
 		if err != nil {
 			return nil, nil, err
 		}
-		ixs, err := state.DecodeJSON[[]cluster.Index](raw)
+		ixs, err := indexChunks.decode(raw)
 		if err != nil {
 			return nil, nil, fmt.Errorf("load snapshot %s %s: %w", key, indicesSK(key, i), err)
 		}
