@@ -230,3 +230,28 @@ func TestDeriveBacklogServed(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendCopyKey: the bytes AppendCopyKey appends are CopyKey's string, whatever the buffer
+// held, for every shard number and empty names.
+func TestAppendCopyKey(t *testing.T) {
+	for _, tc := range []struct {
+		index string
+		shard int
+		node  string
+	}{
+		{"logs-000001", 0, "Qm8kKmrzTdqjtgqbh0N9tQ"},
+		{"events-7", 49, "node-a"},
+		{"", 0, ""},
+		{"x", -1, "n"},
+		{"a/b", 1 << 40, "c/d"},
+	} {
+		want := CopyKey(tc.index, tc.shard, tc.node)
+		buf := []byte("left over from an earlier key")
+		if got := string(AppendCopyKey(buf[:0], tc.index, tc.shard, tc.node)); got != want {
+			t.Errorf("AppendCopyKey(%q, %d, %q) = %q, want %q", tc.index, tc.shard, tc.node, got, want)
+		}
+		if got := string(AppendCopyKey([]byte("p:"), tc.index, tc.shard, tc.node)); got != "p:"+want {
+			t.Errorf("AppendCopyKey after %q = %q, want %q", "p:", got, "p:"+want)
+		}
+	}
+}

@@ -163,11 +163,13 @@ func Save(ctx context.Context, st state.Store, snap *cluster.Snapshot, ctrs clus
 	}
 	var buf []byte
 	// Counters are kept for the copies of known nodes only, as cluster.Derive reads them.
+	var ckey []byte
 	counters := func(c *cluster.Copy) (cluster.CopyCounters, bool) {
 		if !known[c.Node] {
 			return cluster.CopyCounters{}, false
 		}
-		v, ok := ctrs.Copies[cluster.CopyKey(c.Index, c.Shard, c.Node)]
+		ckey = cluster.AppendCopyKey(ckey[:0], c.Index, c.Shard, c.Node)
+		v, ok := ctrs.Copies[string(ckey)]
 		return v, ok
 	}
 	if m.CopyItems, err = add("copies", len(snap.Copies), copiesSK, func(lo, hi int) ([]byte, error) {
