@@ -60,7 +60,7 @@ func (v *View) builtinDelta(cs *countState, index string) float64 {
 	idx := 0
 	for node, share := range held {
 		if cs.isLive[node] {
-			idx += share.copies
+			idx += int(share.copies)
 		}
 	}
 	avgIdx := float64(idx) / float64(live)
@@ -71,7 +71,7 @@ func (v *View) builtinDelta(cs *countState, index string) float64 {
 	}
 	for node, share := range held {
 		if cs.isLive[node] && share.copies != 0 {
-			weigh(node, share.copies)
+			weigh(node, int(share.copies))
 		}
 	}
 	for _, n := range cs.live {

@@ -73,9 +73,10 @@ type nodeFigures struct {
 }
 
 // indexShare is an index's copies and primaries on one node (primaries counted only when
-// countPrimaries).
+// countPrimaries). Each count is an int32, so a share takes the 8 bytes of the one int count
+// it replaced, though primaries are counted in it too.
 type indexShare struct {
-	copies, primaries int
+	copies, primaries int32
 }
 
 // shardOf is what the view knows of one shard.
@@ -276,13 +277,13 @@ func (v *View) Utilization(node string) float64 {
 }
 
 // IndexCopies returns how many copies of the index the node holds after planned moves.
-func (v *View) IndexCopies(index, node string) int { return v.indexOn[index][node].copies }
+func (v *View) IndexCopies(index, node string) int { return int(v.indexOn[index][node].copies) }
 
 // NodeCopies returns how many copies the node holds after planned moves.
 func (v *View) NodeCopies(node string) int { return v.figures(node).copies }
 
 // IndexPrimaries returns how many primaries of the index the node holds after planned moves.
-func (v *View) IndexPrimaries(index, node string) int { return v.indexOn[index][node].primaries }
+func (v *View) IndexPrimaries(index, node string) int { return int(v.indexOn[index][node].primaries) }
 
 // NodePrimaries returns how many primaries of all indices the node holds after planned moves.
 func (v *View) NodePrimaries(node string) int { return v.figures(node).primaries }
@@ -370,7 +371,7 @@ func (v *View) indexBalanceLimit(index, zone string) int {
 		copies = ix.Primaries * (1 + ix.Replicas)
 	}
 	for _, share := range v.indexOn[index] {
-		copies = max(copies, share.copies)
+		copies = max(copies, int(share.copies))
 	}
 	eligible := max(v.EligibleNodes(index), 1)
 	if zone != "" {
@@ -553,10 +554,10 @@ func (v *View) count(index string, from, to *nodeState, primary bool) {
 		d  int
 	}{{from, -1}, {to, 1}} {
 		share := shares[c.st.id]
-		share.copies += c.d
+		share.copies += int32(c.d)
 		c.st.copies += c.d
 		if primary {
-			share.primaries += c.d
+			share.primaries += int32(c.d)
 			c.st.primaries += c.d
 		}
 		shares[c.st.id] = share
