@@ -119,8 +119,12 @@ func decodeClusterStateWith(body []byte, unmarshal func([]byte, any) error) (Clu
 // decodeClusterStateMemo decodes body, taking from memo (nil: none) what an earlier answer's same
 // bytes decoded to, and keeping this answer's decoding there.
 func decodeClusterStateMemo(body []byte, unmarshal func([]byte, any) error, memo *stateMemo) (ClusterState, error) {
-	if cs, ok := memo.whole(body); ok {
-		return cs, nil
+	var sum digest
+	if memo != nil {
+		sum = digestOf(body)
+		if cs, ok := memo.whole(sum); ok {
+			return cs, nil
+		}
 	}
 	var wire struct {
 		Version   int64  `json:"version"`
@@ -198,7 +202,7 @@ func decodeClusterStateMemo(body []byte, unmarshal func([]byte, any) error, memo
 	}
 	sortShards(out.Routing, func(r *ShardRouting) copyKey { return copyKey{r.Index, r.Shard, r.Primary, r.Node} })
 	if memo != nil {
-		memo.keep(body, out, seen)
+		memo.keep(sum, out, seen)
 	}
 	return out, nil
 }

@@ -130,47 +130,44 @@ func Forget() {
 // Each snapshot stores its indices in items of their own, and they change only when an index is
 // created, deleted or has its settings changed: a cycle's snapshot mostly holds the indices items
 // of the one before, byte for byte, whose copies and nodes changed. indexChunks keeps the indices
-// items the last Load that missed the cache decoded, so that such an item is not decoded again
-// (4,100 indices' JSON, about a third of decoding a 30,000-copy snapshot). Same bytes, same
-// decoding; each Load gets indices of its own (their filters copied).
+// items of the last snapshot decoded, so that such an item is not decoded again (4,100 indices'
+// JSON, about a third of decoding a 30,000-copy snapshot). Same bytes, same decoding; each Load
+// gets indices of its own (their filters copied). Only the last snapshot's items are kept: the
+// runner collects garbage at GOGC 400, where each MB kept costs about five of peak RSS.
 var indexChunks indexMemo
 
 type indexMemo struct {
 	mu sync.Mutex
-	// last holds the indices items decoded lately, at most indexChunksKept, newest last.
+	// last holds the indices items of the last snapshot decoded.
 	last []indexChunk
 }
 
-// indexChunk is one indices item as stored, and its indices decoded.
+// indexChunk is one indices item as stored, and its indices decoded. Neither is ever changed.
 type indexChunk struct {
 	raw []byte
 	ixs []cluster.Index
 }
 
-// indexChunksKept bounds indexMemo: the indices items of about two snapshots of a cluster with
-// many indices (an item holds up to 64 KB of them).
-const indexChunksKept = 64
-
-// decode returns the indices stored in raw, an indices item's value.
-func (m *indexMemo) decode(raw []byte) ([]cluster.Index, error) {
+// decode returns the indices stored in raw, an indices item's value, and the item to keep.
+func (m *indexMemo) decode(raw []byte) ([]cluster.Index, indexChunk, error) {
 	m.mu.Lock()
 	for _, c := range m.last {
 		if bytes.Equal(c.raw, raw) {
 			m.mu.Unlock()
-			return cloneIndices(c.ixs), nil
+			return cloneIndices(c.ixs), c, nil
 		}
 	}
 	m.mu.Unlock()
 	ixs, err := state.DecodeJSON[[]cluster.Index](raw)
 	if err != nil {
-		return nil, err
+		return nil, indexChunk{}, err
 	}
-	kept := indexChunk{raw: bytes.Clone(raw), ixs: cloneIndices(ixs)}
+	return ixs, indexChunk{raw: bytes.Clone(raw), ixs: cloneIndices(ixs)}, nil
+}
+
+// keep replaces the items kept with those of the snapshot just decoded.
+func (m *indexMemo) keep(chunks []indexChunk) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.last = append(m.last, kept)
-	if n := len(m.last) - indexChunksKept; n > 0 {
-		m.last = slices.Delete(m.last, 0, n)
-	}
-	return ixs, nil
+	m.last = chunks
 }

@@ -369,17 +369,20 @@ func decodeColumnChunks(key string, m *meta, stored, used map[string][]byte) (*c
 		}
 		return raw, nil
 	}
+	kept := make([]indexChunk, 0, max(0, min(m.IndexParts, 64)))
 	for i := range m.IndexParts {
 		raw, err := item("indices", indicesSK, i)
 		if err != nil {
 			return nil, nil, err
 		}
-		ixs, err := indexChunks.decode(raw)
+		ixs, ic, err := indexChunks.decode(raw)
 		if err != nil {
 			return nil, nil, fmt.Errorf("load snapshot %s %s: %w", key, indicesSK(key, i), err)
 		}
+		kept = append(kept, ic)
 		snap.Indices = append(snap.Indices, ixs...)
 	}
+	indexChunks.keep(kept)
 	for i := range m.NodeItems {
 		raw, err := item("nodes", nodesSK, i)
 		if err != nil {
