@@ -2,6 +2,7 @@ package allocation
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 
@@ -168,4 +169,234 @@ func (v *View) invitesBuiltin(moves []Move) (bool, string, float64) {
 		return true, worst, worstAfter
 	}
 	return false, "", 0
+}
+
+// builtinReturn predicts what OpenSearch's balancer does once a lone move m that unsettles the
+// counts has landed, and reports whether that is harmless: a count-neutral return it makes itself.
+// The balancer does not rebalance while any shard relocates (cluster.routing.allocation.
+// allow_rebalance indices_all_active), so it acts only after m lands (see builtinStep). A return
+// the planner sends with the move shares the hot node's recovery rate with the hot copy for the
+// whole relocation (indices.recovery.max_bytes_per_sec is one limiter per node, inbound and
+// outbound), about doubling how long the node stays hot; a return the balancer makes starts only
+// once the move has landed.
+//
+// It is harmless, without allocation awareness, when the counts of the indices m touches were within the balancer's threshold
+// before it; the predicted copy is not one the planner moved this cycle or within the hour (the
+// balancer moving it would undo a move); it carries under half m's load (as swapReturn's returns);
+// the lightest node is m's source or stays within its goal with it; and the balancer is content
+// after that one step. Otherwise the planner sends its own return (swapReturn). why says what is
+// expected, or why it is not relied on.
+func (p *planner) builtinReturn(m Move) (ret Move, why string, ok bool) {
+	v := p.v
+	if !v.Cfg.BuiltinBalancer.Enabled {
+		return Move{}, "no model of the balancer's choice", false
+	}
+	if len(v.Snap.Settings.AwarenessAttributes) > 0 {
+		// Under allocation awareness the balancer's step also depends on the zones' copies, which
+		// builtinStep does not weigh: over 200 random clusters, relying on it there had moves undone.
+		return Move{}, "under allocation awareness the balancer's first step is not predicted", false
+	}
+	if ix := v.unsettledAmong([]Move{m}); ix != "" {
+		// The balancer has work of its own on these nodes once the relocations land: its first
+		// step is not the return.
+		return Move{}, fmt.Sprintf("%s is already spread past the balancer's threshold", ix), false
+	}
+	spread := v.spreadIndices([]Move{m})
+	undo := v.try([]Move{m})
+	defer undo()
+	step, err := v.builtinStep(spread)
+	if err != "" {
+		return Move{}, err, false
+	}
+	id := cluster.ShardID{Index: step.Index, Shard: step.Shard}
+	c := v.copyOn(step.Index, step.Shard, step.From)
+	switch {
+	case step.From == m.To && step.Index == m.Index && step.Shard == m.Shard:
+		return Move{}, fmt.Sprintf("the balancer would move %s[%d] itself off %s", step.Index, step.Shard, step.FromName), false
+	case c == nil || p.moved[id] || p.departedShard(id):
+		return Move{}, fmt.Sprintf("the balancer would move %s[%d], which shardwise moved, off %s", step.Index, step.Shard, step.FromName), false
+	case c.State != cluster.StateStarted || !c.LoadKnown:
+		return Move{}, fmt.Sprintf("the balancer's pick %s[%d] on %s is not started with a known load", step.Index, step.Shard, step.FromName), false
+	case c.WriteLoad*2 >= m.WriteLoad:
+		return Move{}, fmt.Sprintf("the balancer's pick %s[%d] carries %.2f WRITE threads, not under half of %.2f", step.Index, step.Shard, c.WriteLoad, m.WriteLoad), false
+	case step.To != m.From && (v.hot[step.To] || v.utilOf(step.To, v.WriteLoad(step.To)+c.WriteLoad) > v.Goal(step.To)):
+		return Move{}, fmt.Sprintf("the balancer would move %s[%d] to %s, which it would leave over its goal", step.Index, step.Shard, step.ToName), false
+	}
+	ret = newMove(c, v.Node(step.From), v.Node(step.To), c.WriteLoad, PhaseSwapReturn)
+	if invites, _, _ := v.invitesBuiltin([]Move{ret}); invites || !v.settles(ret, spread) {
+		return Move{}, "the balancer would go on moving after its first step", false
+	}
+	return ret, fmt.Sprintf("once it lands, OpenSearch's balancer is expected to even the counts by moving %s[%d] (%.2f WRITE threads) %s→%s, so no return shares %s's recovery rate with it",
+		ret.Index, ret.Shard, c.WriteLoad, ret.FromName, ret.ToName, m.FromName), true
+}
+
+// builtinStep is the first relocation OpenSearch's balancer makes on the view's counts, given the
+// indices spread past its threshold: it weighs the index spread widest first, sorts the nodes by
+// weight (stably, in node order), and relocates the highest-numbered started copy of the index on
+// the heaviest node holding one that may go to the lightest (BalancedShardsAllocator's
+// balanceByWeights and tryRelocateShard). A copy still arriving on the heaviest node is returned
+// with its index, shard and nodes only. err says why no step is predicted.
+func (v *View) builtinStep(spread map[string]float64) (step Move, err string) {
+	b := v.Cfg.BuiltinBalancer
+	widest := ""
+	for ix, d := range spread {
+		if widest == "" || d > spread[widest]+1e-9 || math.Abs(d-spread[widest]) <= 1e-9 && ix < widest {
+			widest = ix
+		}
+	}
+	for ix, d := range spread {
+		if ix != widest && math.Abs(d-spread[widest]) <= 1e-9 {
+			return Move{}, fmt.Sprintf("%s and %s are spread alike: which the balancer weighs first is not predictable", widest, ix)
+		}
+	}
+	ix := v.Index(widest)
+	if ix == nil {
+		return Move{}, "no index spread past the balancer's threshold"
+	}
+	cs := v.counts()
+	held := v.indexOn[ix.Name]
+	total := 0
+	for node, share := range held {
+		if cs.isLive[node] {
+			total += int(share.copies)
+		}
+	}
+	avgIdx := float64(total) / float64(max(len(cs.live), 1))
+	weight := func(node string) float64 {
+		return b.Shard*(float64(v.NodeCopies(node))-cs.avg) + b.Index*(float64(held[node].copies)-avgIdx)
+	}
+	var lo, hi *cluster.Node
+	for _, n := range v.DataNodes() {
+		if !cs.isLive[n.ID] {
+			continue
+		}
+		if lo == nil || weight(n.ID) < weight(lo.ID) {
+			lo = n
+		}
+		if held[n.ID].copies > 0 && (hi == nil || weight(n.ID) >= weight(hi.ID)) {
+			hi = n
+		}
+	}
+	if lo == nil || hi == nil || lo == hi || weight(hi.ID)-weight(lo.ID) <= b.Threshold+0.001 {
+		return Move{}, "the balancer's first step is not predictable from the counts"
+	}
+	for shard := ix.Primaries - 1; shard >= 0; shard-- {
+		id := cluster.ShardID{Index: ix.Name, Shard: shard}
+		if !v.Holds(hi.ID, id) || v.Holds(lo.ID, id) {
+			continue
+		}
+		if c := v.copyOn(ix.Name, shard, hi.ID); c != nil {
+			if firstNo(Evaluate(v, c, lo)) != nil {
+				continue
+			}
+			return newMove(c, hi, lo, c.WriteLoad, PhaseSwapReturn), ""
+		}
+		return Move{Index: ix.Name, Shard: shard, From: hi.ID, To: lo.ID, FromName: hi.Name, ToName: lo.Name, Phase: PhaseSwapReturn}, ""
+	}
+	return Move{}, "no copy the balancer could move"
+}
+
+// unsettledAmong names an index on the moves' nodes already spread past the builtin balancer's
+// threshold, or "".
+func (v *View) unsettledAmong(moves []Move) string {
+	indices, _ := v.builtinIndices(moves)
+	cs := v.counts()
+	for _, ix := range indices {
+		if v.builtinDelta(cs, ix) > v.Cfg.BuiltinBalancer.Threshold+0.001 {
+			return ix
+		}
+	}
+	return ""
+}
+
+// spreadIndices gives the indices that moves push past the builtin balancer's threshold (and past
+// their spread before), as invitesBuiltin weighs them, with their spread after the moves.
+func (v *View) spreadIndices(moves []Move) map[string]float64 {
+	b := v.Cfg.BuiltinBalancer
+	indices, _ := v.builtinIndices(moves)
+	before := v.counts()
+	beforeDelta := make(map[string]float64, len(indices))
+	for _, ix := range indices {
+		beforeDelta[ix] = v.builtinDelta(before, ix)
+	}
+	restore := v.try(moves)
+	defer restore()
+	after := v.counts()
+	out := map[string]float64{}
+	for _, ix := range indices {
+		if d := v.builtinDelta(after, ix); d > b.Threshold+1e-9 && d > beforeDelta[ix]+1e-9 {
+			out[ix] = d
+		}
+	}
+	return out
+}
+
+// settles reports whether, with ret applied, every index in spread is back within the builtin
+// balancer's threshold: it would make no further move on the counts the plan left.
+func (v *View) settles(ret Move, spread map[string]float64) bool {
+	undo := v.try([]Move{ret})
+	defer undo()
+	cs := v.counts()
+	for ix := range spread {
+		if v.builtinDelta(cs, ix) > v.Cfg.BuiltinBalancer.Threshold+0.001 {
+			return false
+		}
+	}
+	return true
+}
+
+// shiftCounts moves one copy of m's index from m's source to its target in the counts the builtin
+// balancer and the index-balance decider weigh, and nothing else: a relocation OpenSearch's
+// balancer is expected to make, which the plan does not issue.
+func (v *View) shiftCounts(m Move) {
+	if from, to := v.node[m.From], v.node[m.To]; from != nil && to != nil {
+		v.count(m.Index, from, to, m.Primary)
+	}
+}
+
+// departedShard reports whether the planner moved a copy of the shard within the hour: OpenSearch
+// marks such a copy as placed from outside, and its balancer moving it undoes a move.
+func (p *planner) departedShard(id cluster.ShardID) bool {
+	for _, d := range p.departed {
+		if d.Index == id.Index && d.Shard == id.Shard {
+			return true
+		}
+	}
+	return false
+}
+
+// expectBuiltin folds into the view's counts the returns OpenSearch's balancer is expected to make
+// for lone moves the plan relied on it for (builtinReturn) that still relocate, and keeps those in
+// the memory: the plan's groups are then weighed against the counts the balancer will leave, so a
+// count-neutral return issued meanwhile is not a copy the balancer moves again once all has landed.
+// An expectation ends when its move is no longer relocating (it landed, and the balancer's return
+// is then in the snapshot, or it never ran).
+func (p *planner) expectBuiltin(expected []ExpectedReturn) {
+	v := p.v
+	for _, e := range expected {
+		if !p.relocatingTo(e.Index, e.Shard, e.From, e.To) || !v.Holds(e.ReturnFrom, cluster.ShardID{Index: e.ReturnIndex, Shard: e.ReturnShard}) {
+			continue
+		}
+		from, to := v.Node(e.ReturnFrom), v.Node(e.ReturnTo)
+		if from == nil || to == nil {
+			continue
+		}
+		v.shiftCounts(Move{Index: e.ReturnIndex, Shard: e.ReturnShard, From: e.ReturnFrom, To: e.ReturnTo, Primary: e.ReturnPrimary})
+		p.expected = append(p.expected, e)
+		shard := e.ReturnShard
+		p.note(NoteBuiltinExpected, from.Name, e.ReturnIndex, &shard,
+			"once %s[%d] lands, OpenSearch's balancer is expected to move %s[%d] %s→%s: the plan weighs the counts it leaves",
+			e.Index, e.Shard, e.ReturnIndex, e.ReturnShard, from.Name, to.Name)
+	}
+}
+
+// relocatingTo reports whether the snapshot has the copy of the shard on from relocating to to.
+func (p *planner) relocatingTo(index string, shard int, from, to string) bool {
+	for i := range p.v.Snap.Copies {
+		c := &p.v.Snap.Copies[i]
+		if c.Index == index && c.Shard == shard && c.Node == from && c.State == cluster.StateRelocating && c.RelocatingNode == to {
+			return true
+		}
+	}
+	return false
 }

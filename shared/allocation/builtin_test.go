@@ -2,7 +2,10 @@ package allocation
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/shardwise/shardwise/shared/cluster"
 )
 
 func TestInvitesBuiltin(t *testing.T) {
@@ -157,5 +160,97 @@ func TestInvitesBuiltinNamesOneIndex(t *testing.T) {
 	}
 	if named == 0 {
 		t.Fatal("no group invites the balancer: the test shows nothing")
+	}
+}
+
+// TestBuiltinReturn: a lone move that unsettles the counts relies on OpenSearch's balancer for its
+// return only when the balancer's first step, once the move lands, is a cool copy the planner did
+// not place, and that step settles the counts; otherwise the planner sends a return of its own.
+func TestBuiltinReturn(t *testing.T) {
+	// Three shards of x and of y, two copies each, two of each index per node: level counts.
+	// x[0] is hot (4 threads a copy); x[1] and x[2] are cool.
+	base := func(xLoads []float64) *planner {
+		f := newFixture("a", "b", "c").
+			index("x", 1<<30, xLoads, []string{"a", "b"}, []string{"b", "c"}, []string{"c", "a"}).
+			index("y", 1<<30, []float64{0.1, 0.1, 0.1}, []string{"a", "b"}, []string{"b", "c"}, []string{"c", "a"})
+		return &planner{v: NewView(f.snap(), DefaultConfig(), nil)}
+	}
+	cases := []struct {
+		name    string
+		loads   []float64
+		move    Move
+		moved   bool // the balancer's pick was moved by the planner within the hour
+		want    bool
+		wantRet string
+	}{
+		{"the balancer evens x by sending cool x[1] from the target back to the source",
+			[]float64{4, 0.1, 0.1}, Move{Index: "x", Shard: 0, From: "id-a", To: "id-c", WriteLoad: 4}, false, true, "x/1/id-c/id-a"},
+		{"the balancer's pick carries half the moved load or more: the planner sends its own return",
+			[]float64{4, 2, 0.1}, Move{Index: "x", Shard: 0, From: "id-a", To: "id-c", WriteLoad: 4}, false, false, ""},
+		{"the balancer's pick is a copy the planner moved: relying on it would have the balancer undo a move",
+			[]float64{4, 0.1, 0.1}, Move{Index: "x", Shard: 0, From: "id-a", To: "id-c", WriteLoad: 4}, true, false, ""},
+		{"the balancer would move the moved copy itself back off its target",
+			[]float64{0.1, 0.1, 4}, Move{Index: "x", Shard: 2, From: "id-c", To: "id-b", WriteLoad: 4}, false, false, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := base(tc.loads)
+			if tc.moved {
+				p.departed = []Departure{{Index: "x", Shard: 1, Node: "id-a"}}
+			}
+			counts := func() []int {
+				return []int{p.v.NodeCopies("id-a"), p.v.NodeCopies("id-b"), p.v.NodeCopies("id-c"), p.v.IndexCopies("x", "id-a"), p.v.IndexCopies("x", "id-c")}
+			}
+			before := counts()
+			ret, why, ok := p.builtinReturn(tc.move)
+			if ok != tc.want || ok && ret.Key() != tc.wantRet {
+				t.Errorf("got %v %s (%s), want %v %s", ok, ret.Key(), why, tc.want, tc.wantRet)
+			}
+			if why == "" {
+				t.Error("no reason given")
+			}
+			if after := counts(); !slices.Equal(before, after) {
+				t.Errorf("counts changed by predicting: %v → %v", before, after)
+			}
+		})
+	}
+}
+
+// TestExpectBuiltin: a return the balancer is expected to make for a lone move still relocating
+// is folded into the counts, noted and kept in the memory; once the move is no longer relocating,
+// or with no such expectation however the counts stand, nothing changes.
+func TestExpectBuiltin(t *testing.T) {
+	exp := ExpectedReturn{Index: "x", Shard: 0, From: "id-a", To: "id-c", ReturnIndex: "x", ReturnShard: 1, ReturnFrom: "id-c", ReturnTo: "id-a"}
+	for _, tc := range []struct {
+		name       string
+		relocating bool
+		expected   []ExpectedReturn
+		want       bool
+	}{
+		{"the move relies on the balancer's return and still relocates", true, []ExpectedReturn{exp}, true},
+		{"the move is no longer relocating: the expectation ends", false, []ExpectedReturn{exp}, false},
+		{"a relocation leaves x unsettled, but no move relied on the balancer", true, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture("a", "b", "c").
+				index("x", 1<<30, []float64{4, 0.1, 0.1}, []string{"a", "b"}, []string{"b", "c"}, []string{"c", "a"}).
+				index("y", 1<<30, []float64{0.1, 0.1, 0.1}, []string{"a", "b"}, []string{"b", "c"}, []string{"c", "a"})
+			s := f.snap()
+			if tc.relocating {
+				for i := range s.Copies {
+					if c := &s.Copies[i]; c.Index == "x" && c.Shard == 0 && c.Node == "id-a" {
+						c.State, c.RelocatingNode = cluster.StateRelocating, "id-c"
+					}
+				}
+			}
+			p := &planner{v: NewView(s, DefaultConfig(), nil)}
+			before := p.v.IndexCopies("x", "id-a")
+			p.expectBuiltin(tc.expected)
+			got := p.v.IndexCopies("x", "id-a") != before
+			noted := slices.ContainsFunc(p.plan.Notes, func(n Note) bool { return n.Kind == NoteBuiltinExpected })
+			if got != tc.want || noted != tc.want || (len(p.expected) == 1) != tc.want {
+				t.Errorf("counts shifted %v, noted %v, kept %d, want %v (x on a %d → %d)", got, noted, len(p.expected), tc.want, before, p.v.IndexCopies("x", "id-a"))
+			}
+		})
 	}
 }

@@ -51,7 +51,12 @@
 //     cluster's recovery rate shared on its busier node, then the translog replay of the copy's
 //     writes meanwhile at TranslogReplaySpeed, so a cooler copy can land before a smaller hot one),
 //     then the fewer bytes. A lone move OpenSearch's own balancer would undo
-//     ([BuiltinBalancer]) takes a count-neutral return copy with it, or is not made.
+//     ([BuiltinBalancer]) takes a count-neutral return copy with it, or is not made; except that
+//     a lone move bringing the hot node to its goal goes alone when the balancer's own first step
+//     once it lands (it does not rebalance while anything relocates) is predicted to be a cool
+//     copy the planner did not place, evening the counts: a return sent with it would share the
+//     hot node's recovery rate (one limiter, in and out) for the whole relocation. The expected
+//     return is kept in the [Memory] and weighed in the counts while the move relocates.
 //  10. The [Move]: its Phase, its Verdicts, a SwapGroup shared with the moves issued with it, and a
 //     Reason that chains the evidence, the copy and its tier, the kind of group, where source and
 //     target end, and the admission rule: "…(hot); moving hot[0] (3.50 WRITE threads, tier 3 of the

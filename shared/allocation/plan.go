@@ -107,6 +107,9 @@ const (
 	NoteUnassigned = "unassigned"
 	// NoteCannotRemain: a copy a decider says may not stay, with no node to take it.
 	NoteCannotRemain = "cannot-remain"
+	// NoteBuiltinExpected is a relocation OpenSearch's balancer is expected to make once the
+	// relocations in flight land, folded into the counts the plan is weighed on.
+	NoteBuiltinExpected = "builtin-expected"
 	// NoteBuiltinConflict: an index-balance move OpenSearch's balancer would undo, with no return.
 	NoteBuiltinConflict = "builtin-conflict"
 	// NoteReliefInFlight: relocations already leaving the hot node; the next step waits for stats
@@ -212,6 +215,27 @@ type Memory struct {
 	// Relocations are the latest relocations the planner planned and timed, to which the
 	// translog replay's speed is fitted (recovery_learn.go).
 	Relocations []RelocationSample `json:"relocations,omitempty"`
+	// Expected are the returns OpenSearch's balancer is expected to make once lone moves the plan
+	// relied on it for land (builtinReturn), kept while those moves relocate.
+	Expected []ExpectedReturn `json:"expected_returns,omitempty"`
+}
+
+// ExpectedReturn is a lone move the plan issued without a count-neutral return, and the return
+// OpenSearch's balancer is expected to make once it lands.
+type ExpectedReturn struct {
+	// Index, Shard, From and To are the move's.
+	Index string `json:"index"`
+	Shard int    `json:"shard"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+	// ReturnIndex, ReturnShard, ReturnFrom and ReturnTo are the balancer's expected relocation.
+	ReturnIndex string `json:"return_index"`
+	ReturnShard int    `json:"return_shard"`
+	ReturnFrom  string `json:"return_from"`
+	ReturnTo    string `json:"return_to"`
+	// ReturnPrimary: the copy the balancer is expected to move is its shard's primary.
+	ReturnPrimary bool      `json:"return_primary,omitempty"`
+	At            time.Time `json:"at"`
 }
 
 // Departure is a copy planned off a node.
@@ -282,6 +306,7 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool) (
 	}
 	p.relocations = slices.Clone(mem.Relocations)
 	p.projections = p.measure(mem.Projections)
+	p.expectBuiltin(mem.Expected)
 	p.unassigned()
 	p.cannotRemain()
 	p.hotspots(hotspots)
@@ -295,6 +320,7 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool) (
 	}
 	next.Departed = slices.Clone(p.departed)
 	next.Projections, next.Missed, next.Relocations = p.projections, p.missed, latestRelocations(p.relocations)
+	next.Expected = p.expected
 	for _, m := range p.plan.Moves {
 		// A move planned again (its last plan did not run) replaces its earlier departure: the
 		// memory holds one per copy and node, not one per cycle.
@@ -423,6 +449,9 @@ type planner struct {
 	// climbing is the nodes whose WRITE use climbs steadily (detectRising): no target for a rising
 	// node's relief.
 	climbing map[string]bool
+	// expected are the returns OpenSearch's balancer is expected to make for lone moves relying
+	// on it (builtinReturn), carried in the memory while those moves relocate.
+	expected []ExpectedReturn
 }
 
 // heapRefusesAll reports whether every node but c's own is, for c, either told NO by the heap

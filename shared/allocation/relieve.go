@@ -55,6 +55,10 @@ type option struct {
 	// tier is the hot copy's tier in the shard-choice heuristic's order for its node, and order its
 	// place in that order.
 	tier, order int
+	// expect says what OpenSearch's balancer is expected to do after a lone move that unsettles the
+	// counts (builtinReturn), when the plan relies on it instead of sending a return.
+	expect  string
+	builtin *Move
 }
 
 func (o *option) sufficient(goal float64) bool { return o.srcAfter <= goal+1e-9 }
@@ -106,6 +110,9 @@ type search struct {
 	// takes other copies to other nodes.
 	skipShards map[cluster.ShardID]bool
 	skipNodes  map[string]bool
+	// bundling is set while a bundle's further groups are searched: they bring their own
+	// count-neutral returns, as the bundle is judged whole (builtinReturn is for lone moves).
+	bundling bool
 	// cooled holds, per kind of plan, the measurement that kept it off this node (coolingOff).
 	cooled map[string]*Measurement
 	// early: the node is rising, not hot (Hotspot.Rising); nodes climbing themselves are no targets.
@@ -756,7 +763,10 @@ func (s *search) bundle(first *option, order []Candidate, goal float64) *option 
 		}
 		delete(s.skipNodes, s.src.ID)
 		undo := v.try(out.group)
+		// A bundle is judged whole against OpenSearch's balancer: each part brings its own return.
+		s.bundling = true
 		next := s.one(order, goal)
+		s.bundling = false
 		undo()
 		s.skipShards, s.skipNodes = nil, nil
 		if next == nil || len(out.group)+len(next.group) > chainDepth+1 {
@@ -907,21 +917,34 @@ func (s *search) admit(group []Move, kind string, t *cluster.Node, rank int) *op
 	if !ok {
 		return nil
 	}
+	expect, builtin := "", (*Move)(nil)
 	if invites, _, _ := v.invitesBuiltin(group); invites {
 		if len(group) != 1 {
 			return nil
 		}
-		back, found := s.p.swapReturn(group[0])
-		if !found {
-			return nil
+		ret, why, benign := Move{}, "", false
+		if m := group[0]; !s.bundling && v.utilOf(s.src.ID, v.WriteLoad(s.src.ID)-m.WriteLoad) <= v.Goal(s.src.ID)+1e-9 {
+			// Only a move that brings the hot node to its goal alone: the node then needs no further
+			// plan while the counts wait for the balancer's return.
+			ret, why, benign = s.p.builtinReturn(m)
 		}
-		group = []Move{group[0], back}
-		judged, ok = admitGroup(v, group, false)
-		s.bounds.Evaluations += len(group)
-		if !ok {
-			return nil
+		if benign {
+			// OpenSearch's balancer makes the return itself once the move has landed, so the hot
+			// copy does not share its node's recovery rate with a return for its whole relocation.
+			expect, builtin = why, &ret
+		} else {
+			back, found := s.p.swapReturn(group[0])
+			if !found {
+				return nil
+			}
+			group = []Move{group[0], back}
+			judged, ok = admitGroup(v, group, false)
+			s.bounds.Evaluations += len(group)
+			if !ok {
+				return nil
+			}
+			kind = PlanCountSwap
 		}
-		kind = PlanCountSwap
 	}
 	if m := s.p.coolingOff(s.src.ID, kind); m != nil {
 		// That kind of plan relieved nothing here a short while ago, and nothing changed since.
@@ -931,7 +954,7 @@ func (s *search) admit(group []Move, kind string, t *cluster.Node, rank int) *op
 		s.cooled[kind] = m
 		return nil
 	}
-	o := &option{group: group, judged: judged, kind: kind, target: t, rank: rank}
+	o := &option{group: group, judged: judged, kind: kind, target: t, rank: rank, expect: expect, builtin: builtin}
 	src := s.src.ID
 	delta := 0.0
 	for _, m := range group {
@@ -1147,6 +1170,9 @@ func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *opti
 	if len(others) > 0 {
 		hm.Reason += "; with " + strings.Join(others, ", ")
 	}
+	if o.expect != "" {
+		hm.Reason += "; " + o.expect
+	}
 	if len(o.group) > 1 {
 		p.swaps++
 	}
@@ -1164,6 +1190,13 @@ func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *opti
 			m.Reason = fmt.Sprintf("%s for %s[%d] leaving %s: rule %s: %s", m.Phase, hm.Index, hm.Shard, node.Name, j.Rule, j.Why())
 		}
 		p.add(m)
+	}
+	if r := o.builtin; r != nil {
+		// The rest of the cycle, and the cycles while the move relocates (expectBuiltin), are
+		// weighed on the counts the balancer's return leaves.
+		v.shiftCounts(*r)
+		p.expected = append(p.expected, ExpectedReturn{Index: hm.Index, Shard: hm.Shard, From: hm.From, To: hm.To,
+			ReturnIndex: r.Index, ReturnShard: r.Shard, ReturnFrom: r.From, ReturnTo: r.To, ReturnPrimary: r.Primary, At: v.Snap.At})
 	}
 }
 

@@ -30,7 +30,7 @@ var segrepGaps = map[uint64]gap{
 	5:  {ratio: 0.74, undone: 1},
 	9:  {ratio: 0.58},
 	15: {ratio: 1.00},
-	16: {ratio: 1.03, undone: 3},
+	16: {ratio: 1.02, undone: 3},
 	18: {ratio: randomReliefLimit, undone: 1},
 	20: {ratio: 0.85},
 	22: {ratio: 0.88},
