@@ -3,6 +3,8 @@ package replicas
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -68,7 +70,14 @@ func TestDecideProperties(t *testing.T) {
 						in[i].PoolLoad = in[i].SearchLoad * (0.5 + r.Float64())
 					}
 				}
+				before := cloneMemory(mem)
 				changes, all, next := Decide(now, in, mem, cfg)
+				// The engine compares the memory it read with the one Decide returns to skip a
+				// write when nothing changed, and restores an index's read memory when its change
+				// is held: Decide must leave what it was given as it was.
+				if !reflect.DeepEqual(before, mem) {
+					t.Fatalf("%v: Decide changed the memory it was given:\nbefore %+v\nafter  %+v", now, before, mem)
+				}
 				mem = next
 				applied := map[string]Decision{}
 				for _, c := range changes {
@@ -146,4 +155,14 @@ func checkWindow(t *testing.T, h []cycle, now time.Time, wait time.Duration, c D
 	if c.To < highest {
 		t.Fatalf("%v %s: scale-down to %d below the window's highest target %d", now, c.Index, c.To, highest)
 	}
+}
+
+// cloneMemory copies mem deeply enough to tell whether Decide wrote into it.
+func cloneMemory(mem map[string]Memory) map[string]Memory {
+	out := make(map[string]Memory, len(mem))
+	for k, m := range mem {
+		m.Recent = slices.Clone(m.Recent)
+		out[k] = m
+	}
+	return out
 }

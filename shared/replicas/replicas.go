@@ -131,31 +131,55 @@ type Memory struct {
 	LastReason string    `json:"last_reason,omitempty"`
 }
 
-// Seen is a target and the last cycle it (or a higher one) was seen.
+// Seen is a target in the sliding window of recent targets. The last entry of the window is the
+// current target, and At is when it became current; every earlier entry was current until At, the
+// last cycle it (or a higher one) was seen. A cycle that sees the current target again changes
+// nothing, so a steady index's memory is not rewritten every cycle.
 type Seen struct {
 	At     time.Time `json:"at"`
 	Target int       `json:"target"`
 }
 
-// see records this cycle's target and forgets what fell out of the window [now-window, now].
+// see records this cycle's target and forgets what fell out of the window [now-window, now]. It
+// returns a new slice: recent is the memory the caller read, which the caller compares with the
+// result and may restore, so it must stay as it was.
 func see(recent []Seen, now time.Time, target int, window time.Duration) []Seen {
-	for len(recent) > 0 && recent[len(recent)-1].Target <= target {
-		recent = recent[:len(recent)-1]
+	n := len(recent)
+	keep := n
+	for keep > 0 && recent[keep-1].Target < target {
+		keep--
 	}
-	recent = append(recent, Seen{At: now, Target: target})
-	i := 0
-	for i < len(recent)-1 && recent[i].At.Before(now.Add(-window)) {
-		i++
+	same := keep > 0 && recent[keep-1].Target == target
+	out := make([]Seen, 0, keep+1)
+	out = append(out, recent[:keep]...)
+	if !same {
+		if keep == n && n > 0 {
+			// The current target is superseded by a lower one: it was current until just before
+			// this cycle. (The memory does not keep the cycle before, which is the same at a
+			// steady cadence; after cycles without a measurement the window holds the higher
+			// target longer, on the side of keeping copies.)
+			out[n-1].At = now.Add(-time.Nanosecond)
+		}
+		out = append(out, Seen{At: now, Target: target})
 	}
-	return slices.Clone(recent[i:])
+	from := 0
+	for from < len(out)-1 && out[from].At.Before(now.Add(-window)) {
+		from++
+	}
+	return out[from:]
 }
 
-// lastAtLeast is the last time a target of at least n was seen in recent; zero if none was.
-func lastAtLeast(recent []Seen, n int) time.Time {
+// lastAtLeast is the last time a target of at least n was seen in recent (now for the current
+// target); zero if none was.
+func lastAtLeast(recent []Seen, n int, now time.Time) time.Time {
 	var at time.Time
-	for _, r := range recent {
-		if r.Target >= n {
-			at = r.At
+	for i, r := range recent {
+		if r.Target < n {
+			continue
+		}
+		at = r.At
+		if i == len(recent)-1 {
+			at = now
 		}
 	}
 	return at
@@ -309,7 +333,7 @@ func applied(m Memory, d Decision, now time.Time) Memory {
 	}
 	// The target is below the new count (a cap, or a scale-down to the window's highest target):
 	// a further scale-down needs every cycle of a whole ScaleDownAfter below the new count.
-	switch last := lastAtLeast(m.Recent, d.To); {
+	switch last := lastAtLeast(m.Recent, d.To, now); {
 	case !last.IsZero():
 		m.LowerSince = last.Add(time.Nanosecond)
 	case m.LowerSince.IsZero():
@@ -458,7 +482,7 @@ func decideIndex(now time.Time, ix IndexInput, m Memory, seen bool, total float6
 		}
 		// A target at or above the current count after LowerSince dates from before someone
 		// lowered the setting by hand: the window for this count starts after it.
-		if last := lastAtLeast(m.Recent, d.From); !last.Before(m.LowerSince) {
+		if last := lastAtLeast(m.Recent, d.From, now); !last.Before(m.LowerSince) {
 			m.LowerSince = last.Add(time.Nanosecond)
 		}
 	default:
