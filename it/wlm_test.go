@@ -28,9 +28,15 @@ import (
 // wlmDefs is the noisy-neighbour case of issue 27 in the RFC's array form: a hard flood, a
 // latency-sensitive tenant and a monitor batch, each told apart by the indices it searches, so
 // each gets an index_pattern rule and the plugin attributes its requests itself.
+//
+// The latency-sensitive tenant is soft, as an operator would declare it: the plugin measures a
+// group's CPU as Σ cpu_time / (age × processors) over its running tasks, so one light search
+// running alone on a 2-core node reads up to 0.5, and an enforced group of allocation 0.5
+// (rejection above 0.4) had 25 of its searches rejected in one CI run (0.436 over 0.4) while its
+// use over the phase was near 0. A soft group is rejected and cancelled only under node duress.
 const wlmDefs = `[
  {"name": "flood", "attributes": {"indices_name": "flood-*"}, "resources": {"cpu": {"allocation": 0.1}}, "enforcement": "hard"},
- {"name": "latency", "attributes": {"indices_name": "orders-*"}, "resources": {"cpu": {"allocation": 0.5}}, "enforcement": "hard"},
+ {"name": "latency", "attributes": {"indices_name": "orders-*"}, "resources": {"cpu": {"allocation": 0.5}}, "enforcement": "soft"},
  {"name": "batch", "attributes": {"indices_name": "batch-*"}, "resources": {"cpu": {"allocation": 0.3}}, "enforcement": "monitor"}
 ]`
 
