@@ -899,17 +899,36 @@ func blocksIndexBalance(vs []Verdict, m Move, c *cluster.Copy) bool {
 	return false
 }
 
-// blockers summarizes, per node, the first non-YES verdict keeping a copy from it.
+// balancerBlockerChecks bounds how many targets every decider accepts blockers weighs OpenSearch's
+// balancer for.
+const balancerBlockerChecks = 4
+
+// blockers summarizes, per node, the first non-YES verdict keeping a copy from it, and for a node
+// every decider accepts, OpenSearch's balancer when the move alone spreads an index past its
+// threshold (invitesBuiltin): the search then needs a count-neutral return, and a node left out
+// of the summary would read as a target nothing kept the copy from. The balancer is weighed for the
+// first balancerBlockerChecks such nodes only: on a large cluster each weighing counts every node.
 func (p *planner) blockers(c *cluster.Copy) string {
+	v := p.v
 	var parts []string
-	for _, n := range p.v.DataNodes() {
+	checks := 0
+	for _, n := range v.DataNodes() {
 		if n.ID == c.Node {
 			continue
 		}
-		for _, vd := range Evaluate(p.v, c, n) {
+		blocked := false
+		for _, vd := range Evaluate(v, c, n) {
 			if vd.Decision != Yes {
 				parts = append(parts, fmt.Sprintf("%s %s (%s)", n.Name, vd.Decision, vd.Why()))
+				blocked = true
 				break
+			}
+		}
+		if src := v.Node(c.Node); !blocked && src != nil && checks < balancerBlockerChecks {
+			checks++
+			if invites, ix, spread := v.invitesBuiltin([]Move{newMove(c, src, n, c.WriteLoad, PhaseWriteHotspot)}); invites {
+				parts = append(parts, fmt.Sprintf("%s YES, but alone the move spreads %s past OpenSearch's balancer threshold (%.2f over %.2f), and no return that keeps it within was found",
+					n.Name, ix, spread, v.Cfg.BuiltinBalancer.Threshold))
 			}
 		}
 	}

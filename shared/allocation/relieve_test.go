@@ -563,6 +563,30 @@ func TestReliefNotes(t *testing.T) {
 			noteWhy:         []string{"its first candidate x[0] (3.00 WRITE threads): b NOT_PREFERRED (b WRITE utilization would be 100% with 3.00 threads more, over 90%)"},
 		},
 		{
+			name: "a target every decider accepts but OpenSearch's balancer would undo: the note names the balancer",
+			build: func() (*cluster.Snapshot, []string) {
+				// A hot key in s[0] (hot-key-moves): a and b hold its copies, each beside another
+				// copy of s and two of u, 8.28 threads on 8. s[3] leaving a for c, which every
+				// decider accepts, leaves a with 1 copy of s (3 in all) and c with 3 (5 in all): s
+				// spreads past OpenSearch's balancer threshold, and the only returns that keep it
+				// within, copies of s, carry as much as s[3]. Every placement of these 16 copies
+				// that the balancer's weights (0.45, 0.55, threshold 1) leave alone puts 8.28
+				// threads or more on a node: no relief exists without the balancer undoing it.
+				f := newFixture("a", "b", "c", "d").
+					index("s", 8<<30, []float64{6.67, 1.11, 1.11, 1.11}, []string{"a", "b"}, []string{"b", "c"}, []string{"c", "d"}, []string{"d", "a"}).
+					index("u", 2<<30, []float64{0.25, 0.25, 0.25, 0.25}, []string{"a", "b"}, []string{"c", "d"}, []string{"a", "c"}, []string{"b", "d"}).
+					queueing("a", 6).queueing("b", 6)
+				return f.snap(), []string{"a", "b"}
+			},
+			cfg:        func(c *Config) { c.BuiltinBalancer.Enabled = true },
+			notes:      []string{NoteUnrelieved, NoteUnrelieved},
+			unrelieved: []string{"a", "b"},
+			noteWhy: []string{
+				"its first candidate s[3] (1.11 WRITE threads): b NOT_PREFERRED (b is a write hotspot); c YES, but alone the move spreads s past OpenSearch's balancer threshold (2.00 over 1.00), and no return that keeps it within was found",
+				"its first candidate s[1] (1.11 WRITE threads): a NOT_PREFERRED (a is a write hotspot); c NO (c already holds a copy of s[1]); d YES, but alone the move spreads s past OpenSearch's balancer threshold (2.00 over 1.00), and no return that keeps it within was found",
+			},
+		},
+		{
 			name: "every node in service hot: all-nodes-hot, with the nodes and counts",
 			build: func() (*cluster.Snapshot, []string) {
 				// c is drained: it is not a place to move load to. 12 of 14.4 threads: not over
