@@ -62,6 +62,12 @@ func FuzzDecodeLargeMatchesStd(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		gotS, errS := decodeShardStatsWith(b, unmarshalLarge)
 		wantS, wantErrS := decodeShardStatsWith(b, json.Unmarshal)
+		if plain, ok := decodeShardStatsPlain(b); ok {
+			// The plain decode gives the general decode's copies in the same order.
+			if errS != nil || !reflect.DeepEqual(plain, gotS) {
+				t.Fatalf("plain decode of %q:\n got %+v\nwant %+v, %v", b, plain, gotS, errS)
+			}
+		}
 		sameResult(t, "shard stats", b, gotS, errS, wantS, wantErrS, func(s *ShardStats) {
 			slices.SortFunc(s.Copies, func(x, y ShardCopyStats) int { return cmp.Compare(fmt.Sprint(x), fmt.Sprint(y)) })
 		})
