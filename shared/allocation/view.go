@@ -130,9 +130,11 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 	}
 	// A shard's copies, and an index's shards, are side by side in a sorted snapshot: the entry of
 	// the copy before is looked up again only when the shard or the index changes. The shards'
-	// entries come from one slab, of at most one per copy.
+	// entries come from one slab, of at most one per copy, and so do their lists of copies when a
+	// shard's copies are side by side.
 	var (
 		slab     = make([]shardOf, 0, len(snap.Copies))
+		held     = make([]*cluster.Copy, 0, len(snap.Copies))
 		id       cluster.ShardID
 		sh       *shardOf
 		segment  bool                  // id's index uses segment replication
@@ -161,15 +163,23 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 		if c.Node == "" {
 			continue
 		}
-		sh.copies = append(sh.copies, c)
-		holder := v.stateOf(c.Node)
+		if n := len(sh.copies); n == 0 || &sh.copies[n-1] == &held[len(held)-1] {
+			// The shard's copies so far end the slab: it grows by one in place, capped so
+			// that no append elsewhere writes into the slab.
+			held = append(held, c)
+			sh.copies = held[len(held)-n-1 : len(held) : len(held)]
+		} else {
+			sh.copies = append(sh.copies, c)
+		}
+		source := v.stateOf(c.Node)
+		holder := source
 		if c.State == cluster.StateRelocating && c.RelocatingNode != "" {
 			// The target already holds the incoming copy for the same-shard rule and counts it for
 			// balance, as OpenSearch does.
 			holder = v.stateOf(c.RelocatingNode)
 			holder.holds[id] = true
 		}
-		v.stateOf(c.Node).holds[id] = true
+		source.holds[id] = true
 		if shares == nil || c.Index != sharesOf {
 			sharesOf = c.Index
 			if shares = v.indexOn[c.Index]; shares == nil {

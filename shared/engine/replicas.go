@@ -371,7 +371,7 @@ func (e *Engine) decideReplicas(ctx context.Context, name string, snap *cluster.
 	if len(apply) < len(changes) {
 		next = heldMemory(next, mem, changes, apply)
 	}
-	if memStored && len(apply) == 0 && sameJSON(mem, next) {
+	if memStored && len(apply) == 0 && sameMemory(mem, next) {
 		// Nothing to apply and nothing to remember: storing the memory again would cost a write a
 		// cycle, and with nothing applied there is no race for its condition to settle.
 		return nil, true, nil
