@@ -289,6 +289,13 @@ func (v *View) Utilization(node string) float64 {
 // IndexCopies returns how many copies of the index the node holds after planned moves.
 func (v *View) IndexCopies(index, node string) int { return int(v.indexOn[index][node].copies) }
 
+// IndexCopiesOf returns IndexCopies for one index, its entry found once: a lookup by node for
+// callers that ask about every node. It reads the view as it is when called.
+func (v *View) IndexCopiesOf(index string) func(node string) int {
+	shares := v.indexOn[index]
+	return func(node string) int { return int(shares[node].copies) }
+}
+
 // NodeCopies returns how many copies the node holds after planned moves.
 func (v *View) NodeCopies(node string) int { return v.figures(node).copies }
 

@@ -122,6 +122,7 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config, searchReplicas
 	var (
 		unfiltered      []*cluster.Node
 		unfilteredKnown bool
+		pn              []replicas.PlacementNode // each index's, reused: MaxCopies keeps none
 	)
 	for _, ix := range snap.Indices {
 		extra, limiter := -1, ""
@@ -187,10 +188,11 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config, searchReplicas
 		if len(eligible) > 0 {
 			in.NodeSearchThreads = float64(threads) / float64(len(eligible))
 		}
-		pn := make([]replicas.PlacementNode, len(eligible))
+		pn = slices.Grow(pn[:0], len(eligible))[:len(eligible)]
+		own := v.IndexCopiesOf(ix.Name)
 		for i, n := range eligible {
 			// The index's own copies on the node do not count against the cluster-wide limit.
-			pn[i] = replicas.PlacementNode{Host: n.Host, Attrs: n.Attributes, Others: perNode[n.ID] - v.IndexCopies(ix.Name, n.ID)}
+			pn[i] = replicas.PlacementNode{Host: n.Host, Attrs: n.Attributes, Others: perNode[n.ID] - own(n.ID)}
 		}
 		if ix.NodeLeftDelayedTimeoutSet {
 			in.DelayedTimeout, in.DelayedTimeoutSet = ix.NodeLeftDelayedTimeout.Std(), true

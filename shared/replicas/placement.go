@@ -47,25 +47,43 @@ func MaxCopies(nodes []PlacementNode, r PlacementRules) (int, string) {
 		room  int // copies of this index it can take, at most one per shard
 		attrs map[string]string
 	}
-	var units []unit
-	byHost := map[string]int{}
-	limited := ""
+	units := make([]unit, 0, len(nodes))
+	var byHost map[string]int // only under same_shard.host
+	if r.SameShardHost {
+		byHost = map[string]int{}
+	}
+	// Which limit last held a node's room: its text is made once, after the loop.
+	const (
+		noLimit = iota
+		indexLimit
+		clusterLimit
+	)
+	limitedBy := noLimit
 	for _, n := range nodes {
 		room := s
 		if r.TotalShardsPerNode > 0 && r.TotalShardsPerNode < room {
-			room, limited = r.TotalShardsPerNode, fmt.Sprintf("index.routing.allocation.total_shards_per_node=%d", r.TotalShardsPerNode)
+			room, limitedBy = r.TotalShardsPerNode, indexLimit
 		}
 		if r.ClusterTotalShardsPerNode > 0 {
 			if left := max(r.ClusterTotalShardsPerNode-n.Others, 0); left < room {
-				room, limited = left, fmt.Sprintf("cluster.routing.allocation.total_shards_per_node=%d", r.ClusterTotalShardsPerNode)
+				room, limitedBy = left, clusterLimit
 			}
 		}
-		if i, ok := byHost[n.Host]; ok && r.SameShardHost && n.Host != "" {
-			units[i].room = min(units[i].room+room, s)
-			continue
+		if r.SameShardHost {
+			if i, ok := byHost[n.Host]; ok && n.Host != "" {
+				units[i].room = min(units[i].room+room, s)
+				continue
+			}
+			byHost[n.Host] = len(units)
 		}
-		byHost[n.Host] = len(units)
 		units = append(units, unit{room: room, attrs: n.Attrs})
+	}
+	limited := ""
+	switch limitedBy {
+	case indexLimit:
+		limited = fmt.Sprintf("index.routing.allocation.total_shards_per_node=%d", r.TotalShardsPerNode)
+	case clusterLimit:
+		limited = fmt.Sprintf("cluster.routing.allocation.total_shards_per_node=%d", r.ClusterTotalShardsPerNode)
 	}
 	// perShard: every unit that takes anything can hold one copy of each shard it is given.
 	total, holders := 0, 0

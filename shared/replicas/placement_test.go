@@ -27,6 +27,10 @@ func TestMaxCopies(t *testing.T) {
 	for i := range crowded {
 		crowded[i].Others = 9
 	}
+	// Both limits hold, the cluster's on one crowded node: the text names the limit that held the
+	// last node's room.
+	crowdedFirst, crowdedLast := nodes(4), nodes(4)
+	crowdedFirst[0].Others, crowdedLast[3].Others = 9, 9
 	tests := []struct {
 		name  string
 		nodes []PlacementNode
@@ -41,6 +45,10 @@ func TestMaxCopies(t *testing.T) {
 			PlacementRules{Primaries: 2, TotalShardsPerNode: 2}, 6, ""},
 		{"cluster total_shards_per_node with 9 other copies per node: one copy each", crowded,
 			PlacementRules{Primaries: 2, ClusterTotalShardsPerNode: 10}, 2, "cluster.routing.allocation.total_shards_per_node=10"},
+		{"both limits, the crowded node first", crowdedFirst,
+			PlacementRules{Primaries: 3, TotalShardsPerNode: 2, ClusterTotalShardsPerNode: 10}, 2, "index.routing.allocation.total_shards_per_node=2 on 4 nodes"},
+		{"both limits, the crowded node last", crowdedLast,
+			PlacementRules{Primaries: 3, TotalShardsPerNode: 2, ClusterTotalShardsPerNode: 10}, 2, "cluster.routing.allocation.total_shards_per_node=10 on 4 nodes"},
 		{"same_shard.host: two nodes per host", sharedHosts,
 			PlacementRules{Primaries: 1, SameShardHost: true}, 3, "same_shard.host: 3 hosts for 6 nodes"},
 		{"same_shard.host off: hosts do not matter", sharedHosts, PlacementRules{Primaries: 1}, 6, ""},
