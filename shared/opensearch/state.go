@@ -103,22 +103,24 @@ func (c *Client) ClusterState(ctx context.Context) (ClusterState, error) {
 		Params:  opensearchapi.ClusterStateParams{FilterPath: clusterStateFilter},
 	}
 	return get(ctx, c, "cluster state", req, func(body []byte) (ClusterState, error) {
-		return decodeClusterStateMemo(body, unmarshalLarge, &c.states)
+		return decodeClusterStateMemo(body, unmarshalLarge, &c.states, true)
 	})
 }
 
 func decodeClusterState(body []byte) (ClusterState, error) {
-	return decodeClusterStateWith(body, unmarshalLarge)
+	return decodeClusterStateMemo(body, unmarshalLarge, nil, true)
 }
 
-// decodeClusterStateWith decodes with the given unmarshal, which the tests vary.
+// decodeClusterStateWith decodes with the given unmarshal, which the tests vary, always the
+// general way (not plainClusterState).
 func decodeClusterStateWith(body []byte, unmarshal func([]byte, any) error) (ClusterState, error) {
-	return decodeClusterStateMemo(body, unmarshal, nil)
+	return decodeClusterStateMemo(body, unmarshal, nil, false)
 }
 
 // decodeClusterStateMemo decodes body, taking from memo (nil: none) what an earlier answer's same
-// bytes decoded to, and keeping this answer's decoding there.
-func decodeClusterStateMemo(body []byte, unmarshal func([]byte, any) error, memo *stateMemo) (ClusterState, error) {
+// bytes decoded to, and keeping this answer's decoding there. With plain, an answer in the plain
+// form is read by plainClusterState; any other is decoded by unmarshal.
+func decodeClusterStateMemo(body []byte, unmarshal func([]byte, any) error, memo *stateMemo, plain bool) (ClusterState, error) {
 	var sum digest
 	if memo != nil {
 		sum = digestOf(body)
@@ -126,26 +128,18 @@ func decodeClusterStateMemo(body []byte, unmarshal func([]byte, any) error, memo
 			return cs, nil
 		}
 	}
-	var wire struct {
-		Version   int64  `json:"version"`
-		StateUUID string `json:"state_uuid"`
-		Nodes     map[string]struct {
-			Name             string            `json:"name"`
-			TransportAddress string            `json:"transport_address"`
-			Attributes       map[string]string `json:"attributes"`
-		} `json:"nodes"`
-		Metadata struct {
-			Indices map[string]struct {
-				State    string          `json:"state"`
-				Settings json.RawMessage `json:"settings"`
-			} `json:"indices"`
-		} `json:"metadata"`
-		RoutingTable struct {
-			Indices shardTable[routingCopyWire] `json:"indices"`
-		} `json:"routing_table"`
+	var (
+		wire clusterStateWire
+		ok   bool
+	)
+	if plain {
+		wire, ok = plainClusterState(body)
 	}
-	if err := unmarshal(body, &wire); err != nil {
-		return ClusterState{}, fmt.Errorf("decode: %w", err)
+	if !ok {
+		wire = clusterStateWire{}
+		if err := unmarshal(body, &wire); err != nil {
+			return ClusterState{}, fmt.Errorf("decode: %w", err)
+		}
 	}
 	out := ClusterState{Version: wire.Version, StateUUID: wire.StateUUID}
 
@@ -205,6 +199,32 @@ func decodeClusterStateMemo(body []byte, unmarshal func([]byte, any) error, memo
 		memo.keep(sum, out, seen)
 	}
 	return out, nil
+}
+
+// clusterStateWire is the cluster state answer as it is decoded.
+type clusterStateWire struct {
+	Version   int64                    `json:"version"`
+	StateUUID string                   `json:"state_uuid"`
+	Nodes     map[string]stateNodeWire `json:"nodes"`
+	Metadata  struct {
+		Indices map[string]indexMetaWire `json:"indices"`
+	} `json:"metadata"`
+	RoutingTable struct {
+		Indices shardTable[routingCopyWire] `json:"indices"`
+	} `json:"routing_table"`
+}
+
+// stateNodeWire is one node of the cluster state.
+type stateNodeWire struct {
+	Name             string            `json:"name"`
+	TransportAddress string            `json:"transport_address"`
+	Attributes       map[string]string `json:"attributes"`
+}
+
+// indexMetaWire is one index's metadata, its settings left to flattenSettings.
+type indexMetaWire struct {
+	State    string          `json:"state"`
+	Settings json.RawMessage `json:"settings"`
 }
 
 // routingCopyWire is one shard copy of the routing table.

@@ -74,6 +74,16 @@ func FuzzDecodeLargeMatchesStd(f *testing.F) {
 		gotC, errC := decodeClusterStateWith(b, unmarshalLarge)
 		wantC, wantErrC := decodeClusterStateWith(b, json.Unmarshal)
 		sameResult(t, "cluster state", b, gotC, errC, wantC, wantErrC, func(*ClusterState) {})
+		if w, ok := plainClusterState(b); ok {
+			// The plain read gives what the general decode gives.
+			var general clusterStateWire
+			if err := unmarshalLarge(b, &general); err != nil {
+				t.Fatalf("plain cluster state of %q read, the general decode failed: %v", b, err)
+			}
+			sameWire(t, b, w, general)
+		}
+		gotP, errP := decodeClusterState(b)
+		sameResult(t, "cluster state (plain or general)", b, gotP, errP, wantC, wantErrC, func(*ClusterState) {})
 	})
 }
 
