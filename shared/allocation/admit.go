@@ -18,6 +18,11 @@ const (
 	// the move strictly lowers the cluster's excess Σ max(0, utilization − goal) and leaves the target
 	// unsaturated and cooler than the source.
 	RuleImprovesExcess = "improves-excess"
+	// RuleFitsAfterReturn: a lone move the improvement rule accepts (the target over its goal),
+	// issued without a count-neutral return because OpenSearch's balancer is expected to make one
+	// once it lands (builtinReturn), and that return comes off the target: the target ends within
+	// its goal after it, as after a swap, without the return sharing the hot node's recovery rate.
+	RuleFitsAfterReturn = "fits-after-return"
 	// RuleSwapReturn: a cooler copy sent back to a hot node in the same call as the hot copy leaving
 	// it; the write-load decider objects (the node is hot), the group as a whole lowers the excess and
 	// leaves the node unsaturated, or takes at least half its load over saturation off it.

@@ -56,7 +56,9 @@
 //     once it lands (it does not rebalance while anything relocates) is predicted to be a cool
 //     copy the planner did not place, evening the counts: a return sent with it would share the
 //     hot node's recovery rate (one limiter, in and out) for the whole relocation. The expected
-//     return is kept in the [Memory] and weighed in the counts while the move relocates.
+//     return is kept in the [Memory] and weighed in the counts while the move relocates. When it
+//     comes off the move's target and leaves target and hot node within their goals, a lone move
+//     the improvement rule admitted is weighed as a swap (rule fits-after-return, fitsAfterReturn).
 //  10. The [Move]: its Phase, its Verdicts, a SwapGroup shared with the moves issued with it, and a
 //     Reason that chains the evidence, the copy and its tier, the kind of group, where source and
 //     target end, and the admission rule: "…(hot); moving hot[0] (3.50 WRITE threads, tier 3 of the

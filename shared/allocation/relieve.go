@@ -67,7 +67,7 @@ func ruleRank(rule string) int {
 	switch rule {
 	case RuleAllYes:
 		return 0
-	case RuleFitsAfterGroup, RuleCountNeutral:
+	case RuleFitsAfterGroup, RuleCountNeutral, RuleFitsAfterReturn:
 		return 1
 	default:
 		return 2
@@ -932,6 +932,9 @@ func (s *search) admit(group []Move, kind string, t *cluster.Node, rank int) *op
 			// OpenSearch's balancer makes the return itself once the move has landed, so the hot
 			// copy does not share its node's recovery rate with a return for its whole relocation.
 			expect, builtin = why, &ret
+			if a, fits := fitsAfterReturn(v, group[0], ret, judged[0].Admission); fits {
+				judged[0].Admission = a
+			}
 		} else {
 			back, found := s.p.swapReturn(group[0])
 			if !found {
@@ -970,9 +973,34 @@ func (s *search) admit(group []Move, kind string, t *cluster.Node, rank int) *op
 		return nil
 	}
 	pr := v.Project(group, o.hot())
+	if builtin != nil && judged[0].Admission.Rule == RuleFitsAfterReturn {
+		// Weighed as a swap is: on where the nodes end once the balancer's return has landed.
+		pr = v.Project([]Move{group[0], *builtin}, 0)
+	}
 	o.srcAfter = v.utilOf(src, v.WriteLoad(src)+delta)
 	o.drop = pr.ExcessBefore - pr.ExcessAfter
 	return o
+}
+
+// fitsAfterReturn upgrades a lone move the improvement rule admitted (its target left over its
+// goal) when the return OpenSearch's balancer is expected to make once it lands (builtinReturn)
+// comes off that target: with it the target ends within its goal and the hot node within its own,
+// which is what a swap reaches, and the option is then weighed as one (ruleRank). The swap sends
+// its return in the same call, sharing the hot node's recovery rate for the hot copy's whole
+// relocation; here the target carries the copy over its goal, though under saturation (the
+// improvement rule's bound), only while the balancer's return relocates.
+func fitsAfterReturn(v *View, m, ret Move, a Admission) (Admission, bool) {
+	if a.Rule != RuleImprovesExcess || ret.From != m.To || ret.To != m.From {
+		return a, false
+	}
+	target := v.utilOf(m.To, v.WriteLoad(m.To)+m.WriteLoad-ret.WriteLoad)
+	source := v.utilOf(m.From, v.WriteLoad(m.From)-m.WriteLoad+ret.WriteLoad)
+	during := v.utilOf(m.To, v.WriteLoad(m.To)+m.WriteLoad)
+	if target > v.Goal(m.To)+1e-9 || source > v.Goal(m.From)+1e-9 {
+		return a, false
+	}
+	return admission(true, RuleFitsAfterReturn, "the target ends at %.0f%%, within its goal %.0f%%, once OpenSearch's balancer returns %s[%d] (%.2f threads) %s→%s, and %s at %.0f%%; until that return lands the target carries %.0f%%, under saturation",
+		target*100, v.Goal(m.To)*100, ret.Index, ret.Shard, ret.WriteLoad, ret.FromName, ret.ToName, m.FromName, source*100, during*100), true
 }
 
 // roomOn lists the copies on node that could leave it in the same call as the hot copy arrives:

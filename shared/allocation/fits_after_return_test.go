@@ -1,0 +1,102 @@
+package allocation
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// fitsAfterReturnFixture: x's three single-copy shards one per node, so a lone move of x[0] off a
+// spreads x past the balancer's threshold, and its first step sends x[2], the highest-numbered copy
+// on the heaviest node c, back to a. a carries 8.5 threads (106 %) and queues; c carries cLoad.
+func fitsAfterReturnFixture(cLoad float64) *fixture {
+	return newFixture("a", "b", "c").
+		index("x", 1<<30, []float64{3, 0.6, 0.6}, []string{"a"}, []string{"b"}, []string{"c"}).
+		index("fa", 1<<30, []float64{5.5}, []string{"a"}).
+		index("fb", 1<<30, []float64{4.5}, []string{"b"}).
+		index("fc", 1<<30, []float64{cLoad - 0.6}, []string{"c"}).
+		queueing("a", 6)
+}
+
+// TestFitsAfterReturn: a lone move the improvement rule admitted is weighed as a swap (rule
+// fits-after-return) only when the return OpenSearch's balancer is expected to make comes off its
+// target back to the hot node, and leaves both within their goals.
+func TestFitsAfterReturn(t *testing.T) {
+	m := Move{Index: "x", Shard: 0, From: "id-a", To: "id-c", FromName: "a", ToName: "c", WriteLoad: 3}
+	back := Move{Index: "x", Shard: 2, From: "id-c", To: "id-a", FromName: "c", ToName: "a", WriteLoad: 0.6}
+	improves := Admission{Allowed: true, Rule: RuleImprovesExcess}
+	cases := []struct {
+		name  string
+		cLoad float64 // c's WRITE threads before the move
+		ret   Move
+		a     Admission
+		want  bool
+	}{
+		{"the return comes off the target and leaves it within its goal", 4.5, back, improves, true},
+		{"the target stays over its goal after the return", 5.0, back, improves, false},
+		{"the return comes off another node: the target keeps the copy's whole load", 4.5,
+			Move{Index: "x", Shard: 1, From: "id-b", To: "id-a", FromName: "b", ToName: "a", WriteLoad: 0.6}, improves, false},
+		{"the return goes to another node than the hot one", 4.5,
+			Move{Index: "x", Shard: 2, From: "id-c", To: "id-b", FromName: "c", ToName: "b", WriteLoad: 0.6}, improves, false},
+		{"a move every decider accepts keeps its gentler rule", 4.5, back, Admission{Allowed: true, Rule: RuleAllYes}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := NewView(fitsAfterReturnFixture(tc.cLoad).snap(), DefaultConfig(), nil)
+			got, ok := fitsAfterReturn(v, m, tc.ret, tc.a)
+			if ok != tc.want {
+				t.Fatalf("got %v (%s %s), want %v", ok, got.Rule, got.Why(), tc.want)
+			}
+			if !ok {
+				if got.Rule != tc.a.Rule {
+					t.Errorf("rule changed to %s without an upgrade", got.Rule)
+				}
+				return
+			}
+			if got.Rule != RuleFitsAfterReturn || !got.Allowed {
+				t.Errorf("got rule %s allowed %v, want %s", got.Rule, got.Allowed, RuleFitsAfterReturn)
+			}
+			for _, w := range []string{"the target ends at 86%", "returns x[2] (0.60 threads) c→a", "a at 76%", "carries 94%"} {
+				if !strings.Contains(got.Why(), w) {
+					t.Errorf("reason %q lacks %q", got.Why(), w)
+				}
+			}
+		})
+	}
+}
+
+// TestReliefLeavesTheReturnToTheBalancer: where the return OpenSearch's balancer is expected to
+// make brings the target back within its goal, the hot copy goes alone instead of as a swap whose
+// return would share the hot node's recovery rate for its whole relocation. Without the balancer to
+// rely on, the same cluster gets the swap.
+func TestReliefLeavesTheReturnToTheBalancer(t *testing.T) {
+	cases := []struct {
+		name    string
+		builtin bool
+		moves   []string
+		why     []string
+	}{
+		{"the balancer's return takes c back within its goal: the hot copy goes alone", true,
+			[]string{"x[0] a->c write-hotspot"},
+			[]string{"rule fits-after-return", "the target ends at 86%", "OpenSearch's balancer is expected to even the counts by moving x[2]"}},
+		{"no balancer to rely on: x[2] comes back in the same call", false,
+			[]string{"x[0] a->c write-hotspot", "x[2] c->a swap-return"},
+			[]string{"as a swap", "rule fits-after-group"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := fitsAfterReturnFixture(4.5).snap()
+			cfg := DefaultConfig()
+			cfg.BuiltinBalancer.Enabled = tc.builtin
+			plan, _ := PlanCycle(s, Memory{Streaks: streaks(s, "a")}, cfg)
+			if got := moveNames(plan); !slices.Equal(got, tc.moves) {
+				t.Fatalf("moves: got %v want %v\nnotes: %+v", got, tc.moves, plan.Notes)
+			}
+			for _, w := range tc.why {
+				if !strings.Contains(plan.Moves[0].Reason, w) {
+					t.Errorf("reason %q lacks %q", plan.Moves[0].Reason, w)
+				}
+			}
+		})
+	}
+}
