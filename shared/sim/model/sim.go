@@ -943,11 +943,22 @@ func ShardHealth(sh *Shard) string {
 
 // WorseHealth is the worse of two health colours, so a health rolls up from shards to the cluster.
 func WorseHealth(a, b string) string {
-	rank := map[string]int{"green": 0, "yellow": 1, "red": 2}
-	if rank[b] > rank[a] {
+	if healthRank(b) > healthRank(a) {
 		return b
 	}
 	return a
+}
+
+// healthRank orders health colours from green (and anything unknown) up to red. A switch, not a
+// map made on each call: health rolls up over every shard of every index on each health read.
+func healthRank(h string) int {
+	switch h {
+	case "yellow":
+		return 1
+	case "red":
+		return 2
+	}
+	return 0
 }
 
 // Violate records a safety violation.
