@@ -120,8 +120,8 @@ func MaxCopies(nodes []PlacementNode, r PlacementRules) (int, string) {
 		for ; c > 0 && !awarenessFits(c, values, count); c-- {
 		}
 		if c < best {
-			slices.Sort(values)
-			best, why = c, fmt.Sprintf("awareness on %s over %s: at most ceil(copies/%d) per value", attr, strings.Join(values, ","), len(values))
+			// Sorted for the reason's text on a copy: values may be the caller's forced values.
+			best, why = c, fmt.Sprintf("awareness on %s over %s: at most ceil(copies/%d) per value", attr, strings.Join(slices.Sorted(slices.Values(values)), ","), len(values))
 		}
 	}
 	return best, why

@@ -57,6 +57,9 @@ func TestMaxCopies(t *testing.T) {
 		{"forced awareness with a zone that has no node: 2 of 3 zones hold 2 per value", nodes(6, "a", "b"),
 			PlacementRules{Primaries: 1, Awareness: []string{"zone"}, ForcedAwareness: map[string][]string{"zone": {"a", "b", "c"}}},
 			4, "awareness on zone over a,b,c"},
+		{"forced values out of order: named sorted, the caller's list left as given", nodes(6, "a", "b"),
+			PlacementRules{Primaries: 1, Awareness: []string{"zone"}, ForcedAwareness: map[string][]string{"zone": {"c", "a", "b"}}},
+			4, "awareness on zone over a,b,c"},
 		{"uneven zones: 5 in a, 1 in b", []PlacementNode{
 			{Attrs: map[string]string{"zone": "a"}}, {Attrs: map[string]string{"zone": "a"}}, {Attrs: map[string]string{"zone": "a"}},
 			{Attrs: map[string]string{"zone": "a"}}, {Attrs: map[string]string{"zone": "a"}}, {Attrs: map[string]string{"zone": "b"}}},
@@ -65,7 +68,11 @@ func TestMaxCopies(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			before := fmt.Sprint(tc.rules)
 			got, why := MaxCopies(tc.nodes, tc.rules)
+			if after := fmt.Sprint(tc.rules); after != before {
+				t.Errorf("MaxCopies changed its rules: %s, given %s", after, before)
+			}
 			if got != tc.want {
 				t.Errorf("MaxCopies got %d (%s), want %d", got, why, tc.want)
 			}
