@@ -113,9 +113,6 @@ type shardCopyWire struct {
 }
 
 func decodeShardStats(body []byte) (ShardStats, error) {
-	if out, ok := decodeShardStatsPlain(body); ok {
-		return out, nil
-	}
 	return decodeShardStatsWith(body, unmarshalLarge)
 }
 
@@ -201,7 +198,7 @@ func (t shardTable[C]) each(f func(index string, shard int, c C)) error {
 			}
 			keys = append(keys, shardKey{shard, key})
 		}
-		slices.SortFunc(keys, func(a, b shardKey) int { return cmp.Compare(a.num, b.num) })
+		slices.SortFunc(keys, func(a, b shardKey) int { return cmp.Or(cmp.Compare(a.num, b.num), strings.Compare(a.key, b.key)) })
 		for _, k := range keys {
 			for _, c := range shards[k.key] {
 				f(index, k.num, c)

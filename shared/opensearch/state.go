@@ -103,24 +103,22 @@ func (c *Client) ClusterState(ctx context.Context) (ClusterState, error) {
 		Params:  opensearchapi.ClusterStateParams{FilterPath: clusterStateFilter},
 	}
 	return get(ctx, c, "cluster state", req, func(body []byte) (ClusterState, error) {
-		return decodeClusterStateMemo(body, unmarshalLarge, &c.states, true)
+		return decodeClusterStateMemo(body, unmarshalLarge, &c.states)
 	})
 }
 
 func decodeClusterState(body []byte) (ClusterState, error) {
-	return decodeClusterStateMemo(body, unmarshalLarge, nil, true)
+	return decodeClusterStateMemo(body, unmarshalLarge, nil)
 }
 
-// decodeClusterStateWith decodes with the given unmarshal, which the tests vary, always the
-// general way (not plainClusterState).
+// decodeClusterStateWith decodes with the given unmarshal, which the tests vary.
 func decodeClusterStateWith(body []byte, unmarshal func([]byte, any) error) (ClusterState, error) {
-	return decodeClusterStateMemo(body, unmarshal, nil, false)
+	return decodeClusterStateMemo(body, unmarshal, nil)
 }
 
 // decodeClusterStateMemo decodes body, taking from memo (nil: none) what an earlier answer's same
-// bytes decoded to, and keeping this answer's decoding there. With plain, an answer in the plain
-// form is read by plainClusterState; any other is decoded by unmarshal.
-func decodeClusterStateMemo(body []byte, unmarshal func([]byte, any) error, memo *stateMemo, plain bool) (ClusterState, error) {
+// bytes decoded to, and keeping this answer's decoding there.
+func decodeClusterStateMemo(body []byte, unmarshal func([]byte, any) error, memo *stateMemo) (ClusterState, error) {
 	var sum digest
 	if memo != nil {
 		sum = digestOf(body)
@@ -128,18 +126,9 @@ func decodeClusterStateMemo(body []byte, unmarshal func([]byte, any) error, memo
 			return cs, nil
 		}
 	}
-	var (
-		wire clusterStateWire
-		ok   bool
-	)
-	if plain {
-		wire, ok = plainClusterState(body)
-	}
-	if !ok {
-		wire = clusterStateWire{}
-		if err := unmarshal(body, &wire); err != nil {
-			return ClusterState{}, fmt.Errorf("decode: %w", err)
-		}
+	var wire clusterStateWire
+	if err := unmarshal(body, &wire); err != nil {
+		return ClusterState{}, fmt.Errorf("decode: %w", err)
 	}
 	out := ClusterState{Version: wire.Version, StateUUID: wire.StateUUID}
 

@@ -80,7 +80,7 @@ func TestStateMemoDecodesAlike(t *testing.T) {
 	}
 	var memo stateMemo
 	for _, s := range steps {
-		got, gotErr := decodeClusterStateMemo(s.body, unmarshalLarge, &memo, true)
+		got, gotErr := decodeClusterStateMemo(s.body, unmarshalLarge, &memo)
 		want, wantErr := decodeClusterStateWith(s.body, unmarshalLarge)
 		if (gotErr != nil) != s.err || (wantErr != nil) != s.err {
 			t.Fatalf("%s: errors %v with the memo and %v without, want an error: %v", s.name, gotErr, wantErr, s.err)
