@@ -452,6 +452,10 @@ type planner struct {
 	// expected are the returns OpenSearch's balancer is expected to make for lone moves relying
 	// on it (builtinReturn), carried in the memory while those moves relocate.
 	expected []ExpectedReturn
+	// counted is the shard counts OpenSearch's balancer weighs (View.counts), taken at countedAt
+	// moves applied (heapLeftToBuiltin).
+	counted   *countState
+	countedAt int
 }
 
 // heapRefusesAll reports whether every node but c's own is, for c, either told NO by the heap
@@ -593,27 +597,34 @@ func (p *planner) cannotRemain() {
 		node    string
 		no      Verdict
 		waiting bool // a home exists but a recovery slot does not
+		// builtin: left to OpenSearch's balancer, which moves copies off the node by count
+		// (heapLeftToBuiltin); excess is the node's copies over the mean.
+		builtin bool
+		excess  float64
 		copies  []*cluster.Copy
 	}
 	var (
 		holds []*held
 		last  *held
 	)
-	hold := func(node *cluster.Node, c *cluster.Copy, no Verdict, waiting bool) {
+	hold := func(node *cluster.Node, c *cluster.Copy, no Verdict, waiting, builtin bool, excess float64) {
 		// A node's copies come one after another when the snapshot is sorted by node, or not at
 		// all: the last note is the likeliest.
-		if last != nil && last.node == node.Name && last.no.Decider == no.Decider && last.waiting == waiting {
+		same := func(h *held) bool {
+			return h.node == node.Name && h.no.Decider == no.Decider && h.waiting == waiting && h.builtin == builtin
+		}
+		if last != nil && same(last) {
 			last.copies = append(last.copies, c)
 			return
 		}
 		for _, h := range holds {
-			if h.node == node.Name && h.no.Decider == no.Decider && h.waiting == waiting {
+			if same(h) {
 				h.copies = append(h.copies, c)
 				last = h
 				return
 			}
 		}
-		last = &held{node: node.Name, no: no, waiting: waiting, copies: []*cluster.Copy{c}}
+		last = &held{node: node.Name, no: no, waiting: waiting, builtin: builtin, excess: excess, copies: []*cluster.Copy{c}}
 		holds = append(holds, last)
 	}
 	for i := range v.Snap.Copies {
@@ -629,10 +640,14 @@ func (p *planner) cannotRemain() {
 		if no == nil {
 			continue
 		}
+		if excess, ok := p.heapLeftToBuiltin(c, node, no); ok {
+			hold(node, c, *no, false, true, excess)
+			continue
+		}
 		// The cluster's recovery limits pace a drain: more moves than it runs at once would only be
 		// refused, and the next cycle plans the next ones from what has moved.
 		if !p.outgoingFree(node.ID) {
-			hold(node, c, *no, true)
+			hold(node, c, *no, true, false, 0)
 			continue
 		}
 		// Any node but a NO: a NOT_PREFERRED home beats one that must not keep it.
@@ -649,7 +664,7 @@ func (p *planner) cannotRemain() {
 			target, verdicts, ok, waiting = p.bestTarget(c, NotPreferred, true)
 		}
 		if !ok {
-			hold(node, c, *no, waiting)
+			hold(node, c, *no, waiting, false, 0)
 			continue
 		}
 		m := newMove(c, node, target, c.WriteLoad, PhaseCannotRemain)
@@ -659,7 +674,7 @@ func (p *planner) cannotRemain() {
 	}
 	lim := v.Snap.Settings.Recoveries.Effective()
 	for _, h := range holds {
-		if len(h.copies) == 1 && !h.waiting {
+		if len(h.copies) == 1 && !h.waiting && !h.builtin {
 			c := h.copies[0]
 			shard := c.Shard
 			p.note(NoteCannotRemain, h.node, c.Index, &shard, "%s[%d] may not remain on %s (%s) but no node can take it", c.Index, c.Shard, h.node, h.no.Why())
@@ -673,6 +688,11 @@ func (p *planner) cannotRemain() {
 		if more := len(h.copies) - heldListed; more > 0 {
 			list += fmt.Sprintf(" and %d more", more)
 		}
+		if h.builtin {
+			p.note(NoteCannotRemain, h.node, "", nil, "%d copies may not remain on %s (%s [%s]) and are left to OpenSearch's balancer: the node holds %.1f copies over the mean, so the balancer moves copies off it by count, and a drain of shardwise's own would take the recovery slots the balancer's moves need without ending sooner: %s",
+				len(h.copies), h.node, h.no.Why(), h.no.Decider, h.excess, list)
+			continue
+		}
 		if h.waiting {
 			p.note(NoteCannotRemain, h.node, "", nil, "%d copies may not remain on %s (%s [%s]) and wait for recovery slots: no node with an incoming slot free takes them, or the node's outgoing slots are taken (node_concurrent_outgoing_recoveries %d, node_concurrent_incoming_recoveries %d); the next cycles look again: %s",
 				len(h.copies), h.node, h.no.Why(), h.no.Decider, lim.NodeOutgoing, lim.NodeIncoming, list)
@@ -681,6 +701,37 @@ func (p *planner) cannotRemain() {
 		p.note(NoteCannotRemain, h.node, "", nil, "%d copies may not remain on %s (%s [%s]) but no node can take them: %s",
 			len(h.copies), h.node, h.no.Why(), h.no.Decider, list)
 	}
+}
+
+// heapLeftToBuiltin reports whether a copy that may not remain on node only because the node's
+// heap is over the limit (no, its remain NO, is the heap decider's; the node is not excluded and no
+// filter names it) is left to OpenSearch's balancer, and the node's copies over the mean. The
+// heap a node holds follows its copies, and the balancer, when on and allocation is enabled,
+// moves copies off a node whose count is over the mean by more than its threshold over the shard
+// weight: that is the drain the heap needs. A drain of shardwise's own there would compete with
+// the balancer for the cluster's recovery slots (cluster_concurrent_rebalance counts every
+// relocation) and replace its moves one for one: at production size, hundreds of moves of cold
+// copies that relieved no write load the balancer would not have moved anyway.
+func (p *planner) heapLeftToBuiltin(c *cluster.Copy, node *cluster.Node, no *Verdict) (excess float64, ok bool) {
+	v := p.v
+	b := v.Cfg.BuiltinBalancer
+	if no.Decider != DeciderHeap || !b.Enabled || b.Shard <= 0 {
+		return 0, false
+	}
+	if e := v.Snap.Settings.AllocationEnable; e != "" && e != "all" {
+		return 0, false
+	}
+	if v.excluded[node.ID] || !v.Snap.Settings.Filters.Empty() {
+		return 0, false
+	}
+	if ix := v.Index(c.Index); ix != nil && !ix.Filters.Empty() {
+		return 0, false
+	}
+	if p.counted == nil || p.countedAt != p.applied {
+		p.counted, p.countedAt = v.counts(), p.applied
+	}
+	excess = float64(v.NodeCopies(node.ID)) - p.counted.avg
+	return excess, b.Shard*excess > b.Threshold
 }
 
 // heldListed is how many held-back copies a cannot-remain note names.
