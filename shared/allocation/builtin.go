@@ -173,12 +173,15 @@ func (v *View) invitesBuiltin(moves []Move) (bool, string, float64) {
 
 // builtinReturn predicts what OpenSearch's balancer does once a lone move m that unsettles the
 // counts has landed, and reports whether that is harmless: a count-neutral return it makes itself.
-// The balancer does not rebalance while any shard relocates (cluster.routing.allocation.
-// allow_rebalance indices_all_active), so it acts only after m lands (see builtinStep). A return
-// the planner sends with the move shares the hot node's recovery rate with the hot copy for the
-// whole relocation (indices.recovery.max_bytes_per_sec is one limiter per node, inbound and
-// outbound), about doubling how long the node stays hot; a return the balancer makes starts only
-// once the move has landed.
+// The balancer counts a relocating copy on its target, and it goes on rebalancing while
+// relocations are in flight, up to cluster.routing.allocation.cluster_concurrent_rebalance:
+// OpenSearch's RoutingNodes does not count a relocation's target as inactive, so allow_rebalance
+// indices_all_active does not hold it back (the simulator's balancer does the same). So its step
+// is predicted with m in place (see builtinStep), and may come while m still relocates. A return
+// the planner sends with the move, to keep the counts, is often a copy of the hot index as large
+// as the hot copy, and shares the hot node's recovery rate with it for the whole relocation
+// (indices.recovery.max_bytes_per_sec is one limiter per node, inbound and outbound), about
+// doubling how long the node stays hot; the balancer's step is a cooler copy of its own choosing.
 //
 // It is harmless, without allocation awareness, when the counts of the indices m touches were within the balancer's threshold
 // before it; the predicted copy is not one the planner moved this cycle or within the hour (the

@@ -53,7 +53,7 @@
 //     then the fewer bytes. A lone move OpenSearch's own balancer would undo
 //     ([BuiltinBalancer]) takes a count-neutral return copy with it, or is not made; except that
 //     a lone move bringing the hot node to its goal goes alone when the balancer's own first step
-//     once it lands (it does not rebalance while anything relocates) is predicted to be a cool
+//     once it lands (it counts a relocating copy on its target) is predicted to be a cool
 //     copy the planner did not place, evening the counts: a return sent with it would share the
 //     hot node's recovery rate (one limiter, in and out) for the whole relocation. The expected
 //     return is kept in the [Memory] and weighed in the counts while the move relocates. When it
