@@ -24,8 +24,9 @@ const benchProductionEnv = "SHARDWISE_BENCH_PRODUCTION"
 // the first half hour (the scale-out and its moves) takes minutes, not the whole run's.
 const benchProductionSecondsEnv = "SHARDWISE_BENCH_PRODUCTION_SECONDS"
 
-// benchProductionMovesEnv, when set, names a file the run writes each tick's moves to, with their
-// reasons, one a line: two such files compare an optimisation's decisions with the code before it.
+// benchProductionMovesEnv, when set, names a file the run writes each tick's moves to (tick,
+// outcome, index[shard] from→to; not their reasons), one a line: two such files compare an
+// optimisation's decisions with the code before it.
 const benchProductionMovesEnv = "SHARDWISE_BENCH_PRODUCTION_MOVES"
 
 // BenchmarkSimulateScaleOutProduction runs the whole scale-out-production scenario (10 to 37 nodes,

@@ -101,7 +101,7 @@ type Tick struct {
 	At         time.Duration
 	Nodes      []string // nodes in the cluster this tick
 	Hot        []string // nodes at or over 3 s true queue latency
-	Moves      []string // moves executed (or dry-run) this tick, with reasons
+	Moves      []string // moves executed (or dry-run) this tick: outcome, index[shard] from→to
 	Replicas   []string
 	Breaker    string
 	ScaleUp    string
