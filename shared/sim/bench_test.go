@@ -85,6 +85,11 @@ func BenchmarkStatsLevelShards(b *testing.B) {
 	for _, bc := range []struct{ name, query string }{
 		{"full", "/_stats?level=shards"},
 		{"filter_path", "/_stats?level=shards&filter_path=indices.*.shards.*.routing.node,indices.*.shards.*.indexing.index_time_in_millis"},
+		// What the shardwise client asks for each cycle (opensearch.ShardStats).
+		{"shardwise", "/_stats?level=shards&expand_wildcards=open,hidden&filter_path=_shards.total,_shards.successful,_shards.failed," +
+			"indices.*.shards.*.routing.state,indices.*.shards.*.routing.primary,indices.*.shards.*.routing.node,indices.*.shards.*.routing.relocating_node," +
+			"indices.*.shards.*.indexing.index_time_in_millis,indices.*.shards.*.indexing.index_total,indices.*.shards.*.search.query_time_in_millis," +
+			"indices.*.shards.*.search.fetch_time_in_millis,indices.*.shards.*.search.query_total,indices.*.shards.*.store.size_in_bytes,indices.*.shards.*.docs.count"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			for range b.N {
