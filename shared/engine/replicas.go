@@ -356,7 +356,7 @@ func (e *Engine) decideReplicas(ctx context.Context, name string, snap *cluster.
 	mkey := state.Key{PK: pk(name), SK: replicasMemoryKey}
 	// One entry per index: a large value at tens of thousands of indices, stored in parts of which
 	// a cycle rewrites only the changed ones.
-	mem, memRef, err := state.GetLargeJSON[map[string]replicas.Memory](ctx, e.Store, mkey)
+	mem, memRef, err := replicaMemories.getMemory(ctx, e.Store, mkey)
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return nil, false, fmt.Errorf("replicas %s: %w", name, err)
 	}
