@@ -140,6 +140,14 @@ func (v *View) invitesBuiltin(moves []Move) (bool, string, float64) {
 		}
 		before[ix] = d
 	}
+	// An index already spread past the threshold whose copies the balancer can move none of
+	// (the deciders refuse each) is stuck: a move may give it the first copy it can move.
+	var stuck []string
+	for _, ix := range indices[:own] {
+		if before[ix] > b.Threshold+0.001 && v.builtinStuck(ix) {
+			stuck = append(stuck, ix)
+		}
+	}
 	// Only the counts matter to the builtin balancer: shift them, measure, roll them back (and
 	// with them their number, and so what was worked out from it).
 	cp := v.checkpoint()
@@ -168,7 +176,157 @@ func (v *View) invitesBuiltin(moves []Move) (bool, string, float64) {
 	if worst != "" {
 		return true, worst, worstAfter
 	}
+	// A stuck index the moves do not spread further may still have a moved copy taken: it may be
+	// the first the balancer can move to a lighter node (random seed 64 of 200).
+	for _, ix := range stuck {
+		if after := v.builtinDelta(cs, ix); after > b.Threshold+0.001 {
+			if ours, _ := v.builtinPlay(ix, moves); ours {
+				return true, ix, after
+			}
+		}
+	}
 	return false, "", 0
+}
+
+// builtinStuck reports whether OpenSearch's balancer, on the view's counts, would relocate no copy
+// of index (builtinPlay), kept while the counts stay the same.
+func (v *View) builtinStuck(index string) bool {
+	if v.builtin.stuckAt != v.counted || v.builtin.stuck == nil {
+		v.builtin.stuckAt, v.builtin.stuck = v.counted, map[string]bool{}
+	}
+	s, ok := v.builtin.stuck[index]
+	if !ok {
+		_, moved := v.builtinPlay(index, nil)
+		s = !moved
+		v.builtin.stuck[index] = s
+	}
+	return s
+}
+
+// builtinPlayPicks bounds how many (heavy, light) node pairs builtinPlay lets the balancer try a
+// copy for: on a large cluster with many nodes past the threshold, the loop visits every pair.
+const builtinPlayPicks = 64
+
+// builtinPlay plays OpenSearch's balancer over one index on the view's counts with moves applied
+// (BalancedShardsAllocator's balanceByWeights: the nodes sorted by weight, stably in node order;
+// for the heaviest node holding a copy and the lightest first, the highest-numbered started copy
+// every decider lets go to the lighter node, while the pair's weights differ by more than the
+// threshold; then the pairs inwards). ours reports whether it relocates a copy of the index the
+// moves put where it is; moved whether it relocates any copy (without moves, it stops at the
+// first). A moved copy counts as started: it will be once it lands. The balancer's own steps are
+// applied as it goes and taken back. Only nodes that hold a copy of the index or that its and the
+// cluster's filters allow are weighed, as OpenSearch weighs them. Past builtinPlayPicks tries it
+// stops, reporting a relocation but none of ours: not proven either way, the index is then not
+// taken as stuck, and no move is held back.
+func (v *View) builtinPlay(index string, moves []Move) (ours, moved bool) {
+	b := v.Cfg.BuiltinBalancer
+	ix := v.Index(index)
+	if ix == nil {
+		return false, false
+	}
+	placed := map[cluster.ShardID]Move{}
+	for _, m := range moves {
+		if m.Index == index {
+			placed[cluster.ShardID{Index: m.Index, Shard: m.Shard}] = m
+		}
+	}
+	cp := v.checkpoint()
+	defer v.rollback(cp)
+	// The caller has shifted the counts; the copies move too, for the deciders and for which copy
+	// each node holds.
+	for _, m := range moves {
+		id := cluster.ShardID{Index: m.Index, Shard: m.Shard}
+		from, to := v.save(m.From, id), v.save(m.To, id)
+		delete(from.holds, id)
+		to.holds[id] = true
+	}
+	copyAt := func(shard int, node string) (c *cluster.Copy, ours bool) {
+		if !v.Holds(node, cluster.ShardID{Index: index, Shard: shard}) {
+			return nil, false
+		}
+		if m, ok := placed[cluster.ShardID{Index: index, Shard: shard}]; ok && m.To == node {
+			src := v.copyOn(index, shard, m.From)
+			if src == nil {
+				return nil, false
+			}
+			landed := *src
+			landed.Node, landed.State, landed.RelocatingNode = node, cluster.StateStarted, ""
+			return &landed, true
+		}
+		c = v.copyOn(index, shard, node)
+		if c == nil || c.State != cluster.StateStarted {
+			return nil, false
+		}
+		return c, false
+	}
+	picks := 0
+	for step := 0; step <= ix.Primaries*(1+ix.Replicas); step++ {
+		cs := v.counts()
+		var nodes []*cluster.Node
+		for _, n := range v.DataNodes() {
+			if !cs.isLive[n.ID] {
+				continue
+			}
+			if v.IndexCopies(index, n.ID) > 0 {
+				nodes = append(nodes, n)
+			} else if ok, _ := FiltersAllow(ix.Filters, n); ok {
+				if ok, _ := FiltersAllow(v.Snap.Settings.Filters, n); ok {
+					nodes = append(nodes, n)
+				}
+			}
+		}
+		if len(nodes) < 2 {
+			return false, moved
+		}
+		weights := make(map[string]float64, len(nodes))
+		for _, n := range nodes {
+			weights[n.ID] = b.Shard*float64(v.NodeCopies(n.ID)) + b.Index*float64(v.IndexCopies(index, n.ID))
+		}
+		slices.SortStableFunc(nodes, func(x, y *cluster.Node) int { return cmp.Compare(weights[x.ID], weights[y.ID]) })
+		w := func(i int) float64 { return weights[nodes[i].ID] }
+		relocated := false
+		lo, hi := 0, len(nodes)-1
+		for !relocated {
+			light, heavy := nodes[lo], nodes[hi]
+			if v.IndexCopies(index, heavy.ID) > 0 {
+				if w(hi)-w(lo) <= b.Threshold+0.001 {
+					if !(lo > 0 && hi-1 > 0 && w(hi-1)-w(0) > b.Threshold) {
+						return false, moved
+					}
+				} else {
+					if picks++; picks > builtinPlayPicks {
+						return false, true
+					}
+					for shard := ix.Primaries - 1; shard >= 0 && !relocated; shard-- {
+						c, isOurs := copyAt(shard, heavy.ID)
+						if c == nil || firstNo(Evaluate(v, c, light)) != nil {
+							continue
+						}
+						if isOurs {
+							return true, true
+						}
+						if len(placed) == 0 {
+							return false, true
+						}
+						v.apply(newMove(c, heavy, light, 0, PhaseSwapReturn))
+						relocated, moved = true, true
+					}
+					if relocated {
+						break
+					}
+				}
+			}
+			if lo >= hi-1 && lo == 0 {
+				return false, moved
+			}
+			if lo < hi-1 {
+				lo++
+			} else {
+				lo, hi = 0, hi-1
+			}
+		}
+	}
+	return false, moved
 }
 
 // builtinReturn predicts what OpenSearch's balancer does once a lone move m that unsettles the

@@ -254,3 +254,75 @@ func TestExpectBuiltin(t *testing.T) {
 		})
 	}
 }
+
+// TestInvitesBuiltinStuckIndex: an index already spread past OpenSearch's threshold that its
+// balancer cannot even out (every copy on the heaviest node has its twin in the lightest node's
+// zone) is left alone by a count-neutral swap that keeps it so, and not by one that puts a copy the
+// balancer may move there: the balancer takes that copy first (random seed 64 of 200: a swap
+// within idx-7 brought such a copy onto node-4, and OpenSearch moved it on to node-3).
+//
+// Zones: l and a in za, h and s in zb, c in zc; x has one replica (one copy per zone at most).
+// x[0] on h and l, x[1] on h and a, x[2] on s and c. y (one copy a shard, filtered to zb and zc)
+// fills h, s and c to 3 copies each. x's weights: l and a 1.00, s and c 1.90, h 2.45: h's copies
+// may go neither to l nor to a, and s and c are within the threshold of h.
+func TestInvitesBuiltinStuckIndex(t *testing.T) {
+	build := func(lZone, cZone string) *View {
+		f := newFixture("l", "a", "h", "s", "c").
+			index("x", 1<<30, []float64{1, 1, 1}, []string{"h", "l"}, []string{"h", "a"}, []string{"s", "c"}).
+			index("y", 1<<30, []float64{0, 0, 0, 0, 0}, []string{"h"}, []string{"s"}, []string{"s"}, []string{"c"}, []string{"c"})
+		f.s.Settings.AwarenessAttributes = []string{"zone"}
+		for n, z := range map[string]string{"l": lZone, "a": "za", "h": "zb", "s": "zb", "c": cZone} {
+			f.node(n).Attributes = map[string]string{"zone": z}
+		}
+		f.s.Indices[1].Filters = cluster.Filters{Include: map[string]string{"_name": "h,s,c"}}
+		return NewView(f.snap(), DefaultConfig(), nil)
+	}
+	swap := []Move{{Index: "x", Shard: 2, From: "id-s", To: "id-h"}, {Index: "x", Shard: 1, From: "id-h", To: "id-s"}}
+	cases := []struct {
+		name         string
+		lZone, cZone string
+		moves        []Move
+		want         bool
+	}{
+		{"nothing moves: the balancer is stuck", "za", "zc", nil, false},
+		// x[2]'s twin is in zc: on h it may go to l.
+		{"the swap brings h a copy the balancer may move to l", "za", "zc", swap, true},
+		// x[2]'s twin is in za: on h it may go neither to l nor to a.
+		{"the swap brings h a copy the balancer may not move", "za", "za", swap, false},
+		// l in a zone of its own: h's x[1] may go there, so the balancer has work on x whatever
+		// the planner does, and a swap that keeps x's spread is weighed as before.
+		{"the balancer is not stuck on x", "zd", "zc", swap, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := build(tc.lZone, tc.cZone)
+			if d := v.builtinDelta(v.counts(), "x"); d <= v.Cfg.BuiltinBalancer.Threshold {
+				t.Fatalf("x spread %.2f, want it past the threshold before the moves", d)
+			}
+			if stuck := v.builtinStuck("x"); stuck != (tc.lZone == "za") {
+				t.Fatalf("x stuck %v, want %v", stuck, !stuck)
+			}
+			if tc.moves == nil {
+				// Every copy of x counted as one the planner placed where it is: the balancer
+				// moves none of them.
+				var all []Move
+				for shard, nodes := range [][]string{{"h", "l"}, {"h", "a"}, {"s", "c"}} {
+					for _, n := range nodes {
+						all = append(all, Move{Index: "x", Shard: shard, From: "id-" + n, To: "id-" + n})
+					}
+				}
+				if ours, moved := v.builtinPlay("x", all); ours || moved {
+					t.Errorf("stuck: the balancer moves a copy (ours %v, any %v)", ours, moved)
+				}
+				return
+			}
+			got, ix, spread := v.invitesBuiltin(tc.moves)
+			if got != tc.want {
+				t.Errorf("got %v (index %s spread %.2f) want %v", got, ix, spread, tc.want)
+			}
+			if v.Holds("id-h", cluster.ShardID{Index: "x", Shard: 2}) || !v.Holds("id-h", cluster.ShardID{Index: "x", Shard: 1}) {
+				t.Error("measuring changed which copies the view holds")
+			}
+		})
+	}
+}

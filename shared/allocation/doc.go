@@ -59,6 +59,10 @@
 //     return is kept in the [Memory] and weighed in the counts while the move relocates. When it
 //     comes off the move's target and leaves target and hot node within their goals, a lone move
 //     the improvement rule admitted is weighed as a swap (rule fits-after-return, fitsAfterReturn).
+//     An index already spread past the balancer's threshold that it cannot even out (the deciders
+//     refuse every copy it would move: stuck) is played through with the group applied
+//     (builtinPlay): a group one of whose copies becomes a copy the balancer can move is weighed as
+//     one that spreads the index.
 //  10. The [Move]: its Phase, its Verdicts, a SwapGroup shared with the moves issued with it, and a
 //     Reason that chains the evidence, the copy and its tier, the kind of group, where source and
 //     target end, and the admission rule: "…(hot); moving hot[0] (3.50 WRITE threads, tier 3 of the

@@ -42,6 +42,9 @@ type View struct {
 		with   BuiltinBalancer
 		counts *countState
 		deltas map[string]float64 // index → builtinDelta
+		// stuck is builtinStuck's answer per index at the counts numbered stuckAt.
+		stuckAt int
+		stuck   map[string]bool
 	}
 
 	// clusterEligible is the nodes the cluster's filters allow, which every index without filters
