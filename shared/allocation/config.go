@@ -123,8 +123,10 @@ func DefaultConfig() Config {
 }
 
 // DefaultTranslogReplaySpeed is Config.TranslogReplaySpeed's default, in WRITE thread-seconds of
-// indexing replayed a second.
-const DefaultTranslogReplaySpeed = 0.4
+// indexing replayed a second: the planner's prior until it has timed relocations of its own
+// (recovery_learn.go). It is the figure `make it` measures on real OpenSearch, the simulator's
+// sim.DefaultTranslogReplaySpeed (docs/calibration.md: about 0.23 in four of the last five runs).
+const DefaultTranslogReplaySpeed = 0.23
 
 // Upper bounds: past them a value parses but cannot mean what was intended, and the arithmetic on
 // it (samples × period, backlog ÷ drain time) stops being meaningful.

@@ -48,11 +48,11 @@ func TestPlanCycle(t *testing.T) {
 					queueing("a", 6)
 				return &fixtureResult{f.snap(), []string{"a"}}
 			},
-			// a must shed 0.82 threads. hot[2] replays 1.5 threads over its 26 s of files at 0.4
-			// (96 s), hot[1] 2.5 (160 s): hot[2] relieves a a minute sooner.
+			// a must shed 0.82 threads. hot[2] replays 1.5 threads over its 26 s of files at 0.23
+			// (167 s), hot[1] 2.5 (278 s): hot[2] relieves a two minutes sooner.
 			cfg:       noBuiltin,
 			wantMoves: []string{"hot[2] a->c write-hotspot"},
-			wantWhy:   "relocation est. 2m2s: files in 26s at 40 MiB/s shared by 1, then 1m36s replaying 1.50 WRITE threads",
+			wantWhy:   "relocation est. 3m13s: files in 26s at 40 MiB/s shared by 1, then 2m47s replaying 1.50 WRITE threads",
 		},
 		{
 			name: "the least utilized node has no incoming recovery slot free: the next one takes the copy",

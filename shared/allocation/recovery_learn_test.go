@@ -103,7 +103,7 @@ func TestLearnedReplayInReason(t *testing.T) {
 		samples []RelocationSample
 		want    string
 	}{
-		{"configured", nil, "replaying 1.50 WRITE threads of indexing at 0.40;"},
+		{"configured", nil, "replaying 1.50 WRITE threads of indexing at 0.23;"},
 		{"no replay measured", []RelocationSample{{FileSeconds: 100, WriteLoad: 2, Seconds: 100}, {FileSeconds: 50, WriteLoad: 4, Seconds: 60}},
 			"(no replay: the last 2 relocations timed landed with their files)"},
 		{"replay fitted", []RelocationSample{{FileSeconds: 100, WriteLoad: 2, Seconds: 100 + 2*100/0.2}, {FileSeconds: 50, WriteLoad: 4, Seconds: 50 + 4*50/0.2}},

@@ -854,12 +854,12 @@ func TestReliefWeighsRelocationTime(t *testing.T) {
 	}
 	cases := []reliefCase{
 		{
-			// 2 GiB at 40 MiB/s is 51 s of files, then 3.5 threads replayed at 0.4: 448 s, 8 min 19 s
-			// in all; bulk[0]'s 4 GiB take 102 s, then 1.25 threads replayed: 320 s, 7 min 2 s.
+			// 2 GiB at 40 MiB/s is 51 s of files, then 3.5 threads replayed at 0.23: 779 s, 13 min 50 s
+			// in all; bulk[0]'s 4 GiB take 102 s, then 1.25 threads replayed: 557 s, 10 min 59 s.
 			name:  "the replay makes the hot small copy slower than the cool big one",
 			build: build,
 			moves: []string{"bulk[0] a->b write-hotspot"},
-			why: []string{"relocation est. 7m2s: files in 1m42s at 40 MiB/s shared by 1, then 5m20s replaying 1.25 WRITE threads of indexing at 0.40",
+			why: []string{"relocation est. 10m59s: files in 1m42s at 40 MiB/s shared by 1, then 9m17s replaying 1.25 WRITE threads of indexing at 0.23",
 				"rule all-yes"},
 		},
 		{
@@ -870,7 +870,7 @@ func TestReliefWeighsRelocationTime(t *testing.T) {
 				return s, hot
 			},
 			moves: []string{"bulk[0] a->b write-hotspot"},
-			why:   []string{"relocation est. 42s: files in 10s at 400 MiB/s shared by 1, then 32s replaying 1.25 WRITE threads"},
+			why:   []string{"relocation est. 1m6s: files in 10s at 400 MiB/s shared by 1, then 56s replaying 1.25 WRITE threads"},
 		},
 		{
 			name:  "without the replay estimate the smaller copy goes",
@@ -903,12 +903,12 @@ func TestEstimateRelocation(t *testing.T) {
 		files, replay float64
 	}{
 		{"an idle copy: its files alone", cluster.Settings{}, 4 << 30, 0, 1, 102.4, 0},
-		{"a written copy replays w × files / speed", cluster.Settings{}, 4 << 30, 2, 1, 102.4, 512},
-		{"two recoveries share the node's rate: twice the files, twice the replay", cluster.Settings{}, 4 << 30, 2, 2, 204.8, 1024},
-		{"the cluster's own rate", cluster.Settings{RecoveryBytesPerSecond: 80 << 20}, 4 << 30, 2, 1, 51.2, 256},
+		{"a written copy replays w × files / speed", cluster.Settings{}, 4 << 30, 2, 1, 102.4, 890.4},
+		{"two recoveries share the node's rate: twice the files, twice the replay", cluster.Settings{}, 4 << 30, 2, 2, 204.8, 1780.9},
+		{"the cluster's own rate", cluster.Settings{RecoveryBytesPerSecond: 80 << 20}, 4 << 30, 2, 1, 51.2, 445.2},
 		// The published relocation: 2.90 GB at 40 MB/s is 72 s of files and 861.5 s in all, so
-		// replay/files ≈ 11 = w / 0.4 at about 4.4 threads.
-		{"the published hot primary", cluster.Settings{RecoveryBytesPerSecond: 40e6}, 2.9e9, 4.386, 1, 72.5, 795},
+		// replay/files ≈ 10.9 = w / 0.23 at about 2.5 threads.
+		{"the published hot primary", cluster.Settings{RecoveryBytesPerSecond: 40e6}, 2.9e9, 2.503, 1, 72.5, 789},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -87,3 +87,13 @@ const (
 func (s *Sim) OsVersion() string {
 	return cmp.Or(s.Spec.Cluster.OpenSearchVersion, scenario.VersionNumber)
 }
+
+// ReplaySpeed is the translog replay speed the run's relocations replay at (recovery.go): the
+// scenario's cluster.translog_replay_speed, DefaultTranslogReplaySpeed when it is absent, and 0 (no
+// replay, a relocation takes its bytes alone) when the scenario sets 0.
+func (s *Sim) ReplaySpeed() float64 {
+	if v := s.Spec.Cluster.TranslogReplaySpeed; v != nil {
+		return *v
+	}
+	return DefaultTranslogReplaySpeed
+}

@@ -47,11 +47,11 @@
 // # Recovery
 //
 // A relocation or a new replica's recovery transfers shard_bytes at recovery_bytes_per_second
-// (indices.recovery.max_bytes_per_sec when set). Where the scenario sets
-// cluster.translog_replay_speed, a relocation of a copy being written then replays from the
-// translog what the copy indexed while its files were copied, as OpenSearch does: w × copy
-// seconds / speed seconds for a copy written at w threads (recovery.go; DefaultTranslogReplaySpeed
-// is the measured speed). Until it ends the copy counts on both nodes' disk and its load stays on the
+// (indices.recovery.max_bytes_per_sec when set). A relocation of a copy being written then
+// replays from the translog what the copy indexed while its files were copied, as OpenSearch
+// does: w × copy seconds / speed seconds for a copy written at w threads (recovery.go). The speed
+// is the scenario's cluster.translog_replay_speed, DefaultTranslogReplaySpeed (the measured
+// speed) when it is absent; an explicit 0 turns the replay off. Until it ends the copy counts on both nodes' disk and its load stays on the
 // source. node_concurrent_recoveries caps the recoveries each node runs in and out at once; the rest wait their turn, oldest first. Reroute moves are accepted even when throttled,
 // as OpenSearch does, and queue; the allocator does not start a throttled recovery.
 //

@@ -155,28 +155,31 @@ func TestNodeSpeed(t *testing.T) {
 }
 
 func TestHotCopyRecovery(t *testing.T) {
-	// One 5 GiB copy moves from a to b at 40 MiB/s: 128 s of files, then, when the scenario turns
-	// the model on, the replay of what it indexed meanwhile.
+	// One 5 GiB copy moves from a to b at 40 MiB/s: 128 s of files, then the replay of what it
+	// indexed meanwhile, unless the scenario turns the model off.
 	const copySeconds = 128.0
 	tests := []struct {
 		name  string
 		write float64
-		// speed is cluster.translog_replay_speed: 0 leaves the replay out.
+		// field is the scenario's cluster.translog_replay_speed, "" when absent.
+		field string
+		// speed is the replay speed the run must use: 0 leaves the replay out.
 		speed float64
 	}{
-		{"idle: the files alone", 0, model.DefaultTranslogReplaySpeed},
-		{"written at half a thread", 0.5, model.DefaultTranslogReplaySpeed},
-		{"written at one thread", 1, model.DefaultTranslogReplaySpeed},
-		{"written at three threads", 3, model.DefaultTranslogReplaySpeed},
-		{"written, with no replay modelled", 3, 0},
+		{"idle: the files alone", 0, "", model.DefaultTranslogReplaySpeed},
+		{"written at half a thread, at the default speed", 0.5, "", model.DefaultTranslogReplaySpeed},
+		{"written at one thread, at the default speed", 1, "", model.DefaultTranslogReplaySpeed},
+		{"written at three threads, at the default speed", 3, "", model.DefaultTranslogReplaySpeed},
+		{"written at three threads, at the scenario's speed", 3, `, "translog_replay_speed": 0.6`, 0.6},
+		{"written, with the replay turned off", 3, `, "translog_replay_speed": 0`, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := fmt.Sprintf(`{"name": "hot", "seed": 1, "tick_seconds": 30, "duration_seconds": 100000,
-			  "cluster": {"builtin_balancer": false, "recovery_bytes_per_second": %d, "translog_replay_speed": %v},
+			  "cluster": {"builtin_balancer": false, "recovery_bytes_per_second": %d%s},
 			  "nodes": [{"name": "a"}, {"name": "b"}],
 			  "indices": [{"name": "x", "primaries": 1, "replicas": 0, "shard_bytes": %d,
-			    "write_load": {"kind": "constant", "value": %v}, "placement": [["a"]]}]}`, 40<<20, tc.speed, 5<<30, tc.write)
+			    "write_load": {"kind": "constant", "value": %v}, "placement": [["a"]]}]}`, 40<<20, tc.field, 5<<30, tc.write)
 			s := simtest.MustSim(t, doc)
 			simtest.MustReroute(t, s, simtest.Commands(simtest.Move("x", 0, "a", "b")))
 			total := copySeconds

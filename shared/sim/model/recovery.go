@@ -1,7 +1,7 @@
 package model
 
-// Hot-copy recovery, on when the scenario sets cluster.translog_replay_speed (the figure `make it`
-// measures is DefaultTranslogReplaySpeed). A peer recovery copies the shard's files at the recovery rate (phase 1 of
+// Hot-copy recovery, on by default at DefaultTranslogReplaySpeed (the figure `make it` measures);
+// a scenario sets its own speed with cluster.translog_replay_speed, or 0 to turn it off. A peer recovery copies the shard's files at the recovery rate (phase 1 of
 // OpenSearch's RecoverySourceHandler) and then replays, from the source's translog, the operations
 // indexed while the files were copied (phase 2) before the copy starts. A relocation of a copy that
 // is being written therefore takes bytes/rate for the files and then
@@ -17,7 +17,7 @@ package model
 // A check against a published relocation, not a fit: a 2.90 GB primary under bulk load took
 // 861.5 s to move, with about 1.02 M translog operations replayed, where bytes/rate at 40 MB/s
 // gives 72 s. The model gives 861.5 s when w / DefaultTranslogReplaySpeed = (861.5 − 72) / 72 ≈ 11:
-// a copy written at 11 × DefaultTranslogReplaySpeed threads (4.4 threads at 0.4). The replay of
+// a copy written at 11 × DefaultTranslogReplaySpeed threads (2.5 threads at 0.23). The replay of
 // 1.02 M operations in 790 s is about 1,300 operations a second. The figure shows the order of the
 // effect — the replay, not the bytes, decides the time a hot copy takes to move — while the replay
 // speed itself is the figure `make it` measures (calibration.go).

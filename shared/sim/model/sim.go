@@ -788,7 +788,7 @@ func (s *Sim) advanceRecoveries(dt float64) {
 		if r.Source != nil {
 			out[r.Source.Ord]++
 		}
-		if r.progress(rates[r], s.Spec.Cluster.TranslogReplaySpeed, dt) {
+		if r.progress(rates[r], s.ReplaySpeed(), dt) {
 			done = append(done, r)
 		}
 	}

@@ -70,11 +70,12 @@ type ClusterSpec struct {
 	// Plugins are the optional plugins installed: "workload-management" serves _wlm/query_group
 	// (2.18 to 3.0) or _wlm/workload_group and _rules/workload_group (3.1 and later) (api_wlm.go).
 	Plugins []string `json:"plugins,omitempty"`
-	// TranslogReplaySpeed turns on the hot-copy recovery model (model/recovery.go): a relocation
-	// of a copy being written replays, after its files, what was indexed meanwhile, at this many
-	// thread-seconds of indexing a second. model.DefaultTranslogReplaySpeed is the figure `make it`
-	// measures. Absent or 0: a relocation takes bytes/rate alone, as for an idle copy.
-	TranslogReplaySpeed float64 `json:"translog_replay_speed,omitempty"`
+	// TranslogReplaySpeed is the hot-copy recovery model's replay speed (model/recovery.go): a
+	// relocation of a copy being written replays, after its files, what was indexed meanwhile,
+	// at this many thread-seconds of indexing a second, as OpenSearch replays its translog.
+	// Absent (nil): model.DefaultTranslogReplaySpeed, the figure `make it` measures. An explicit
+	// 0 turns the replay off, so a relocation takes bytes/rate alone, as for an idle copy.
+	TranslogReplaySpeed *float64 `json:"translog_replay_speed,omitempty"`
 }
 
 // NodeSpec describes a data node. In nodes and node_join events zero fields inherit node_defaults.
@@ -564,8 +565,8 @@ func profilePeak(p LoadProfile) float64 {
 }
 
 func (c ClusterSpec) validate(path string) error {
-	if c.TranslogReplaySpeed < 0 || math.IsNaN(c.TranslogReplaySpeed) || math.IsInf(c.TranslogReplaySpeed, 0) {
-		return fieldError(path+".translog_replay_speed", "must be 0 (no replay modelled) or positive, got %v", c.TranslogReplaySpeed)
+	if v := c.TranslogReplaySpeed; v != nil && (*v < 0 || math.IsNaN(*v) || math.IsInf(*v, 0)) {
+		return fieldError(path+".translog_replay_speed", "must be a positive number of thread-seconds replayed a second, or 0 to turn the replay off (absent: the measured default), got %v", *v)
 	}
 	if c.RecoveryBytesPerSecond < 0 || math.IsNaN(c.RecoveryBytesPerSecond) || math.IsInf(c.RecoveryBytesPerSecond, 0) {
 		return fieldError(path+".recovery_bytes_per_second", "must be positive, got %v", c.RecoveryBytesPerSecond)

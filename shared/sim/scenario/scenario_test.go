@@ -59,6 +59,9 @@ func TestParseScenario(t *testing.T) {
 }`, to: `"events": []
 } {}`, wantErr: "10:3: trailing data after the JSON document"},
 		{name: "watermark above one", from: `"builtin_balancer": true`, to: `"builtin_balancer": true, "disk_high_watermark": 1.5`, wantErr: "cluster.disk_high_watermark"},
+		{name: "negative replay speed", from: `"builtin_balancer": true`, to: `"builtin_balancer": true, "translog_replay_speed": -0.2`, wantErr: "cluster.translog_replay_speed: must be a positive number of thread-seconds replayed a second, or 0 to turn the replay off"},
+		{name: "replay speed 0 turns the replay off and is valid", from: `"builtin_balancer": true`, to: `"builtin_balancer": true, "translog_replay_speed": 0`},
+		{name: "replay speed as text", from: `"builtin_balancer": true`, to: `"builtin_balancer": true, "translog_replay_speed": "fast"`, wantErr: "parse scenario"},
 		{name: "leave takes a name, not an object", from: `"events": []`, to: `"events": [{"at_seconds": 10, "kind": "node_leave", "node": {"name": "a"}}]`, wantErr: "events[0].node: node_leave takes a node name"},
 	}
 	for _, tc := range tests {
