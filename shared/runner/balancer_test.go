@@ -71,7 +71,12 @@ type gap struct {
 	ratio    float64 // hot node-seconds against --balancer none
 	undone   int     // moves undone by OpenSearch's balancer
 	unproven int     // scale-up signals no bound proves
+	churn    int     // copies sent back to a node they left (churnViolations)
 }
+
+// writeHotspotGap is write-hotspot's known gap (TestBalancerScenarios), which TestScenarios'
+// end-to-end run holds too.
+const writeHotspotGap = 0.58
 
 // runScenario runs a scenario acting, with the default configuration, and keeps every tick.
 func runScenario(t *testing.T, sc *sim.Scenario, balancer string) (Result, []Tick) {
@@ -109,25 +114,44 @@ func TestBalancerScenarios(t *testing.T) {
 		// unnoticed, and says in its log how far it is from the target.
 		gap *gap
 	}{
-		{name: "write-hotspot", fixable: true},
+		// Since the simulator replays a relocation's translog by default (0.23), a hot copy takes
+		// (1 + w / 0.23) times its file copy to move while its load stays on the hot node, and the
+		// scenarios below whose relief needs such a copy moved run 2 h instead of 1 h. The gaps
+		// re-held then are the world model's, judged against es-writeload on the same runs (docs/
+		// bench): write-hotspot 0.20× with the replay off, 0.57× now (es-writeload 0.33×); its
+		// return swap shares the hot node's recovery rate with the hot copy's relocation, which
+		// doubles that relocation's file copy and so its replay.
+		{name: "write-hotspot", fixable: true, gap: &gap{ratio: writeHotspotGap}},
 		{name: "hotspot-near-goal", fixable: true},
-		// Relieved to 0.35× since the simulator shares a node's recovery rate among its
-		// concurrent recoveries: the four moves of its relief copy at half the rate they did.
-		{name: "tight-packing", fixable: true, gap: &gap{ratio: 0.35}},
-		{name: "node-leave-mid-hotspot", fixable: true},
-		{name: "hotspot-three-zones", fixable: true},
-		{name: "write-spike-scale-out", fixable: true, builtinBusy: true},
+		// Relief needs ingest-a's 20 GiB copy at 4.2 threads moved, 2 h 44 min with the replay:
+		// no balancer relieves it in the 1 h run (0.35× with the replay off). Held at 1.
+		{name: "tight-packing", fixable: true, gap: &gap{ratio: 1}},
+		// 0.08× with the replay off; 0.39× now (es-writeload 1.00×).
+		{name: "node-leave-mid-hotspot", fixable: true, gap: &gap{ratio: 0.40}},
+		// 0.13× with the replay off; 0.70× now (es-writeload 0.51×).
+		{name: "hotspot-three-zones", fixable: true, gap: &gap{ratio: 0.70}},
+		// 0.27× with the replay off; 0.79× now (es-writeload 0.65×). builtinBusy no longer holds:
+		// shardwise's first moves (tenant-1 and tenant-59 at 9.5 min, tenant-0 from 17.5 min) now
+		// relocate for up to an hour each, replaying their writes, and while they do OpenSearch's
+		// balancer starts 3 relocations in the run (42 with --balancer none, 22 with shardwise
+		// and the replay off, when 4 of its 10 moves came while the balancer was busy). Whether
+		// shardwise should hold those slots is issue 25's to weigh; the property is not checked.
+		{name: "write-spike-scale-out", fixable: true, gap: &gap{ratio: 0.80}},
 		// A managed domain refusing reroute: the default strategy moves through index filters.
-		{name: "write-hotspot-managed", fixable: true},
+		// 0.19× with the replay off; 0.74× now (es-writeload 0.33×).
+		{name: "write-hotspot-managed", fixable: true, gap: &gap{ratio: 0.74}},
 		// An index filter and total_shards_per_node rule out the two coolest nodes for the hot index.
-		{name: "write-hotspot-constrained", fixable: true},
+		// 0.13× with the replay off; 0.61× now (es-writeload 0.68×).
+		{name: "write-hotspot-constrained", fixable: true, gap: &gap{ratio: 0.61}},
 		// A slow ramp, relieved before its queue forms (TestEarlyRelief): 0 hot node-seconds since
 		// its hot copies go alone and OpenSearch's balancer makes the count-neutral returns once they
 		// land (builtinReturn), instead of returns sharing the hot nodes' recovery rate (0.39× before).
 		{name: "write-ramp-slow", fixable: true},
 		// Segment replication with four primaries on one node of three: the primaries are spread by
-		// load (count-neutral swaps) before the step in write load makes that node hot.
-		{name: "segrep-primaries-one-node", fixable: true},
+		// load (count-neutral swaps) before the step in write load makes that node hot. 0 with the
+		// replay off; 0.32× now, as the hot primaries replay their writes while they move
+		// (es-writeload 0.57×). The 1 h run has time for it (relief lands 16 minutes in).
+		{name: "segrep-primaries-one-node", fixable: true, gap: &gap{ratio: 0.33}},
 		// A hot key in one shard of sessions (set_shard_weights 6:1:1:1, then 1:1:1:6): the cluster
 		// has room, but every placement of its 16 copies that OpenSearch's count balancer leaves
 		// alone (weights 0.45 and 0.55, threshold 1) puts 8.28 WRITE threads or more on a node of

@@ -57,8 +57,10 @@ func TestScenarios(t *testing.T) {
 		if last := ticks[len(ticks)-1]; len(last.Hot) != 0 {
 			t.Errorf("last tick: got hot nodes %v, want none", last.Hot)
 		}
-		if res.HotNodeSeconds >= none.HotNodeSeconds/2 {
-			t.Errorf("hot node-seconds: got %v with shardwise, %v without: want under half", res.HotNodeSeconds, none.HotNodeSeconds)
+		// Under half until the simulator replayed a relocation's translog by default; now held to
+		// write-hotspot's known gap (TestBalancerScenarios): 0.57× in its 2 h run.
+		if res.HotNodeSeconds > writeHotspotGap*none.HotNodeSeconds {
+			t.Errorf("hot node-seconds: got %v with shardwise, %v without: want at most %.2f×", res.HotNodeSeconds, none.HotNodeSeconds, writeHotspotGap)
 		}
 		for _, tk := range ticks {
 			// A swap is two moves in one call; per tick at most one swap (2 moves) per hot node.
