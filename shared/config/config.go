@@ -93,7 +93,10 @@ type Config struct {
 	Bus   string `json:"bus"`
 	// RefreshPeriod is the stats cadence (30 s, the Elasticsearch Serverless stats refresh).
 	RefreshPeriod duration.Duration `json:"refresh_period"`
-	// SnapshotTTL is how long snapshots, plans and streak records live in the table.
+	// SnapshotTTL is how long snapshots, plans and streak records live in the table. A move's ledger
+	// entry lives this long after its last write, and is written again while detect sees its copy
+	// still relocating (up to 7 days after the move was claimed), so that the breaker never forgets
+	// a move in flight.
 	SnapshotTTL duration.Duration `json:"snapshot_ttl"`
 	// NotifyCooldown is the least time between two notifications of one signal (Scale Up Needed,
 	// Hotspot Unrelieved) for one cluster. A signal notifies when it starts or changes, never

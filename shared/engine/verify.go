@@ -44,6 +44,9 @@ func (e *Engine) verifyMoves(ctx context.Context, name string, snap *cluster.Sna
 		// the copy is where it is whatever the ledger says.
 		settled := head.Status == statusClaimed && !head.ClaimedAt.IsZero() && e.now().Sub(head.ClaimedAt) >= leaseTTL
 		if (head.Status != statusIssued && !settled) || head.Move.Phase == "" {
+			if err := e.keepInFlight(ctx, name, it, head, at); err != nil {
+				return err
+			}
 			continue
 		}
 		// The entry is rewritten with its outcome: read all of it.
@@ -54,6 +57,9 @@ func (e *Engine) verifyMoves(ctx context.Context, name string, snap *cluster.Sna
 		m := entry.Move
 		onTarget, inFlight := whereIs(entry, at)
 		if inFlight {
+			if err := e.keepInFlight(ctx, name, it, head, at); err != nil {
+				return err
+			}
 			continue
 		}
 		outcome, status := OutcomeArrived, statusArrived
@@ -180,41 +186,111 @@ func (e *Engine) ownMovesInFlight(ctx context.Context, name string, snap *cluste
 		if err != nil {
 			return nil, fmt.Errorf("own moves in flight %s: %w", it.Key.SK, err)
 		}
-		// A claimed entry is one whose invocation has not recorded an outcome: it is acting now
-		// (under the lease, so not beside this caller) or it died, perhaps after its reroute or
-		// exclusion went out. Until verification settles it, its copies count as in flight
-		// wherever they are bound, as an exclusion's would: on their source or leaving it.
-		claimed := entry.Status == statusClaimed
-		issued := entry.Status == statusIssued || entry.Status == statusArrived || entry.Status == statusLost || claimed
-		if !issued || entry.Move.Phase == "" {
-			continue
-		}
-		group := entry.moves()
-		// Verification settles the entry by its first move; the rest of its group may still be
-		// relocating, and only a copy still on its way counts then.
-		for _, m := range group {
-			if entry.Strategy == config.StrategyAllocationFilter && m.Phase == allocation.PhaseSwapReturn {
-				// With a filter OpenSearch picks the target and no return is issued.
-				continue
-			}
-			e := ledgerEntry{Move: m, Strategy: entry.Strategy}
-			switch entry.Status {
-			case statusIssued:
-			case statusClaimed:
-				e.Strategy = config.StrategyAllocationFilter
-			default:
-				e.Strategy = ""
-			}
-			if _, inFlight := whereIs(e, at); inFlight {
-				out = append(out, m)
-			}
-			if entry.Strategy == config.StrategyAllocationFilter {
-				out = append(out, filterCollateral(m, at)...)
-			}
-		}
+		out = append(out, entryInFlight(entry, at)...)
 	}
 	heads.done()
 	return out, nil
+}
+
+// entryInFlight lists the moves of one ledger entry (and, under allocation filtering, the other
+// copies its exclusion pushes off) that a snapshot shows still in flight.
+func entryInFlight(entry ledgerHead, at *copiesByIndex) []allocation.Move {
+	// A claimed entry is one whose invocation has not recorded an outcome: it is acting now
+	// (under the lease, so not beside this caller) or it died, perhaps after its reroute or
+	// exclusion went out. Until verification settles it, its copies count as in flight
+	// wherever they are bound, as an exclusion's would: on their source or leaving it.
+	claimed := entry.Status == statusClaimed
+	issued := entry.Status == statusIssued || entry.Status == statusArrived || entry.Status == statusLost || claimed
+	if !issued || entry.Move.Phase == "" {
+		return nil
+	}
+	var out []allocation.Move
+	// Verification settles the entry by its first move; the rest of its group may still be
+	// relocating, and only a copy still on its way counts then.
+	for _, m := range entry.moves() {
+		if entry.Strategy == config.StrategyAllocationFilter && m.Phase == allocation.PhaseSwapReturn {
+			// With a filter OpenSearch picks the target and no return is issued.
+			continue
+		}
+		e := ledgerEntry{Move: m, Strategy: entry.Strategy}
+		switch entry.Status {
+		case statusIssued:
+		case statusClaimed:
+			e.Strategy = config.StrategyAllocationFilter
+		default:
+			e.Strategy = ""
+		}
+		if _, inFlight := whereIs(e, at); inFlight {
+			out = append(out, m)
+		}
+		if entry.Strategy == config.StrategyAllocationFilter {
+			out = append(out, filterCollateral(m, at)...)
+		}
+	}
+	return out
+}
+
+// ledgerInFlightMaxAge bounds how long a ledger entry is kept alive by its moves being seen in
+// flight, from when it was claimed. A relocation outlasts snapshot_ttl (2 h by default): with the
+// translog replay a 20 GiB copy written at 4.2 WRITE threads takes 2 h 44 min, and OpenSearch
+// takes as long. Seven days copies about 23 TiB at OpenSearch's default 40 MiB/s recovery rate,
+// far past any shard; a relocation still running then is stuck, and its entry is left to expire.
+const ledgerInFlightMaxAge = 7 * 24 * time.Hour
+
+// keepAlive is whether a ledger entry's expiry is pushed on, and why.
+type keepAlive struct {
+	Refresh   bool
+	ExpiresAt time.Time
+	Reason    string
+}
+
+// ledgerKeepAlive decides whether a ledger entry whose moves a snapshot shows inFlight (of them)
+// is written again to live ttl more from now. The breaker holds a node while one of shardwise's
+// moves from or to it is in flight, and it knows those moves from the ledger alone: an entry that
+// expired while its copy still relocates would let another move touch the same nodes. An entry
+// is rewritten once less than half of ttl is left, so an entry in flight costs one write per ttl/2
+// (and ttl is at least two refresh periods, so some cycle falls in that half); it stops being
+// rewritten once none of its moves is in flight, or ledgerInFlightMaxAge after it was claimed.
+func ledgerKeepAlive(inFlight int, claimedAt, expiresAt, now time.Time, ttl time.Duration) keepAlive {
+	switch {
+	case inFlight == 0:
+		return keepAlive{Reason: "no move of the entry is in flight: it expires snapshot_ttl after its last write"}
+	case expiresAt.IsZero():
+		return keepAlive{Reason: "the entry never expires"}
+	case !claimedAt.IsZero() && now.Sub(claimedAt) >= ledgerInFlightMaxAge:
+		return keepAlive{Reason: fmt.Sprintf("%d of its moves still in flight %s after the claim, past the %s bound: the relocation is taken as stuck and the entry is left to expire at %s",
+			inFlight, now.Sub(claimedAt).Round(time.Minute), ledgerInFlightMaxAge, expiresAt.Format(time.RFC3339))}
+	case expiresAt.Sub(now) > ttl/2:
+		return keepAlive{Reason: fmt.Sprintf("%d of its moves in flight; the entry lives until %s, more than half of snapshot_ttl %s",
+			inFlight, expiresAt.Format(time.RFC3339), ttl)}
+	}
+	next := now.Add(ttl)
+	return keepAlive{Refresh: true, ExpiresAt: next, Reason: fmt.Sprintf("%d of its moves still in flight: kept until %s (snapshot_ttl %s on), so the breaker goes on holding their nodes",
+		inFlight, next.Format(time.RFC3339), ttl)}
+}
+
+// keepInFlight writes ledger entry it again, its bytes unchanged, to live snapshot_ttl more when
+// ledgerKeepAlive says so. A conflict means another invocation rewrote the entry meanwhile, and
+// so gave it a fresh expiry; any other failure is returned, so that the cycle plans nothing on a
+// ledger that may forget a move in flight.
+func (e *Engine) keepInFlight(ctx context.Context, name string, it state.Item, head ledgerHead, at *copiesByIndex) error {
+	moves := entryInFlight(head, at)
+	ka := ledgerKeepAlive(len(moves), head.ClaimedAt, it.ExpiresAt, e.now(), e.ttl())
+	if !ka.Refresh {
+		if len(moves) > 0 && !head.ClaimedAt.IsZero() && e.now().Sub(head.ClaimedAt) >= ledgerInFlightMaxAge {
+			e.log().Warn("ledger entry in flight past its bound", "cluster", name, "key", it.Key.SK, "reason", ka.Reason)
+		}
+		return nil
+	}
+	if _, err := e.Store.Put(ctx, state.Item{Key: it.Key, Value: it.Value, ExpiresAt: ka.ExpiresAt}, state.Condition{IfVersion: it.Version}); err != nil {
+		if errors.Is(err, state.ErrConflict) {
+			e.log().Info("ledger entry rewritten by another invocation meanwhile", "cluster", name, "key", it.Key.SK)
+			return nil
+		}
+		return fmt.Errorf("verify moves: keeping %s: %w", it.Key.SK, err)
+	}
+	e.log().Info("ledger entry kept", "cluster", name, "key", it.Key.SK, "reason", ka.Reason)
+	return nil
 }
 
 // filterCollateral lists the other copies of m's index relocating off m's source node: an

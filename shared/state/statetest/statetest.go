@@ -175,6 +175,21 @@ var cases = []testCase{
 		_, err := s.Put(t.Context(), state.Item{Key: keyA, Value: []byte("new")}, state.Condition{IfVersion: 1})
 		assertConflict(t, err, keyA, "version 1", 0)
 	}},
+	{"IfVersion rewrite pushes the expiry on", func(t *testing.T, s state.Store, clock *Clock) {
+		// How the move ledger keeps an entry whose copy still relocates: the same bytes, written
+		// again under its version with a later expiry (the table's TTL attribute with it).
+		mustPut(t, s, state.Item{Key: keyA, Value: []byte("x"), ExpiresAt: clock.Now().Add(time.Minute)}, state.Condition{})
+		clock.Advance(30 * time.Second)
+		later := clock.Now().Add(time.Minute)
+		if stored := mustPut(t, s, state.Item{Key: keyA, Value: []byte("x"), ExpiresAt: later}, state.Condition{IfVersion: 1}); !stored.ExpiresAt.Equal(later) {
+			t.Fatalf("rewrite ExpiresAt: got %s, want %s", stored.ExpiresAt, later)
+		}
+		clock.Advance(45 * time.Second) // past the first expiry
+		assertValue(t, s, keyA, "x", 2)
+		assertQuery(t, s, keyA.PK, "ledger#", keyA.SK)
+		clock.Advance(15 * time.Second)
+		assertMissing(t, s, keyA)
+	}},
 	{"expiry rounds up to a whole second", func(t *testing.T, s state.Store, clock *Clock) {
 		asked := clock.Now().Add(1500 * time.Millisecond)
 		want := clock.Now().Add(2 * time.Second)
