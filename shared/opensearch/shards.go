@@ -113,6 +113,9 @@ type shardCopyWire struct {
 }
 
 func decodeShardStats(body []byte) (ShardStats, error) {
+	if out, ok := streamShardStats(body); ok {
+		return out, nil
+	}
 	return decodeShardStatsWith(body, unmarshalLarge)
 }
 
