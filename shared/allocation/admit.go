@@ -30,10 +30,6 @@ const (
 	// RuleCountNeutral: the index-balance decider objects to the copy alone, but the copies of the
 	// index sent back in the same call leave the target with no more of them than before.
 	RuleCountNeutral = "count-neutral"
-	// RulePlacement: a copy moved between two nodes that are not hot as a step of a hot region's
-	// desired placement (placement.go); the write-load decider objects to the copy alone, but with
-	// the group its target ends within its goal and the group lowers the excess over the goal.
-	RulePlacement = "placement"
 	// RuleCannotRemain: a copy that may not stay where it is takes any home that is not a NO.
 	RuleCannotRemain = "cannot-remain"
 	// RuleRefused: the move may not happen.
@@ -164,13 +160,6 @@ func Admit(phase Phase, verdicts []Verdict, pr Projection) Admission {
 		}
 		return admission(false, RuleRefused, "the swap would not lower excess (%.3f → %.3f) or would leave the node it returns to no cooler (%.0f%% from %.0f%%)",
 			pr.ExcessBefore, pr.ExcessAfter, pr.TargetAfter*100, pr.TargetBefore*100)
-	case PhasePlacement:
-		if pr.TargetAfter <= pr.TargetGoal && drop > excessEpsilon {
-			return admission(true, RulePlacement, "%s said NOT_PREFERRED (%s), but with the desired placement's other steps the target ends at %.0f%%, within its goal %.0f%%; excess over the goal %.3f → %.3f",
-				writeLoadNP.Decider, writeLoadNP.Why(), pr.TargetAfter*100, pr.TargetGoal*100, pr.ExcessBefore, pr.ExcessAfter)
-		}
-		return admission(false, RuleRefused, "%s says NOT_PREFERRED (%s) and with the desired placement's other steps the target ends at %.0f%% against its goal %.0f%% (excess %.3f → %.3f)",
-			writeLoadNP.Decider, writeLoadNP.Why(), pr.TargetAfter*100, pr.TargetGoal*100, pr.ExcessBefore, pr.ExcessAfter)
 	case PhaseWriteHotspot:
 		switch {
 		case pr.TargetHot:

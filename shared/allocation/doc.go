@@ -70,20 +70,6 @@
 //     …; rule fits-after-group: …; with warm[0] b→a (0.60 threads)". The moves issued with it carry their
 //     own phase, rule and sentence.
 //
-// Where the search finds no group, or none that brings the node to its goal, the hot region's
-// desired placement is computed (placement.go, [PlanPlacement]): the hot node's copies and those of
-// the placementPeers least utilized nodes not hot, rearranged by a beam search over moves and
-// count-neutral exchanges (each copy relocated once, at most placementSteps relocations, within
-// the recovery slots free), ranked by the excess over the goals left, each (index, node) count
-// changed (OpenSearch's balancer weighs those), then the fewest relocations, NOT_PREFERRED answers
-// and bytes. NO is absolute; a NOT_PREFERRED is a cost there, and the group is judged whole at the
-// end by [AdmitGroup]'s rules (a move between nodes not hot is [PhasePlacement], [RulePlacement])
-// and against OpenSearch's balancer. When the cycle's moves run short its first steps go, with a
-// [NotePlacement], and the next cycle plans again. A group is issued only when every node it
-// touches ends within its goal, and not while relief leaves the node or is not yet measured; it
-// replaces a group of the search only when it also brings the hot node to its goal. The hot
-// move's reason names the placement.
-//
 // When no group is admitted and a segment-replication primary on the node would fit a cooler node
 // but for its replica there, that replica moves first ([PhaseClearWay], primaries.go). Otherwise
 // the node gets a [Note] instead: [NoteDeferred] (its shards already move

@@ -33,9 +33,6 @@ const (
 	// PhaseClearWay moves a segment replica off the one node that could take its hot primary but
 	// for holding a copy of its shard, so the primary may follow once it has left (primaries.go).
 	PhaseClearWay Phase = "clear-way"
-	// PhasePlacement moves a copy between two nodes that are not hot, in the same call as the
-	// other steps of a hot region's desired placement (placement.go), to make room there.
-	PhasePlacement Phase = "placement"
 )
 
 // Move relocates one copy. Moves sharing a SwapGroup are issued in one reroute call.

@@ -59,11 +59,6 @@ type option struct {
 	// counts (builtinReturn), when the plan relies on it instead of sending a return.
 	expect  string
 	builtin *Move
-	// placement says which desired placement of the hot region the group is the next steps of
-	// (PlanPlacement), and why.
-	placement string
-	// partial: the group is only the first steps of that placement; the rest wait.
-	partial bool
 }
 
 func (o *option) sufficient(goal float64) bool { return o.srcAfter <= goal+1e-9 }
@@ -288,13 +283,6 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 	aloneHot := v.Cfg.AllocationUtilization * float64(p.largestNode())
 	order := ChooseOrder(copies, aloneHot, v.Cfg.MinShardWriteLoad)
 	best, srch := p.searchRelief(node, order, goal, early)
-	if !early {
-		// Where the relief search found nothing, or nothing that reaches the goal, the steps
-		// toward the hot region's desired placement.
-		if o := p.placement(node, goal, best); o != nil {
-			best = o
-		}
-	}
 	cooled := p.coolingNotes(node, srch, best)
 	if best != nil {
 		p.addOption(h, node, goal, best)
@@ -1213,9 +1201,6 @@ func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *opti
 	if o.expect != "" {
 		hm.Reason += "; " + o.expect
 	}
-	if o.placement != "" {
-		hm.Reason += "; " + o.placement
-	}
 	if len(o.group) > 1 {
 		p.swaps++
 	}
@@ -1231,9 +1216,6 @@ func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *opti
 		if m.Reason == "" {
 			j := o.judged[i].Admission
 			m.Reason = fmt.Sprintf("%s for %s[%d] leaving %s: rule %s: %s", m.Phase, hm.Index, hm.Shard, node.Name, j.Rule, j.Why())
-			if o.placement != "" {
-				m.Reason += fmt.Sprintf("; a step of the desired placement of %s's hot region (see %s[%d]'s reason)", node.Name, hm.Index, hm.Shard)
-			}
 		}
 		p.add(m)
 	}
