@@ -34,24 +34,6 @@ func RecoveriesOf(s *cluster.Snapshot, own []allocation.Move) Recoveries {
 	for _, m := range own {
 		r.OwnAt[m.From], r.OwnAt[m.To] = m, m
 	}
-	// A move issued as an allocation filter (the reroute API refused) goes where OpenSearch's
-	// allocator sends it, and the filter moves every copy of the index off the source, not only
-	// the one planned: the nodes those copies actually relocate to are held as well.
-	ownFrom := map[string]allocation.Move{}
-	for _, m := range own {
-		ownFrom[m.Index+"\x00"+m.From] = m
-	}
-	for i := range s.Copies {
-		c := &s.Copies[i]
-		if c.State != cluster.StateRelocating || c.RelocatingNode == "" {
-			continue
-		}
-		if m, ok := ownFrom[c.Index+"\x00"+c.Node]; ok {
-			if _, held := r.OwnAt[c.RelocatingNode]; !held {
-				r.OwnAt[c.RelocatingNode] = m
-			}
-		}
-	}
 	for i := range s.Nodes {
 		r.names[s.Nodes[i].ID] = s.Nodes[i].Name
 	}

@@ -185,38 +185,3 @@ func TestThrottle(t *testing.T) {
 		})
 	}
 }
-
-// TestRecoveriesOfHoldsWhereOwnMovesGo: a move issued as an allocation filter goes where
-// OpenSearch's allocator sends it, and the filter moves every copy of the index off the source, so
-// the nodes the index's copies actually relocate to from the move's source are held too (random
-// fault seed 195: a move onto such a node was accepted while the filter's relocation was in flight).
-func TestRecoveriesOfHoldsWhereOwnMovesGo(t *testing.T) {
-	nodes := []cluster.Node{{ID: "id-a", Name: "a"}, {ID: "id-b", Name: "b"}, {ID: "id-c", Name: "c"}, {ID: "id-d", Name: "d"}}
-	own := allocation.Move{Index: "w", Shard: 0, From: "id-a", To: "id-b", FromName: "a", ToName: "b"}
-	cases := []struct {
-		name   string
-		copies []cluster.Copy
-		held   []string
-	}{
-		{"the planned copy relocates elsewhere than planned", []cluster.Copy{
-			{Index: "w", Shard: 0, Primary: true, State: cluster.StateRelocating, Node: "id-a", RelocatingNode: "id-c"},
-		}, []string{"id-a", "id-b", "id-c"}},
-		{"another copy of the index leaves the source with it", []cluster.Copy{
-			{Index: "w", Shard: 0, Primary: true, State: cluster.StateRelocating, Node: "id-a", RelocatingNode: "id-b"},
-			{Index: "w", Shard: 1, Primary: true, State: cluster.StateRelocating, Node: "id-a", RelocatingNode: "id-d"},
-		}, []string{"id-a", "id-b", "id-d"}},
-		{"another index's relocation from the source is not shardwise's", []cluster.Copy{
-			{Index: "w", Shard: 0, Primary: true, State: cluster.StateRelocating, Node: "id-a", RelocatingNode: "id-b"},
-			{Index: "v", Shard: 0, Primary: true, State: cluster.StateRelocating, Node: "id-a", RelocatingNode: "id-d"},
-		}, []string{"id-a", "id-b"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			s := &cluster.Snapshot{Nodes: nodes, Copies: tc.copies}
-			r := RecoveriesOf(s, []allocation.Move{own})
-			if got := slices.Sorted(maps.Keys(r.OwnAt)); !slices.Equal(got, tc.held) {
-				t.Errorf("held nodes: got %v want %v", got, tc.held)
-			}
-		})
-	}
-}
