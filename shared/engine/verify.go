@@ -297,11 +297,12 @@ func (e *Engine) keepInFlight(ctx context.Context, name string, it state.Item, h
 // index-level exclusion moves every copy of the index that the node holds, not only the one
 // planned, and each of those relocations is shardwise's doing too. The breaker holds their nodes
 // as it holds the planned move's, so that no later move starts from or to a node that one of them
-// still occupies.
+// still occupies. The planned copy itself goes where OpenSearch's allocator sends it, which may
+// not be the planned target: its actual target is held too (random fault seed 195).
 func filterCollateral(m allocation.Move, at *copiesByIndex) []allocation.Move {
 	var out []allocation.Move
 	for _, c := range at.index[m.Index] {
-		if c.Shard == m.Shard || c.Node != m.From || c.State != cluster.StateRelocating || c.RelocatingNode == "" {
+		if c.Node != m.From || c.State != cluster.StateRelocating || c.RelocatingNode == "" || c.Shard == m.Shard && c.RelocatingNode == m.To {
 			continue
 		}
 		to := c.RelocatingNode
