@@ -304,7 +304,12 @@ func (f *fakeAPI) Reroute(_ context.Context, moves []allocation.Move, dryRun boo
 			return RerouteResult{}, err
 		}
 	}
-	return RerouteResult{Explanations: []string{"move_allocation: YES"}}, nil
+	// OpenSearch explains each command, in the order sent.
+	var res RerouteResult
+	for _, m := range moves {
+		res.Explanations = append(res.Explanations, "move "+moveLabel(m)+": YES")
+	}
+	return res, nil
 }
 
 func (f *fakeAPI) IndexSettings(_ context.Context, index string) (map[string]string, error) {

@@ -201,11 +201,7 @@ type explainedClaim struct {
 func (r *moveRun) dryRun(ctx context.Context, cs []claim, stopOnForbidden bool) ([]explainedClaim, []MoveOutcome, error) {
 	together, err := r.api.Reroute(ctx, flatten(cs), true)
 	if err == nil {
-		out := make([]explainedClaim, 0, len(cs))
-		for _, c := range cs {
-			out = append(out, explainedClaim{claim: c, explained: together.Explanations})
-		}
-		return out, nil, nil
+		return explainEach(cs, together.Explanations), nil, nil
 	}
 	if stopOnForbidden && errors.Is(err, ErrForbidden) {
 		return nil, nil, err
@@ -224,6 +220,24 @@ func (r *moveRun) dryRun(ctx context.Context, cs []claim, stopOnForbidden bool) 
 	return accepted, refused, nil
 }
 
+// explainEach gives each claim the explanations of its own moves. OpenSearch explains a reroute's
+// commands one each, in the order sent, and cs were sent in order; an answer with another count
+// cannot be split that way, so every claim keeps all of it rather than another claim's.
+func explainEach(cs []claim, explanations []string) []explainedClaim {
+	out := make([]explainedClaim, 0, len(cs))
+	split := len(explanations) == len(flatten(cs))
+	at := 0
+	for _, c := range cs {
+		own := explanations
+		if split {
+			own = explanations[at : at+len(c.group)]
+			at += len(c.group)
+		}
+		out = append(out, explainedClaim{claim: c, explained: own})
+	}
+	return out
+}
+
 // issue renews the lease and sends the accepted groups in ONE reroute call: the breaker was checked
 // for this cycle, and a second call would start while the first call's relocations are in flight.
 // A call that fails without OpenSearch's refusal (a timeout, a dropped connection) may still have
@@ -240,13 +254,10 @@ func (r *moveRun) issue(ctx context.Context, accepted []explainedClaim) []MoveOu
 		}
 		return res
 	}
-	var explained []string
 	var moves []allocation.Move
 	for _, a := range accepted {
-		explained = append(explained, a.explained...)
 		moves = append(moves, a.group...)
 	}
-	why := strings.Join(explained, "; ")
 	_, err := r.api.Reroute(ctx, moves, false)
 	var landed func(g []allocation.Move) (bool, string)
 	if err != nil && !errors.Is(err, ErrRerouteRefused) {
@@ -255,6 +266,7 @@ func (r *moveRun) issue(ctx context.Context, accepted []explainedClaim) []MoveOu
 	issued := 0
 	for _, a := range accepted {
 		if err == nil {
+			why := strings.Join(a.explained, "; ")
 			r.finish(ctx, a.claim, config.StrategyReroute, statusIssued, why)
 			res = append(res, r.executed(a.claim, config.StrategyReroute, "reroute accepted; dry run: "+why)...)
 			issued += len(a.group)
