@@ -78,8 +78,9 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config, searchReplicas
 	}
 	perNode := map[string]int{}
 	var (
-		cur   *tally
-		curOf string // cur's index
+		cur     *tally
+		curOf   string // cur's index
+		shardOf = -1   // the shard of curOf whose replica load cur.heaviest already counts
 	)
 	for i := range snap.Copies {
 		c := &snap.Copies[i]
@@ -90,7 +91,7 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config, searchReplicas
 			continue
 		}
 		if cur == nil || c.Index != curOf {
-			curOf = c.Index
+			curOf, shardOf = c.Index, -1
 			if cur = tallies[c.Index]; cur == nil {
 				cur = &tally{}
 				tallies[c.Index] = cur
@@ -102,7 +103,12 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config, searchReplicas
 		}
 		cur.size += c.SizeBytes
 		cur.count++
-		cur.heaviest = max(cur.heaviest, v.ReplicaLoad(c.ID()))
+		if c.Shard != shardOf {
+			// A shard's copies share its replica load, and a sorted snapshot lists them side by
+			// side: one lookup per shard, not per copy (a repeat lookup changes no maximum).
+			shardOf = c.Shard
+			cur.heaviest = max(cur.heaviest, v.ReplicaLoad(c.ID()))
+		}
 		if cur.nodes == nil {
 			cur.nodes = map[string]bool{}
 		}
@@ -122,6 +128,9 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config, searchReplicas
 	var (
 		unfiltered      []*cluster.Node
 		unfilteredKnown bool
+		unfilteredPer   []int                    // perNode of each of unfiltered
+		filteredPer     []int                    // perNode of each eligible node of an index with filters, reused
+		per             []int                    // perNode of each eligible node
 		pn              []replicas.PlacementNode // each index's, reused: MaxCopies keeps none
 	)
 	for _, ix := range snap.Indices {
@@ -173,10 +182,13 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config, searchReplicas
 			// The same nodes for every index without filters of its own (most are): found once.
 			if !unfilteredKnown {
 				unfiltered, unfilteredKnown = placementNodes(snap, &ix, excluded, searchReplicas), true
+				unfilteredPer = copiesPer(unfiltered, perNode, nil)
 			}
-			eligible = unfiltered
+			eligible, per = unfiltered, unfilteredPer
 		} else {
 			eligible = placementNodes(snap, &ix, excluded, searchReplicas)
+			filteredPer = copiesPer(eligible, perNode, filteredPer[:0])
+			per = filteredPer
 		}
 		if searchReplicas {
 			in.EligibleNodes = len(eligible)
@@ -192,7 +204,7 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config, searchReplicas
 		own := v.IndexCopiesOf(ix.Name)
 		for i, n := range eligible {
 			// The index's own copies on the node do not count against the cluster-wide limit.
-			pn[i] = replicas.PlacementNode{Host: n.Host, Attrs: n.Attributes, Others: perNode[n.ID] - own(n.ID)}
+			pn[i] = replicas.PlacementNode{Host: n.Host, Attrs: n.Attributes, Others: per[i] - own(n.ID)}
 		}
 		if ix.NodeLeftDelayedTimeoutSet {
 			in.DelayedTimeout, in.DelayedTimeoutSet = ix.NodeLeftDelayedTimeout.Std(), true
@@ -202,6 +214,14 @@ func ReplicaInputs(snap *cluster.Snapshot, cfg allocation.Config, searchReplicas
 			SameShardHost: snap.Settings.SameShardHost,
 			Awareness:     snap.Settings.AwarenessAttributes, ForcedAwareness: snap.Settings.ForcedAwareness})
 		out = append(out, in)
+	}
+	return out
+}
+
+// copiesPer appends to out the copies perNode counts on each of nodes, in their order.
+func copiesPer(nodes []*cluster.Node, perNode map[string]int, out []int) []int {
+	for _, n := range nodes {
+		out = append(out, perNode[n.ID])
 	}
 	return out
 }

@@ -202,3 +202,33 @@ func BenchmarkReplicaInputs30k(b *testing.B) {
 		ReplicaInputs(s, cfg, false)
 	}
 }
+
+// TestReplicaInputsHeaviestShard: what a new copy of an index indexes is its heaviest shard's
+// replica load, however its shards' copies are listed.
+func TestReplicaInputsHeaviestShard(t *testing.T) {
+	cp := func(shard int, primary bool, node string, load float64) cluster.Copy {
+		return cluster.Copy{Index: "a", Shard: shard, Primary: primary, Node: node, State: cluster.StateStarted,
+			SizeBytes: 1 << 20, WriteLoad: load, LoadKnown: true}
+	}
+	tests := []struct {
+		name   string
+		copies []cluster.Copy
+		want   float64
+	}{
+		{name: "shards side by side", copies: []cluster.Copy{cp(0, true, "d0", 0.5), cp(0, false, "d1", 0.5), cp(1, true, "d2", 2), cp(1, false, "d3", 2)}, want: 2},
+		{name: "the heavier shard first", copies: []cluster.Copy{cp(0, true, "d0", 3), cp(0, false, "d1", 3), cp(1, true, "d2", 2), cp(1, false, "d3", 2)}, want: 3},
+		{name: "shards interleaved", copies: []cluster.Copy{cp(0, true, "d0", 0.5), cp(1, true, "d2", 2), cp(0, false, "d1", 0.5), cp(1, false, "d3", 2)}, want: 2},
+		{name: "a replica heavier than its primary", copies: []cluster.Copy{cp(0, true, "d0", 0.5), cp(0, false, "d1", 4), cp(1, true, "d2", 2)}, want: 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := inputsSnapshot()
+			s.Indices = []cluster.Index{{Name: "a", Primaries: 2, Replicas: 1}}
+			s.Copies = tc.copies
+			in := ReplicaInputs(s, config.Default().Allocation, false)
+			if len(in) != 1 || in[0].WriteLoadPerCopy != tc.want {
+				t.Fatalf("got %+v, want one index whose new copy indexes %v threads", in, tc.want)
+			}
+		})
+	}
+}
