@@ -124,6 +124,9 @@ func (v *View) invitesBuiltin(moves []Move) (bool, string, float64) {
 	if !b.Enabled {
 		return false, "", 0
 	}
+	if e, ok := v.preempts(moves); ok {
+		return true, e.ReturnIndex, v.builtinDelta(v.counts(), e.ReturnIndex)
+	}
 	indices, own := v.builtinIndices(moves)
 	// The spreads before the moves are those of the view's counts, the same for every group the
 	// search weighs until a move is applied: worked out once (at 30,000 copies over 37 nodes a
@@ -527,16 +530,28 @@ func (p *planner) departedShard(id cluster.ShardID) bool {
 }
 
 // expectBuiltin folds into the view's counts the returns OpenSearch's balancer is expected to make
-// for lone moves the plan relied on it for (builtinReturn) that still relocate, and keeps those in
+// for lone moves the plan relied on it for (builtinReturn) and has not made yet, and keeps those in
 // the memory: the plan's groups are then weighed against the counts the balancer will leave, so a
 // count-neutral return issued meanwhile is not a copy the balancer moves again once all has landed.
-// An expectation ends when its move is no longer relocating (it landed, and the balancer's return
-// is then in the snapshot, or it never ran).
+// The balancer's step may come after the move lands: with cluster_concurrent_rebalance's slots
+// taken by other relocations it waits for some to end. So an expectation is kept while the move
+// relocates, and after it has landed while the counts still call for the return and the copy
+// expected to go is still where it was, for at most returnWithin. It ends when that copy relocates
+// or leaves (the balancer made its step), when the moved copy is no longer on its way or on its
+// target, or when the counts are even without it. While kept, the view holds it as awaited
+// (View.awaiting): a group may not bring a copy the balancer would take first to its source.
 func (p *planner) expectBuiltin(expected []ExpectedReturn) {
 	v := p.v
 	for _, e := range expected {
-		if !p.relocatingTo(e.Index, e.Shard, e.From, e.To) || !v.Holds(e.ReturnFrom, cluster.ShardID{Index: e.ReturnIndex, Shard: e.ReturnShard}) {
+		ret := cluster.ShardID{Index: e.ReturnIndex, Shard: e.ReturnShard}
+		if !v.Holds(e.ReturnFrom, ret) || v.Snap.At.Sub(e.At) >= returnWithin {
 			continue
+		}
+		if !p.relocatingTo(e.Index, e.Shard, e.From, e.To) {
+			if !p.startedOn(e.Index, e.Shard, e.To) || !p.startedOn(e.ReturnIndex, e.ReturnShard, e.ReturnFrom) ||
+				v.builtinDelta(v.counts(), e.ReturnIndex) <= v.Cfg.BuiltinBalancer.Threshold+0.001 {
+				continue
+			}
 		}
 		from, to := v.Node(e.ReturnFrom), v.Node(e.ReturnTo)
 		if from == nil || to == nil {
@@ -544,11 +559,35 @@ func (p *planner) expectBuiltin(expected []ExpectedReturn) {
 		}
 		v.shiftCounts(Move{Index: e.ReturnIndex, Shard: e.ReturnShard, From: e.ReturnFrom, To: e.ReturnTo, Primary: e.ReturnPrimary})
 		p.expected = append(p.expected, e)
+		v.awaiting = append(v.awaiting, e)
 		shard := e.ReturnShard
 		p.note(NoteBuiltinExpected, from.Name, e.ReturnIndex, &shard,
 			"once %s[%d] lands, OpenSearch's balancer is expected to move %s[%d] %s→%s: the plan weighs the counts it leaves",
 			e.Index, e.Shard, e.ReturnIndex, e.ReturnShard, from.Name, to.Name)
 	}
+}
+
+// startedOn reports whether the snapshot has the copy of the shard started on node.
+func (p *planner) startedOn(index string, shard int, node string) bool {
+	c := p.v.copyOn(index, shard, node)
+	return c != nil && c.State == cluster.StateStarted
+}
+
+// preempts names the awaited balancer return (View.awaiting) that moves would change the pick of:
+// a copy of its index arriving on its source with a higher shard number. The balancer relocates
+// the highest-numbered copy on the heavier node that may go to the lighter (tryRelocateShard), so
+// that copy, one of the planner's, would go instead, undoing a move (random segment-replication
+// seed 13: seg-0[13] swapped onto node-4 while the return of seg-0[8] off it waited for a
+// rebalance slot, and the balancer took seg-0[13]).
+func (v *View) preempts(moves []Move) (ExpectedReturn, bool) {
+	for _, e := range v.awaiting {
+		for _, m := range moves {
+			if m.To == e.ReturnFrom && m.Index == e.ReturnIndex && m.Shard > e.ReturnShard {
+				return e, true
+			}
+		}
+	}
+	return ExpectedReturn{}, false
 }
 
 // relocatingTo reports whether the snapshot has the copy of the shard on from relocating to to.

@@ -216,31 +216,45 @@ func TestBuiltinReturn(t *testing.T) {
 	}
 }
 
-// TestExpectBuiltin: a return the balancer is expected to make for a lone move still relocating
-// is folded into the counts, noted and kept in the memory; once the move is no longer relocating,
-// or with no such expectation however the counts stand, nothing changes.
+// TestExpectBuiltin: a return the balancer is expected to make for a lone move is folded into the
+// counts, noted, kept in the memory and awaited while the move relocates, and after it has landed
+// while the balancer has not made it (its step waits for a rebalance slot: random
+// segment-replication seed 13); it ends once the balancer moves the copy, when the move never ran,
+// or after returnWithin. With no such expectation, however the counts stand, nothing changes.
 func TestExpectBuiltin(t *testing.T) {
-	exp := ExpectedReturn{Index: "x", Shard: 0, From: "id-a", To: "id-c", ReturnIndex: "x", ReturnShard: 1, ReturnFrom: "id-c", ReturnTo: "id-a"}
+	at := newFixture("a").snap().At
+	exp := ExpectedReturn{Index: "x", Shard: 0, From: "id-a", To: "id-c", ReturnIndex: "x", ReturnShard: 1, ReturnFrom: "id-c", ReturnTo: "id-a", At: at}
+	old := exp
+	old.At = at.Add(-returnWithin)
+	before := [][]string{{"a", "b"}, {"b", "c"}, {"c", "a"}}
+	landed := [][]string{{"c", "b"}, {"b", "c"}, {"c", "a"}}
 	for _, tc := range []struct {
 		name       string
-		relocating bool
+		placement  [][]string
+		relocating bool // x[0] relocates a→c
+		returning  bool // x[1] relocates c→a: the balancer made its step
 		expected   []ExpectedReturn
 		want       bool
 	}{
-		{"the move relies on the balancer's return and still relocates", true, []ExpectedReturn{exp}, true},
-		{"the move is no longer relocating: the expectation ends", false, []ExpectedReturn{exp}, false},
-		{"a relocation leaves x unsettled, but no move relied on the balancer", true, nil, false},
+		{"the move relies on the balancer's return and still relocates", before, true, false, []ExpectedReturn{exp}, true},
+		{"the move landed and the balancer has not made its step yet: still awaited", landed, false, false, []ExpectedReturn{exp}, true},
+		{"the move landed and the balancer moves x[1]: the expectation ends", landed, false, true, []ExpectedReturn{exp}, false},
+		{"the move landed an hour ago or more: the expectation ends", landed, false, false, []ExpectedReturn{old}, false},
+		{"the move never ran: the expectation ends", before, false, false, []ExpectedReturn{exp}, false},
+		{"a relocation leaves x unsettled, but no move relied on the balancer", before, true, false, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture("a", "b", "c").
-				index("x", 1<<30, []float64{4, 0.1, 0.1}, []string{"a", "b"}, []string{"b", "c"}, []string{"c", "a"}).
+				index("x", 1<<30, []float64{4, 0.1, 0.1}, tc.placement...).
 				index("y", 1<<30, []float64{0.1, 0.1, 0.1}, []string{"a", "b"}, []string{"b", "c"}, []string{"c", "a"})
 			s := f.snap()
-			if tc.relocating {
-				for i := range s.Copies {
-					if c := &s.Copies[i]; c.Index == "x" && c.Shard == 0 && c.Node == "id-a" {
-						c.State, c.RelocatingNode = cluster.StateRelocating, "id-c"
-					}
+			for i := range s.Copies {
+				c := &s.Copies[i]
+				if tc.relocating && c.Index == "x" && c.Shard == 0 && c.Node == "id-a" {
+					c.State, c.RelocatingNode = cluster.StateRelocating, "id-c"
+				}
+				if tc.returning && c.Index == "x" && c.Shard == 1 && c.Node == "id-c" {
+					c.State, c.RelocatingNode = cluster.StateRelocating, "id-a"
 				}
 			}
 			p := &planner{v: NewView(s, DefaultConfig(), nil)}
@@ -248,8 +262,44 @@ func TestExpectBuiltin(t *testing.T) {
 			p.expectBuiltin(tc.expected)
 			got := p.v.IndexCopies("x", "id-a") != before
 			noted := slices.ContainsFunc(p.plan.Notes, func(n Note) bool { return n.Kind == NoteBuiltinExpected })
-			if got != tc.want || noted != tc.want || (len(p.expected) == 1) != tc.want {
-				t.Errorf("counts shifted %v, noted %v, kept %d, want %v (x on a %d → %d)", got, noted, len(p.expected), tc.want, before, p.v.IndexCopies("x", "id-a"))
+			if got != tc.want || noted != tc.want || (len(p.expected) == 1) != tc.want || (len(p.v.awaiting) == 1) != tc.want {
+				t.Errorf("counts shifted %v, noted %v, kept %d, awaited %d, want %v (x on a %d → %d)", got, noted, len(p.expected), len(p.v.awaiting), tc.want, before, p.v.IndexCopies("x", "id-a"))
+			}
+		})
+	}
+}
+
+// TestAwaitedReturnNotPreempted: while OpenSearch's balancer is expected to move x[1] off c, a
+// count-neutral swap bringing a higher-numbered copy of x to c invites the balancer (it relocates
+// the highest-numbered copy there, so it would take that one, undoing the move: random
+// segment-replication seed 13); a lower-numbered copy, another index, or no awaited return does not.
+func TestAwaitedReturnNotPreempted(t *testing.T) {
+	awaited := ExpectedReturn{Index: "x", Shard: 0, From: "id-a", To: "id-c", ReturnIndex: "x", ReturnShard: 1, ReturnFrom: "id-c", ReturnTo: "id-a"}
+	for _, tc := range []struct {
+		name     string
+		moves    []Move
+		awaiting bool
+		want     bool
+	}{
+		{"x[3] to c while x[1]'s return off c is awaited",
+			[]Move{{Index: "x", Shard: 3, From: "id-d", To: "id-c"}, {Index: "y", Shard: 0, From: "id-c", To: "id-d"}}, true, true},
+		{"x[3] to c with no return awaited",
+			[]Move{{Index: "x", Shard: 3, From: "id-d", To: "id-c"}, {Index: "y", Shard: 0, From: "id-c", To: "id-d"}}, false, false},
+		{"x[0] to c: the balancer's pick stays x[1]",
+			[]Move{{Index: "x", Shard: 0, From: "id-d", To: "id-c"}, {Index: "y", Shard: 0, From: "id-c", To: "id-d"}}, true, false},
+		{"y to c: another index",
+			[]Move{{Index: "y", Shard: 3, From: "id-d", To: "id-c"}, {Index: "y", Shard: 0, From: "id-c", To: "id-d"}}, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture("a", "b", "c", "d").
+				index("x", 1<<30, []float64{0.1, 0.1, 0.1, 0.1}, []string{"d", "b"}, []string{"c", "a"}, []string{"a", "b"}, []string{"d", "a"}).
+				index("y", 1<<30, []float64{0.1, 0.1, 0.1, 0.1}, []string{"c", "b"}, []string{"c", "a"}, []string{"b", "a"}, []string{"d", "b"})
+			v := NewView(f.snap(), DefaultConfig(), nil)
+			if tc.awaiting {
+				v.awaiting = []ExpectedReturn{awaited}
+			}
+			if got, ix, _ := v.invitesBuiltin(tc.moves); got != tc.want {
+				t.Errorf("invites the balancer: got %v (%s) want %v", got, ix, tc.want)
 			}
 		})
 	}

@@ -46,8 +46,9 @@
 //     the goal and leaves the target unsaturated and cooler than the source), swap-return or
 //     cannot-remain.
 //  9. Choice: for one copy (better), a group that reaches the goal, then the gentler rule, then the
-//     larger drop in excess, then the preferred target; across copies (cheaper), reaching the goal,
-//     the gentler rule, then the sooner relief ([EstimateRelocation]: a move's files at the
+//     larger drop in excess, then the preferred target; across copies (cheaper), reaching the goal
+//     (unless a group short of it takes the node off saturation and empties its queue more than
+//     reliefSpeedup times sooner: soonerStep, drainTime), the gentler rule, then the sooner relief ([EstimateRelocation]: a move's files at the
 //     cluster's recovery rate shared on its busier node, then the translog replay of the copy's
 //     writes meanwhile at TranslogReplaySpeed, so a cooler copy can land before a smaller hot one),
 //     then the fewer bytes. A lone move OpenSearch's own balancer would undo
@@ -56,7 +57,10 @@
 //     once it lands (it counts a relocating copy on its target) is predicted to be a cool
 //     copy the planner did not place, evening the counts: a return sent with it would share the
 //     hot node's recovery rate (one limiter, in and out) for the whole relocation. The expected
-//     return is kept in the [Memory] and weighed in the counts while the move relocates. When it
+//     return is kept in the [Memory] and weighed in the counts until the balancer makes it (its
+//     step waits for a rebalance slot when cluster_concurrent_rebalance is taken, so it may come
+//     after the move lands); meanwhile no group brings a higher-numbered copy of its index to its
+//     source, which the balancer would take instead (View.preempts). When it
 //     comes off the move's target and leaves target and hot node within their goals, a lone move
 //     the improvement rule admitted is weighed as a swap (rule fits-after-return, fitsAfterReturn).
 //     An index already spread past the balancer's threshold that it cannot even out (the deciders

@@ -216,7 +216,7 @@ type Memory struct {
 	// translog replay's speed is fitted (recovery_learn.go).
 	Relocations []RelocationSample `json:"relocations,omitempty"`
 	// Expected are the returns OpenSearch's balancer is expected to make once lone moves the plan
-	// relied on it for land (builtinReturn), kept while those moves relocate.
+	// relied on it for land (builtinReturn), kept until the balancer makes them (expectBuiltin).
 	Expected []ExpectedReturn `json:"expected_returns,omitempty"`
 }
 
@@ -306,6 +306,7 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool) (
 	}
 	p.relocations = slices.Clone(mem.Relocations)
 	p.projections = p.measure(mem.Projections)
+	p.holdOwnInFlight()
 	p.expectBuiltin(mem.Expected)
 	p.unassigned()
 	p.cannotRemain()
@@ -452,6 +453,9 @@ type planner struct {
 	// expected are the returns OpenSearch's balancer is expected to make for lone moves relying
 	// on it (builtinReturn), carried in the memory while those moves relocate.
 	expected []ExpectedReturn
+	// held is, by node id, a move of the planner's own relief groups relocating from or to it
+	// (holdOwnInFlight): no further group touches the node until it lands.
+	held map[string]Moved
 	// counted is the shard counts OpenSearch's balancer weighs (View.counts), taken at countedAt
 	// moves applied (heapLeftToBuiltin).
 	counted   *countState

@@ -134,7 +134,7 @@ func TestPlanCycle(t *testing.T) {
 				// it at 75 % and a at 75 %.
 				f := newFixture("a", "b", "c").
 					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
-					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("small", 8<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
 					index("warm", 1<<30, []float64{1.5}, []string{"b"}).
 					index("filler", 1<<30, []float64{2.5, 4.5}, []string{"b"}, []string{"c"}).
 					queueing("a", 6)
@@ -152,7 +152,7 @@ func TestPlanCycle(t *testing.T) {
 				// hot[0] fits on b (75 %).
 				f := newFixture("a", "b", "c").
 					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
-					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("small", 8<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
 					index("warm", 1<<30, []float64{2}, []string{"b"}).
 					index("filler", 1<<30, []float64{2.5, 5}, []string{"b"}, []string{"c"}).
 					index("cold", 1<<20, []float64{0}, []string{"c"}).

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -59,6 +60,11 @@ type option struct {
 	// counts (builtinReturn), when the plan relies on it instead of sending a return.
 	expect  string
 	builtin *Move
+	// over is the best group that reaches the goal, when this one, short of it, was taken for
+	// relieving the node clearly sooner (soonerStep); overAt and at are their drainTime, overLands
+	// its reliefTime.
+	over                  *option
+	overAt, at, overLands float64
 }
 
 func (o *option) sufficient(goal float64) bool { return o.srcAfter <= goal+1e-9 }
@@ -117,6 +123,8 @@ type search struct {
 	cooled map[string]*Measurement
 	// early: the node is rising, not hot (Hotspot.Rising); nodes climbing themselves are no targets.
 	early bool
+	// latency is the hot node's estimated WRITE queue latency in seconds (drainTime).
+	latency float64
 }
 
 func (s *search) spent() bool { return s.bounds.Evaluations >= s.bounds.MaxEvaluations }
@@ -251,6 +259,11 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 			node.Name, v.Utilization(node.ID)*100, goal*100)
 		return reliefWaiting, nil
 	}
+	if m, ok := p.held[node.ID]; ok {
+		p.note(NoteReliefInFlight, node.Name, "", nil, "%s: %s[%d] %s→%s, a relief group's move, still relocates, leaving it at %.0f%% (goal %.0f%%); no further move touches it until that lands, so its effect is measured first (the move function holds it back too)",
+			node.Name, m.Index, m.Shard, p.nodeName(m.From), p.nodeName(m.To), v.Utilization(node.ID)*100, goal*100)
+		return reliefWaiting, nil
+	}
 	if p.settling[node.ID] {
 		p.note(NoteReliefSettling, node.Name, "", nil, "%s: a relocation off it ended during the last interval; the next sample shows its effect", node.Name)
 		return reliefWaiting, nil
@@ -282,7 +295,7 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 	}
 	aloneHot := v.Cfg.AllocationUtilization * float64(p.largestNode())
 	order := ChooseOrder(copies, aloneHot, v.Cfg.MinShardWriteLoad)
-	best, srch := p.searchRelief(node, order, goal, early)
+	best, srch := p.searchRelief(node, order, goal, early, h.QueueLatencySeconds)
 	cooled := p.coolingNotes(node, srch, best)
 	if best != nil {
 		p.addOption(h, node, goal, best)
@@ -374,6 +387,14 @@ func (p *planner) withinRecoveries(group []Move) bool {
 // takes (a copy's twin of equal load) is not relief, and the next cycle would swap it back.
 func (p *planner) minRelief(load float64) float64 {
 	return max(p.v.Cfg.MinShardWriteLoad, load/4)
+}
+
+// nodeName is the name of the node with id, or the id when the snapshot does not list it.
+func (p *planner) nodeName(id string) string {
+	if n := p.v.Node(id); n != nil {
+		return n.Name
+	}
+	return id
 }
 
 // largestNode is the most WRITE threads any node in service has.
@@ -592,8 +613,8 @@ func (p *planner) largestHome(c *cluster.Copy) int {
 // the first candidate with a plan that reaches the goal wins, else the first with any admissible plan.
 // A plan that lowers the excess without reaching the goal is then bundled (see bundle) when no
 // candidate alone carries what the node must shed.
-func (p *planner) searchRelief(node *cluster.Node, order []Candidate, goal float64, early bool) (*option, *search) {
-	s := &search{p: p, src: node, early: early, bounds: SearchBounds{MaxEvaluations: searchEvaluations, MaxCandidates: searchCandidates,
+func (p *planner) searchRelief(node *cluster.Node, order []Candidate, goal float64, early bool, latency float64) (*option, *search) {
+	s := &search{p: p, src: node, early: early, latency: latency, bounds: SearchBounds{MaxEvaluations: searchEvaluations, MaxCandidates: searchCandidates,
 		MaxReturns: swapReturns, MaxChainDepth: chainDepth}}
 	best := s.one(order, goal)
 	if best == nil || best.sufficient(goal) || !smallOnly(order, s.need(goal)) {
@@ -636,6 +657,8 @@ func (s *search) one(order []Candidate, goal float64) *option {
 		primary bool
 	}
 	seen := map[kind]bool{}
+	// whole is the cheapest option that reaches the goal, to say why a step short of it was taken.
+	var whole *option
 	for pass := 0; pass < 2; pass++ {
 		for i, cand := range order {
 			if s.spent() || s.bounds.Candidates >= searchCandidates {
@@ -659,11 +682,18 @@ func (s *search) one(order []Candidate, goal float64) *option {
 			if best == nil || s.cheaper(o, best, goal) {
 				best = o
 			}
+			if o.sufficient(goal) && (whole == nil || s.cheaper(o, whole, goal)) {
+				whole = o
+			}
 		}
-		if best != nil && best.sufficient(goal) {
-			// A candidate that could not reach the goal alone does not reach it in a group either.
+		if best != nil && best.sufficient(goal) && (s.bundling || !s.drains(best)) {
+			// A candidate that could not reach the goal alone does not reach it in a group either;
+			// it is still weighed when it would take the node off saturation sooner (cheaper).
 			break
 		}
+	}
+	if best != nil && whole != nil && !best.sufficient(goal) {
+		best.over, best.overAt, best.at, best.overLands = whole, s.drainTime(whole), s.drainTime(best), s.reliefTime(whole)
 	}
 	return best
 }
@@ -674,15 +704,19 @@ func (s *search) one(order []Candidate, goal float64) *option {
 const reliefOverhead = 1 << 30
 
 // cheaper orders options across candidates by the cost of their relief. An option reaching the goal
-// beats one that does not. Of two that do, the gentler rule (fewer NOT_PREFERRED answers taken),
-// then the sooner relief (see reliefTime: a hot node stays hot until its relocations finish, and a
-// copy being written hard replays its translog long after its files are copied), then the fewer
-// bytes. Of two that do not, the shard-choice heuristic's order: ranking those by excess lowered
-// per unit of relief time helped some random clusters and hurt others (it moved the hottest copies
-// first), so it is not the rule. The heuristic's order breaks every tie.
+// beats one that does not, unless the other relieves clearly sooner (soonerStep). Of two that do,
+// the gentler rule (fewer NOT_PREFERRED answers taken), then the sooner relief (see reliefTime: a
+// hot node stays hot until its relocations finish, and a copy being written hard replays its
+// translog long after its files are copied), then the fewer bytes. Of two that do not, the
+// shard-choice heuristic's order: ranking those by excess lowered per unit of relief time helped
+// some random clusters and hurt others (it moved the hottest copies first), so it is not the rule.
+// The heuristic's order breaks every tie.
 func (s *search) cheaper(a, b *option, goal float64) bool {
 	if sa, sb := a.sufficient(goal), b.sufficient(goal); sa != sb {
-		return sa
+		if sa {
+			return !s.soonerStep(b, a)
+		}
+		return s.soonerStep(a, b)
 	}
 	if a.sufficient(goal) {
 		if ra, rb := ruleRank(a.judged[a.hot()].Admission.Rule), ruleRank(b.judged[b.hot()].Admission.Rule); ra != rb {
@@ -696,6 +730,44 @@ func (s *search) cheaper(a, b *option, goal float64) bool {
 		}
 	}
 	return a.order < b.order
+}
+
+// reliefSpeedup is how many times sooner a step that leaves the node short of its goal must land
+// than a group that reaches it, to be taken instead: the step's node then needs a further group
+// once it lands (a hot node takes one group at a time), and with one as long as the step it
+// still reaches its goal first.
+const reliefSpeedup = 2
+
+// soonerStep reports whether step, which leaves the node over its goal, is preferred to whole,
+// which brings it there: step takes the node off saturation, and its relief (drainTime: its
+// relocations land, then the queue empties) comes more than reliefSpeedup times sooner. A write
+// load relocated at 0.23 replay speed takes (1 + w/0.23) times its files' copy: for a hot node
+// whose copies that reach the goal alone are its hottest, moving one of them may outlast the run
+// while a cooler copy's relocation ends its queue in a fraction of the time (random seed 1:
+// hot[0], 4.94 threads, est. 47m57s).
+func (s *search) soonerStep(step, whole *option) bool {
+	if s.bundling || !s.drains(step) {
+		return false
+	}
+	return reliefSpeedup*s.drainTime(step) < s.drainTime(whole)
+}
+
+// drains reports whether the option leaves its hot node under saturation, where its WRITE queue
+// empties.
+func (s *search) drains(o *option) bool { return o.srcAfter < 1-1e-9 }
+
+// drainTime estimates, in seconds, when the hot node's WRITE queue is empty after the option: its
+// relocations land (reliefTime), then the backlog drains at the threads the node has spare. The
+// backlog is the queue's latency times the node's threads (Little's law: at saturation every
+// thread serves it). Its growth until the relief lands is left out: a full queue rejects writes
+// instead of growing (the simulator's queues stop near a minute's latency), and it grows alike
+// whichever option is taken. +Inf when the option leaves the node saturated.
+func (s *search) drainTime(o *option) float64 {
+	if !s.drains(o) {
+		return math.Inf(1)
+	}
+	threads := float64(s.src.Write.Threads)
+	return s.reliefTime(o) + s.latency*threads/((1-o.srcAfter)*threads)
 }
 
 // reliefTime estimates, in seconds, when the last move taking load off the hot node finishes: its
@@ -1201,6 +1273,11 @@ func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *opti
 	if o.expect != "" {
 		hm.Reason += "; " + o.expect
 	}
+	if w := o.over; w != nil {
+		wm := w.group[w.hot()]
+		hm.Reason += fmt.Sprintf("; short of the goal, but it takes %s off saturation and empties its queue in about %s, over %d× sooner than %s[%d] (%.2f threads) to %s as a %s, which would reach the goal (its relocations land in about %s, the queue empty in about %s)",
+			node.Name, roundSeconds(o.at), reliefSpeedup, wm.Index, wm.Shard, wm.WriteLoad, w.target.Name, w.kind, roundSeconds(o.overLands), roundSeconds(o.overAt))
+	}
 	if len(o.group) > 1 {
 		p.swaps++
 	}
@@ -1223,8 +1300,10 @@ func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *opti
 		// The rest of the cycle, and the cycles while the move relocates (expectBuiltin), are
 		// weighed on the counts the balancer's return leaves.
 		v.shiftCounts(*r)
-		p.expected = append(p.expected, ExpectedReturn{Index: hm.Index, Shard: hm.Shard, From: hm.From, To: hm.To,
-			ReturnIndex: r.Index, ReturnShard: r.Shard, ReturnFrom: r.From, ReturnTo: r.To, ReturnPrimary: r.Primary, At: v.Snap.At})
+		e := ExpectedReturn{Index: hm.Index, Shard: hm.Shard, From: hm.From, To: hm.To,
+			ReturnIndex: r.Index, ReturnShard: r.Shard, ReturnFrom: r.From, ReturnTo: r.To, ReturnPrimary: r.Primary, At: v.Snap.At}
+		p.expected = append(p.expected, e)
+		v.awaiting = append(v.awaiting, e)
 	}
 }
 

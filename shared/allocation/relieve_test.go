@@ -311,7 +311,7 @@ func TestReliefSwapsAndChains(t *testing.T) {
 				// lightest copy enough to come back; warm[1] (1.2) and filler[0] (2.2) are too.
 				f := newFixture("a", "b", "c").
 					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
-					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("small", 8<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
 					index("warm", 1<<30, []float64{0.6, 1.2}, []string{"b"}, []string{"b"}).
 					index("filler", 1<<30, []float64{2.2, 4.5}, []string{"b"}, []string{"c"}).
 					queueing("a", 6)
@@ -327,7 +327,7 @@ func TestReliefSwapsAndChains(t *testing.T) {
 				// counts level, so it comes back though warm[0] is lighter.
 				f := newFixture("a", "b", "c").
 					index("hot", 1<<30, []float64{3.5, 3.5, 1.2}, []string{"a"}, []string{"a"}, []string{"b"}).
-					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("small", 8<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
 					index("warm", 1<<30, []float64{0.6}, []string{"b"}).
 					index("filler", 1<<30, []float64{2.2, 4.5}, []string{"b"}, []string{"c"}).
 					queueing("a", 6)
@@ -342,12 +342,15 @@ func TestReliefSwapsAndChains(t *testing.T) {
 				// lighter than the hot copy carries that much; three of 0.6 do.
 				f := newFixture("a", "b", "c").
 					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
-					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("small", 8<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
 					index("l1", 1<<30, []float64{0.6}, []string{"b"}).
 					index("l2", 1<<30, []float64{0.6}, []string{"b"}).
 					index("l3", 1<<30, []float64{0.6}, []string{"b"}).
 					index("filler", 1<<30, []float64{3.5, 4.5}, []string{"b"}, []string{"c"}).
 					queueing("a", 6)
+				// The small copies would take a off saturation far sooner than a swap sharing a's
+				// recovery rate four ways (soonerStep): here they may not leave.
+				exclude(f, "b,c", "small")
 				return f.snap(), []string{"a"}
 			},
 			moves: []string{"hot[0] a->b write-hotspot", "l3[0] b->a swap-return", "l2[0] b->a swap-return", "l1[0] b->a swap-return"},
@@ -361,7 +364,7 @@ func TestReliefSwapsAndChains(t *testing.T) {
 				// else, c has no room: no plan, and the search says so.
 				f := newFixture("a", "b", "c").
 					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
-					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("small", 8<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
 					index("l1", 1<<30, []float64{0.5}, []string{"b"}).
 					index("l2", 1<<30, []float64{0.5}, []string{"b"}).
 					index("l3", 1<<30, []float64{0.5}, []string{"b"}).
@@ -382,7 +385,7 @@ func TestReliefSwapsAndChains(t *testing.T) {
 				// improvement rule would take it; the swap with warm[0] ends b at its goal and wins.
 				f := newFixture("a", "b", "c").
 					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
-					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("small", 8<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
 					index("warm", 1<<30, []float64{0.6}, []string{"b"}).
 					index("filler", 1<<30, []float64{3.4, 4.5}, []string{"b"}, []string{"c"}).
 					queueing("a", 6)
@@ -415,7 +418,7 @@ func TestReliefSwapsAndChains(t *testing.T) {
 				// stays within its goal (69 %); b ends at 87.5 %.
 				f := newFixture("a", "b", "c").
 					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
-					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("small", 8<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
 					index("warm", 1<<30, []float64{1}, []string{"b"}).
 					index("mover", 1<<30, []float64{1.5}, []string{"b"}).
 					index("filler", 1<<30, []float64{3.5, 4.5}, []string{"b"}, []string{"c"}).
@@ -434,7 +437,7 @@ func TestReliefSwapsAndChains(t *testing.T) {
 				// and may only go to c, which has nothing colder to send back: five would be needed.
 				f := newFixture("a", "b", "c").
 					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
-					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("small", 8<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
 					index("l1", 1<<30, []float64{0.5}, []string{"b"}).
 					index("l2", 1<<30, []float64{0.5}, []string{"b"}).
 					index("l3", 1<<30, []float64{0.5}, []string{"b"}).
@@ -456,7 +459,7 @@ func TestReliefSwapsAndChains(t *testing.T) {
 				// warm[0] goes to c (87.5 %) with no copy coming back, then hot[0] fits on b.
 				f := newFixture("a", "b", "c").
 					index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
-					index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+					index("small", 8<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
 					index("warm", 1<<30, []float64{2}, []string{"b"}).
 					index("filler", 1<<30, []float64{2.5, 5}, []string{"b"}, []string{"c"}).
 					queueing("a", 6)
@@ -679,9 +682,10 @@ func TestReliefNotes(t *testing.T) {
 		{
 			name: "the copy proof is no proof when a larger node may take the copy",
 			build: func() (*cluster.Snapshot, []string) {
+				// small at 8 GiB takes a off saturation, but not twice sooner than big (soonerStep).
 				f := newFixture("a", "b", "c").
 					index("big", 1<<30, []float64{7.5}, []string{"a"}).
-					index("small", 1<<30, []float64{1}, []string{"a"}).
+					index("small", 8<<30, []float64{1}, []string{"a"}).
 					queueing("a", 6)
 				f.node("c").Write.Threads = 16
 				return f.snap(), []string{"a"}
@@ -741,7 +745,9 @@ func TestReliefGroupReasons(t *testing.T) {
 	// a's relief is a swap with b; d's a lone move to c.
 	f := newFixture("a", "b", "c", "d").
 		index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
-		index("small", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+		// small's copies take a off saturation but not to its goal; at 8 GiB they are not twice
+		// sooner than the swap (soonerStep).
+		index("small", 8<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
 		index("warm", 1<<30, []float64{0.6}, []string{"b"}).
 		index("filler", 1<<30, []float64{3.4, 4.5}, []string{"b"}, []string{"c"}).
 		index("h2", 1<<30, []float64{4, 2, 2}, []string{"d"}, []string{"d"}, []string{"d"}).
@@ -840,18 +846,23 @@ func TestReliefSearchBounds(t *testing.T) {
 // A relocation takes its files at the recovery rate, then the translog replay of what the copy was
 // indexed meanwhile (EstimateRelocation). Of two copies that each relieve the hot node with every
 // decider's yes, the one whose relocation ends first goes: without the replay, the smaller; with
-// it, a cooler copy twice the size can land well before a hot one.
+// it, a cooler copy twice the size can land well before a hot one. A copy that only takes the node
+// off saturation goes instead when its queue empties more than reliefSpeedup times sooner.
 func TestReliefWeighsRelocationTime(t *testing.T) {
 	// a is at 8.4 of 8 threads and must shed 1.2 to reach 90 %. burst[0] (3.5 threads, 2 GiB) and
-	// bulk[0] (1.25 threads, 4 GiB) each do; the filler copies (0.9125) do not.
-	build := func() (*cluster.Snapshot, []string) {
-		f := newFixture("a", "b", "c").
-			index("burst", 2<<30, []float64{3.5}, []string{"a"}).
-			index("bulk", 4<<30, []float64{1.25}, []string{"a"}).
-			index("filler", 1<<30, []float64{0.9125, 0.9125, 0.9125, 0.9125}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
-			queueing("a", 6)
-		return f.snap(), []string{"a"}
+	// bulk[0] (1.25 threads, 4 GiB) each do; the filler copies (0.9125, 4 GiB unless said) do not,
+	// though each takes a to 94 %, off saturation.
+	fillerSized := func(size int64) func() (*cluster.Snapshot, []string) {
+		return func() (*cluster.Snapshot, []string) {
+			f := newFixture("a", "b", "c").
+				index("burst", 2<<30, []float64{3.5}, []string{"a"}).
+				index("bulk", 4<<30, []float64{1.25}, []string{"a"}).
+				index("filler", size, []float64{0.9125, 0.9125, 0.9125, 0.9125}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
+				queueing("a", 6)
+			return f.snap(), []string{"a"}
+		}
 	}
+	build := fillerSized(4 << 30)
 	cases := []reliefCase{
 		{
 			// 2 GiB at 40 MiB/s is 51 s of files, then 3.5 threads replayed at 0.23: 779 s, 13 min 50 s
@@ -878,6 +889,16 @@ func TestReliefWeighsRelocationTime(t *testing.T) {
 			cfg:   func(c *Config) { c.TranslogReplaySpeed = 0 },
 			moves: []string{"burst[0] a->b write-hotspot"},
 			why:   []string{"relocation est. 51s: files in 51s at 40 MiB/s shared by 1; rule all-yes"},
+		},
+		{
+			// filler[0] at 1 GiB: 26 s of files, then 0.91 threads replayed: 2 min 7 s, and 25 s
+			// overhead; a's queue (6 s) then drains at the 6 % of its threads left: 1 min 34 s more.
+			// bulk[0] lands in 11 min 25 s and its queue drains in 56 s: three times as long.
+			name:  "a cool small copy takes the node off saturation over twice sooner than the cheapest that reaches the goal",
+			build: fillerSized(1 << 30),
+			moves: []string{"filler[0] a->b write-hotspot"},
+			why: []string{"a ends at 94% (goal 90%)", "relocation est. 2m7s",
+				"short of the goal, but it takes a off saturation and empties its queue in about 4m6s, over 2× sooner than bulk[0] (1.25 threads) to b as a move, which would reach the goal (its relocations land in about 11m25s, the queue empty in about 12m21s)"},
 		},
 	}
 	for _, tc := range cases {

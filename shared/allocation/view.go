@@ -52,6 +52,10 @@ type View struct {
 	clusterEligible      int
 	clusterEligibleKnown bool
 
+	// awaiting are the returns OpenSearch's balancer is expected to make and has not started
+	// (planner.expectBuiltin, and lone moves planned this cycle relying on one): see preempts.
+	awaiting []ExpectedReturn
+
 	// countPrimaries: some total_primary_shards_per_node limit is set, so primaries are counted
 	// (most clusters set none, and the count is then never read).
 	countPrimaries bool
@@ -63,6 +67,9 @@ type nodeState struct {
 	node *cluster.Node // nil for a node the snapshot does not list (a relocation's target that left)
 	// holds is the shards it holds, incoming relocations included.
 	holds map[cluster.ShardID]bool
+	// inFlight is the load the snapshot's relocations in flight move onto it (less what they move
+	// off it): its counters, and a demand read from them, still show the old placement.
+	inFlight float64
 	nodeFigures
 }
 
@@ -214,8 +221,11 @@ func NewView(snap *cluster.Snapshot, cfg Config, hot map[string]bool) *View {
 		c := &snap.Copies[i]
 		if c.State == cluster.StateRelocating && c.Node != "" && v.Node(c.RelocatingNode) != nil {
 			load := v.CopyLoad(c)
-			v.stateOf(c.Node).writeLoad -= load
-			v.stateOf(c.RelocatingNode).writeLoad += load
+			src, dst := v.stateOf(c.Node), v.stateOf(c.RelocatingNode)
+			src.writeLoad -= load
+			src.inFlight -= load
+			dst.writeLoad += load
+			dst.inFlight += load
 		}
 	}
 	// A copy whose rate is unknown this sample (it just arrived, or its counters reset) still bears
@@ -484,10 +494,14 @@ func (v *View) heapPerCopy(node string) float64 {
 }
 
 // SetDemand raises a hot node's projected load to the demand its growing backlog shows (see
-// Hotspot.Demand): its counters only show what a saturated pool served.
+// Hotspot.Demand): its counters only show what a saturated pool served. The demand is what the
+// node is asked for with the copies it serves now, so the relocations in flight are moved out of
+// it (and into it) as they are out of its served load: a copy relocating off a hot node is relief
+// under way, and a view that forgot it planned a further group every cycle, which the move
+// function held back while the copy relocated (random seeds 1, 13, 24).
 func (v *View) SetDemand(node string, threads float64) {
-	if st := v.node[node]; st != nil && threads > st.writeLoad {
-		st.writeLoad = threads
+	if st := v.node[node]; st != nil && threads+st.inFlight > st.writeLoad {
+		st.writeLoad = threads + st.inFlight
 	}
 }
 

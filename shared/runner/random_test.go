@@ -56,7 +56,7 @@ var randomGaps = map[uint64]gap{
 	14: {ratio: 0.89},
 	18: {ratio: 0.70},
 	21: {ratio: 1.00},
-	22: {ratio: 1.01},
+	22: {ratio: 1.00},
 	23: {ratio: 0.62},
 	24: {ratio: 1.00},
 }
