@@ -1,12 +1,12 @@
 package runner
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
 
 	"github.com/shardwise/shardwise/shared/sim"
-	simscenario "github.com/shardwise/shardwise/shared/sim/scenario"
 )
 
 // A relocation takes its files at the recovery rate and then the translog replay of what its copy
@@ -15,9 +15,10 @@ import (
 // relocation, whatever the balancer: in a run too short for it, no balancer can relieve the node,
 // and the random tests' relief targets do not apply. reliefLead gives that lower bound.
 
-// movable is a copy on a node: its write load in threads and the seconds its relocation takes at
-// the full recovery rate.
-type movable struct{ load, seconds float64 }
+// movable is a copy on a node: its write load in threads, the seconds its files take at the full
+// recovery rate, and the seconds its whole relocation takes (the files, then the translog replay of
+// what it indexes meanwhile).
+type movable struct{ load, files, seconds float64 }
 
 // replaySpeed is the replay speed sc's relocations replay at (sim.Sim.ReplaySpeed).
 func replaySpeed(sc *sim.Scenario) float64 {
@@ -27,37 +28,51 @@ func replaySpeed(sc *sim.Scenario) float64 {
 	return sim.DefaultTranslogReplaySpeed
 }
 
-// placedCopies lists the copies sc's indices place on node (their placement), with each copy's
-// write load at second at and its relocation's seconds at the full recovery rate; complete when
-// every written index has a placement, so the list is all the node held at the start.
-func placedCopies(sc *sim.Scenario, node string, at float64) (out []movable, complete bool) {
+// copiesAtStep lists the copies on each of nodes right after sc's load step (at stepAt seconds), as
+// the cluster holds them under OpenSearch's balancer alone: each with its write load in threads and
+// the seconds its relocation takes at the full recovery rate (its files, then the translog replay of
+// what it indexes meanwhile), and the node's load and WRITE threads. Every copy is listed: the
+// bound counts no copy as leaving at once.
+func copiesAtStep(sc *sim.Scenario, stepAt float64, nodes []string) (map[string][]movable, map[string]sim.NodeTick, error) {
+	s, err := sim.New(sc, sim.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	var rep sim.TickReport
+	for s.ElapsedSeconds() < stepAt+sc.TickSeconds-1e-9 {
+		rep = s.Step()
+	}
 	rate, speed := sc.Cluster.RecoveryBytesPerSecond, replaySpeed(sc)
-	complete = len(sc.IndexGroups) == 0
-	for _, ix := range sc.Indices {
-		if ix.WriteLoad == nil {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	copies, ticks := map[string][]movable{}, map[string]sim.NodeTick{}
+	for _, nt := range rep.Nodes {
+		if !slices.Contains(nodes, nt.Name) {
 			continue
 		}
-		if ix.Placement == nil {
-			complete = false
+		n := s.MatchNodes([]string{nt.Name})
+		if len(n) != 1 {
+			return nil, nil, fmt.Errorf("node %s: found %d", nt.Name, len(n))
 		}
-		sum := 0.0
-		for i := range ix.Primaries {
-			sum += weight(ix.ShardWeights, i)
-		}
-		for shard, nodes := range ix.Placement {
-			k := slices.Index(nodes, node)
-			if k < 0 {
+		var list []movable
+		demand := 0.0
+		for ix, c := range s.CopiesOn(n[0]) {
+			if !c.Active() {
 				continue
 			}
-			load := ix.WriteLoad.At(at) * weight(ix.ShardWeights, shard) / sum
-			if ix.ReplicationType == simscenario.ReplicationSegment && k > 0 {
-				load *= sim.DefaultSegmentReplicaShare // a segment replica copies segments
-			}
+			demand += c.WriteDemand
 			files := float64(ix.ShardBytes) / rate
-			out = append(out, movable{load: load, seconds: files * (1 + load/speed)})
+			list = append(list, movable{load: c.WriteDemand, files: files, seconds: files})
 		}
+		for i := range list {
+			if demand > 0 {
+				list[i].load *= nt.WriteLoad / demand // the node's speed: what it offers per thread of demand
+			}
+			list[i].seconds *= 1 + list[i].load/speed
+		}
+		copies[nt.Name], ticks[nt.Name] = list, nt
 	}
-	return out, complete
+	return copies, ticks, nil
 }
 
 func weight(weights []float64, i int) float64 {
@@ -68,29 +83,41 @@ func weight(weights []float64, i int) float64 {
 }
 
 // reliefLead is a lower bound on the seconds a node at load threads of its threads takes to come
-// under saturation by moving copies off it, known listing some of its copies: the copies not
-// listed count as leaving at once, the listed ones when their relocations end, and the node must
-// shed load − threads. 0 when the unlisted copies alone can shed it, or when the listed copies
-// bear more than the node's load (some have left it: the list no longer describes the node).
-func reliefLead(load float64, threads int, known []movable) float64 {
+// under saturation by moving copies off it, copies listing all it holds: the copies moved must carry
+// load − threads; each takes its relocation's seconds at least, and together their files take the
+// sum of their file seconds at least, as a node's recoveries share its recovery rate. +Inf when
+// moving every copy would not do.
+func reliefLead(load float64, threads int, copies []movable) float64 {
 	need := load - float64(threads)
 	if need <= 0 {
 		return 0
 	}
-	shed := load
-	for _, c := range known {
-		shed -= c.load
+	copies = slices.Clone(copies)
+	slices.SortFunc(copies, func(a, b movable) int { return cmpFloat(a.seconds, b.seconds) })
+	best := math.Inf(1)
+	// The quickest set's slowest relocation is one of the copies': for each, the copies no slower
+	// can be the set, and their files take at least the least files that can carry the load.
+	for i := range copies {
+		best = min(best, max(copies[i].seconds, leastFiles(copies[:i+1], need)))
 	}
-	if shed >= need || shed < -1e-6 {
-		return 0 // the unlisted copies suffice, or the listed ones are no longer all there
-	}
-	known = slices.Clone(known)
-	slices.SortFunc(known, func(a, b movable) int { return cmpFloat(a.seconds, b.seconds) })
-	for _, c := range known {
-		shed += c.load
-		if shed >= need-1e-9 {
-			return c.seconds
+	return best
+}
+
+// leastFiles is a lower bound on the file seconds of a set of copies carrying need threads: the
+// fractional cover, the copies of most load per file second first. +Inf when all of them carry less.
+func leastFiles(copies []movable, need float64) float64 {
+	copies = slices.Clone(copies)
+	slices.SortFunc(copies, func(a, b movable) int { return cmpFloat(a.files*b.load, b.files*a.load) })
+	files := 0.0
+	for _, c := range copies {
+		if c.load <= 0 {
+			continue
 		}
+		if c.load >= need {
+			return files + c.files*need/c.load
+		}
+		files += c.files
+		need -= c.load
 	}
 	return math.Inf(1)
 }
@@ -105,32 +132,27 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// reliefFloor is the least share of OpenSearch's-balancer-alone hot node-seconds (noneHot)
-// any balancer can reach in the run, counting only the nodes named: each stays hot from the load
-// step (at stepAt seconds; tk is the tick after it) until its relief lead, counted from the run's
-// start, has passed, within the run's end.
-func reliefFloor(sc *sim.Scenario, tk Tick, stepAt float64, nodes []string, noneHot float64) float64 {
+// reliefFloor is the least share of OpenSearch's-balancer-alone hot node-seconds (noneHot) a
+// balancer that acts on load can reach in the run, counting only the nodes named: each stays hot
+// from the load step (at stepAt seconds) until its relief lead, counted from the step, has passed,
+// within the run's end. Nothing before the step tells that it comes (the load is flat until then),
+// and shardwise, like Elasticsearch's write-load decider, acts on what the nodes show: there is no
+// "equalize a total weight" phase that would move the copies ahead of it.
+func reliefFloor(t *testing.T, sc *sim.Scenario, stepAt float64, nodes []string, noneHot float64) float64 {
+	t.Helper()
 	if noneHot <= 0 {
 		return 0
 	}
+	copies, ticks, err := copiesAtStep(sc, stepAt, nodes)
+	if err != nil {
+		t.Fatalf("%s: relief floor: %v", sc.Name, err)
+	}
 	left := sc.DurationSeconds - stepAt
 	hot := 0.0
-	for _, n := range tk.Report.Nodes {
-		if !slices.Contains(nodes, n.Name) {
-			continue
-		}
-		known, complete := placedCopies(sc, n.Name, stepAt+sc.TickSeconds)
-		sum := 0.0
-		for _, c := range known {
-			sum += c.load
-		}
-		if complete && math.Abs(sum-n.WriteLoad) > 1e-3*n.WriteLoad {
-			continue // copies moved since the start: the placement no longer describes the node
-		}
-		// A balancer may start the relocation before the step (as primary balance and es-weights
-		// do), so the lead counts from the run's start.
+	for name, known := range copies {
+		n := ticks[name]
 		lead := reliefLead(n.WriteLoad, n.WriteThreads, known)
-		hot += max(0, min(lead-stepAt, left)-sc.TickSeconds)
+		hot += max(0, min(lead, left)-sc.TickSeconds)
 	}
 	return hot / noneHot
 }
@@ -140,19 +162,20 @@ func TestReliefLead(t *testing.T) {
 		name    string
 		load    float64
 		threads int
-		known   []movable
+		copies  []movable
 		want    float64
 	}{
-		{"under saturation: no lead", 7.5, 8, []movable{{4, 2000}}, 0},
-		{"the unlisted copies can shed it: no lead", 10, 8, []movable{{4, 2000}, {3, 1500}}, 0},
-		{"one hot copy must go: the quicker", 11, 8, []movable{{5, 2540}, {4, 1940}, {0.5, 10}}, 1940},
-		{"two must go: the slower of the quickest pair", 11, 8, []movable{{2, 900}, {2.5, 1200}, {6, 3000}}, 1200},
-		{"the listed copies bear more than the node: no bound", 9, 8, []movable{{6, 900}, {6, 1200}}, 0},
+		{"under saturation: no lead", 7.5, 8, []movable{{4, 100, 2000}}, 0},
+		{"one hot copy must go: the quicker", 11, 8, []movable{{5, 100, 2540}, {4, 100, 1940}, {0.5, 10, 10}, {1.5, 100, 1000}}, 1940},
+		{"two must go: the slower of the quickest pair", 11, 8, []movable{{2, 100, 900}, {2.5, 100, 1200}, {6, 100, 3000}, {0.5, 100, 200}}, 1200},
+		{"cold copies share the node's recovery rate: their files add up", 9, 8, []movable{{0.5, 600, 700}, {0.5, 600, 700}, {7, 100, 5000}, {1, 100, 6000}}, 1200},
+		{"part of a copy's files: the fractional cover bounds the set", 8, 7, []movable{{0.6, 600, 700}, {0.6, 300, 400}, {6.8, 100, 5000}}, 700},
+		{"the listed copies cannot carry the excess: no set does", 20, 8, []movable{{6, 100, 3000}, {5, 100, 3000}}, math.Inf(1)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := reliefLead(tc.load, tc.threads, tc.known); got != tc.want {
-				t.Errorf("reliefLead(%v, %d, %v) = %v, want %v", tc.load, tc.threads, tc.known, got, tc.want)
+			if got := reliefLead(tc.load, tc.threads, tc.copies); math.Abs(got-tc.want) > 1e-9 && got != tc.want {
+				t.Errorf("reliefLead(%v, %d, %v) = %v, want %v", tc.load, tc.threads, tc.copies, got, tc.want)
 			}
 		})
 	}

@@ -208,8 +208,7 @@ func TestRandomSegrepClusters(t *testing.T) {
 				for i := range c.heavy {
 					heavy = append(heavy, fmt.Sprintf("node-%d", i))
 				}
-				stepTick := c.stepAt/30 + 1
-				floor := reliefFloor(sc, ticks[stepTick], float64(c.stepAt), heavy, none.HotNodeSeconds)
+				floor := reliefFloor(t, sc, float64(c.stepAt), heavy, none.HotNodeSeconds)
 				inTime := floor <= randomReliefLimit
 				balance := 0
 				for _, tk := range ticks {
