@@ -75,10 +75,6 @@ func copiesAtStep(sc *sim.Scenario, stepAt float64, nodes []string) (map[string]
 	return copies, ticks, nil
 }
 
-func weight(weights []float64, i int) float64 {
-	if weights == nil {
-		return 1
-	}
 	return weights[i]
 }
 
