@@ -75,9 +75,6 @@ func copiesAtStep(sc *sim.Scenario, stepAt float64, nodes []string) (map[string]
 	return copies, ticks, nil
 }
 
-	return weights[i]
-}
-
 // reliefLead is a lower bound on the seconds a node at load threads of its threads takes to come
 // under saturation by moving copies off it, copies listing all it holds: the copies moved must carry
 // load − threads; each takes its relocation's seconds at least, and together their files take the
