@@ -350,48 +350,222 @@ func (v *View) builtinPlay(index string, moves []Move) (ours, moved bool) {
 // the lightest node is m's source or stays within its goal with it; and the balancer is content
 // after that one step. Otherwise the planner sends its own return (swapReturn). why says what is
 // expected, or why it is not relied on.
-func (p *planner) builtinReturn(m Move) (ret Move, why string, ok bool) {
+func (p *planner) builtinReturn(m Move) (ret Move, turn []ExpectedReturn, why string, ok bool) {
 	v := p.v
 	if !v.Cfg.BuiltinBalancer.Enabled {
-		return Move{}, "no model of the balancer's choice", false
+		return Move{}, nil, "no model of the balancer's choice", false
 	}
 	if len(v.Snap.Settings.AwarenessAttributes) > 0 {
 		// Under allocation awareness the balancer's step also depends on the zones' copies, which
 		// builtinStep does not weigh: over 200 random clusters, relying on it there had moves undone.
-		return Move{}, "under allocation awareness the balancer's first step is not predicted", false
+		return Move{}, nil, "under allocation awareness the balancer's first step is not predicted", false
 	}
 	if ix := v.unsettledAmong([]Move{m}); ix != "" {
 		// The balancer has work of its own on these nodes once the relocations land: its first
 		// step is not the return.
-		return Move{}, fmt.Sprintf("%s is already spread past the balancer's threshold", ix), false
+		return Move{}, nil, fmt.Sprintf("%s is already spread past the balancer's threshold", ix), false
 	}
 	spread := v.spreadIndices([]Move{m})
 	undo := v.try([]Move{m})
 	defer undo()
 	step, err := v.builtinStep(spread)
 	if err != "" {
-		return Move{}, err, false
+		return Move{}, nil, err, false
 	}
 	id := cluster.ShardID{Index: step.Index, Shard: step.Shard}
 	c := v.copyOn(step.Index, step.Shard, step.From)
 	switch {
 	case step.From == m.To && step.Index == m.Index && step.Shard == m.Shard:
-		return Move{}, fmt.Sprintf("the balancer would move %s[%d] itself off %s", step.Index, step.Shard, step.FromName), false
+		return Move{}, nil, fmt.Sprintf("the balancer would move %s[%d] itself off %s", step.Index, step.Shard, step.FromName), false
 	case c == nil || p.moved[id] || p.departedShard(id):
-		return Move{}, fmt.Sprintf("the balancer would move %s[%d], which shardwise moved, off %s", step.Index, step.Shard, step.FromName), false
+		return Move{}, nil, fmt.Sprintf("the balancer would move %s[%d], which shardwise moved, off %s", step.Index, step.Shard, step.FromName), false
 	case c.State != cluster.StateStarted || !c.LoadKnown:
-		return Move{}, fmt.Sprintf("the balancer's pick %s[%d] on %s is not started with a known load", step.Index, step.Shard, step.FromName), false
+		return Move{}, nil, fmt.Sprintf("the balancer's pick %s[%d] on %s is not started with a known load", step.Index, step.Shard, step.FromName), false
 	case c.WriteLoad*2 >= m.WriteLoad:
-		return Move{}, fmt.Sprintf("the balancer's pick %s[%d] carries %.2f WRITE threads, not under half of %.2f", step.Index, step.Shard, c.WriteLoad, m.WriteLoad), false
+		return Move{}, nil, fmt.Sprintf("the balancer's pick %s[%d] carries %.2f WRITE threads, not under half of %.2f", step.Index, step.Shard, c.WriteLoad, m.WriteLoad), false
 	case step.To != m.From && (v.hot[step.To] || v.utilOf(step.To, v.WriteLoad(step.To)+c.WriteLoad) > v.Goal(step.To)):
-		return Move{}, fmt.Sprintf("the balancer would move %s[%d] to %s, which it would leave over its goal", step.Index, step.Shard, step.ToName), false
+		return Move{}, nil, fmt.Sprintf("the balancer would move %s[%d] to %s, which it would leave over its goal", step.Index, step.Shard, step.ToName), false
 	}
 	ret = newMove(c, v.Node(step.From), v.Node(step.To), c.WriteLoad, PhaseSwapReturn)
 	if invites, _, _ := v.invitesBuiltin([]Move{ret}); invites || !v.settles(ret, spread) {
-		return Move{}, "the balancer would go on moving after its first step", false
+		return Move{}, nil, "the balancer would go on moving after its first step", false
 	}
-	return ret, fmt.Sprintf("once it lands, OpenSearch's balancer is expected to even the counts by moving %s[%d] (%.2f WRITE threads) %s→%s, so no return shares %s's recovery rate with it",
-		ret.Index, ret.Shard, c.WriteLoad, ret.FromName, ret.ToName, m.FromName), true
+	if ret, turn, why, ok = p.returnsInTurn(m, ret); !ok {
+		return Move{}, nil, why, false
+	}
+	why = fmt.Sprintf("once it lands, OpenSearch's balancer is expected to even the counts by moving %s[%d] (%.2f WRITE threads) %s→%s, so no return shares %s's recovery rate with it",
+		ret.Index, ret.Shard, ret.WriteLoad, ret.FromName, ret.ToName, m.FromName)
+	name := func(id string) string {
+		if n := v.Node(id); n != nil {
+			return n.Name
+		}
+		return id
+	}
+	for i, e := range turn {
+		if was := v.awaiting[i]; e != was {
+			why += fmt.Sprintf("; with no return made yet the balancer's steps pair otherwise: %s[%d] goes %s→%s, not %s[%d] to %s, for %s[%d]",
+				e.ReturnIndex, e.ReturnShard, name(e.ReturnFrom), name(e.ReturnTo), was.ReturnIndex, was.ReturnShard, name(was.ReturnTo), e.Index, e.Shard)
+		}
+	}
+	return ret, turn, why, true
+}
+
+// returnStep is one relocation OpenSearch's balancer is expected to make: a copy and its nodes.
+type returnStep struct {
+	index    string
+	shard    int
+	from, to string
+}
+
+// returnsInTurn checks ret, the return predicted for lone move m (applied to the view), against
+// the returns already awaited (View.awaiting). The view holds those made, but the balancer makes
+// none before a rebalance slot frees (cluster_concurrent_rebalance counts the moves themselves),
+// and then steps one relocation at a time on the counts of the moves with no return made; each
+// return was predicted on counts where the ones before it were made, so the balancer may send
+// another copy, or to another node (random seed 77 of 200: hot[0] a→e relied on hot[4] e→a and
+// hot[1] b→d, in the same plan, on hot[3] d→b; with neither made a was the lightest node, the
+// balancer sent hot[3] there and hot[4] to b, and the plan's next cycles, weighed on counts with
+// hot[4] on a, had a swapped copy moved back). So the balancer's steps are played from the counts
+// without the awaited returns. When they are the returns expected, all is as predicted. When they
+// shift the same copies of each index off and onto the same nodes, only differently paired, the
+// counts end the same, and the plan may rely on them if each step is one builtinReturn would rely
+// on (a cool started copy the planner did not move, onto a move's source or a node it leaves
+// within its goal): turn then holds the awaited returns as the balancer makes them (in
+// View.awaiting's order) and mine m's. Otherwise why says which step is not expected.
+func (p *planner) returnsInTurn(m, ret Move) (mine Move, turn []ExpectedReturn, why string, ok bool) {
+	v := p.v
+	if len(v.awaiting) == 0 {
+		return ret, nil, "", true
+	}
+	cp := v.checkpoint()
+	defer v.rollback(cp)
+	want := map[returnStep]bool{{ret.Index, ret.Shard, ret.From, ret.To}: true}
+	// The copies of each index the expected returns take off and bring onto each node, and the
+	// load of the move each return is for.
+	off, onto := map[[2]string]int{{ret.Index, ret.From}: 1}, map[[2]string]int{{ret.Index, ret.To}: 1}
+	sources := map[string]bool{m.From: true}
+	touched := []Move{m, ret}
+	for _, e := range v.awaiting {
+		id := cluster.ShardID{Index: e.ReturnIndex, Shard: e.ReturnShard}
+		to, from := v.save(e.ReturnTo, id), v.save(e.ReturnFrom, id)
+		v.count(e.ReturnIndex, to, from, e.ReturnPrimary)
+		want[returnStep{e.ReturnIndex, e.ReturnShard, e.ReturnFrom, e.ReturnTo}] = true
+		off[[2]string{e.ReturnIndex, e.ReturnFrom}]++
+		onto[[2]string{e.ReturnIndex, e.ReturnTo}]++
+		sources[e.From] = true
+		touched = append(touched, Move{Index: e.Index, Shard: e.Shard, From: e.From, To: e.To},
+			Move{Index: e.ReturnIndex, Shard: e.ReturnShard, From: e.ReturnFrom, To: e.ReturnTo})
+	}
+	indices, _ := v.builtinIndices(touched)
+	var steps []Move
+	exact := true
+	for len(steps) <= len(v.awaiting) {
+		cs := v.counts()
+		spread := map[string]float64{}
+		for _, ix := range indices {
+			if d := v.builtinDelta(cs, ix); d > v.Cfg.BuiltinBalancer.Threshold+0.001 {
+				spread[ix] = d
+			}
+		}
+		step, err := v.builtinStep(spread)
+		if err != "" {
+			return Move{}, nil, fmt.Sprintf("with %d return(s) awaited from OpenSearch's balancer, its step %d is not predicted: %s", len(v.awaiting), len(steps)+1, err), false
+		}
+		notExpected := func(what string) (Move, []ExpectedReturn, string, bool) {
+			return Move{}, nil, fmt.Sprintf("with %d return(s) awaited from OpenSearch's balancer and none made yet, its step %d would move %s[%d] %s→%s, %s",
+				len(v.awaiting), len(steps)+1, step.Index, step.Shard, step.FromName, step.ToName, what), false
+		}
+		if !want[returnStep{step.Index, step.Shard, step.From, step.To}] {
+			exact = false
+			kOff, kOnto := [2]string{step.Index, step.From}, [2]string{step.Index, step.To}
+			if off[kOff] == 0 || onto[kOnto] == 0 {
+				return notExpected("not a copy the returns expected shift")
+			}
+			off[kOff]--
+			onto[kOnto]--
+			id := cluster.ShardID{Index: step.Index, Shard: step.Shard}
+			c := v.copyOn(step.Index, step.Shard, step.From)
+			switch {
+			case c == nil || p.moved[id] || p.departedShard(id):
+				return notExpected("a copy shardwise moved")
+			case c.State != cluster.StateStarted || !c.LoadKnown:
+				return notExpected("not started with a known load")
+			case !sources[step.To] && (v.hot[step.To] || v.utilOf(step.To, v.WriteLoad(step.To)+c.WriteLoad) > v.Goal(step.To)):
+				return notExpected("leaving its target over its goal")
+			}
+		} else {
+			off[[2]string{step.Index, step.From}]--
+			onto[[2]string{step.Index, step.To}]--
+		}
+		delete(want, returnStep{step.Index, step.Shard, step.From, step.To})
+		steps = append(steps, step)
+		v.apply(step)
+	}
+	if exact {
+		return ret, nil, "", true
+	}
+	// Each expected return the balancer makes as predicted keeps it; each other takes the coolest
+	// step left shifting a copy of its index off the same node, m's last.
+	used := make([]bool, len(steps))
+	find := func(r returnStep) int {
+		for i, st := range steps {
+			if !used[i] && st.Index == r.index && st.Shard == r.shard && st.From == r.from && st.To == r.to {
+				return i
+			}
+		}
+		return -1
+	}
+	pair := func(index, from string, moved float64) (Move, bool) {
+		best := -1
+		for i, st := range steps {
+			if !used[i] && st.Index == index && st.From == from && (best < 0 || st.WriteLoad < steps[best].WriteLoad) {
+				best = i
+			}
+		}
+		if best < 0 || steps[best].WriteLoad*2 >= moved {
+			return Move{}, false
+		}
+		used[best] = true
+		return steps[best], true
+	}
+	turn = slices.Clone(v.awaiting)
+	var pending []int
+	for i, e := range turn {
+		if j := find(returnStep{e.ReturnIndex, e.ReturnShard, e.ReturnFrom, e.ReturnTo}); j >= 0 {
+			used[j] = true
+		} else {
+			pending = append(pending, i)
+		}
+	}
+	mine = ret
+	if j := find(returnStep{ret.Index, ret.Shard, ret.From, ret.To}); j >= 0 {
+		used[j] = true
+	} else {
+		pending = append(pending, -1)
+	}
+	for _, i := range pending {
+		if i < 0 {
+			st, found := pair(ret.Index, ret.From, m.WriteLoad)
+			if !found {
+				return Move{}, nil, fmt.Sprintf("with %d return(s) awaited from OpenSearch's balancer, none of its steps is a cool copy off %s for %s[%d]", len(v.awaiting), ret.FromName, m.Index, m.Shard), false
+			}
+			mine = st
+			continue
+		}
+		e := &turn[i]
+		moved := 0.0
+		for _, at := range []string{e.From, e.To} {
+			if c := v.copyOn(e.Index, e.Shard, at); c != nil && c.LoadKnown {
+				moved = max(moved, c.WriteLoad)
+			}
+		}
+		st, found := pair(e.ReturnIndex, e.ReturnFrom, moved)
+		if !found {
+			return Move{}, nil, fmt.Sprintf("with %d return(s) awaited from OpenSearch's balancer, none of its steps is a cool copy off %s for %s[%d]", len(v.awaiting), v.Node(e.ReturnFrom).Name, e.Index, e.Shard), false
+		}
+		e.ReturnShard, e.ReturnTo, e.ReturnPrimary = st.Shard, st.To, st.Primary
+	}
+	return mine, turn, "", true
 }
 
 // builtinStep is the first relocation OpenSearch's balancer makes on the view's counts, given the
@@ -543,13 +717,13 @@ func (p *planner) departedShard(id cluster.ShardID) bool {
 func (p *planner) expectBuiltin(expected []ExpectedReturn) {
 	v := p.v
 	for _, e := range expected {
-		ret := cluster.ShardID{Index: e.ReturnIndex, Shard: e.ReturnShard}
-		if !v.Holds(e.ReturnFrom, ret) || v.Snap.At.Sub(e.At) >= returnWithin {
+		if !p.startedOn(e.ReturnIndex, e.ReturnShard, e.ReturnFrom) || v.Snap.At.Sub(e.At) >= returnWithin {
+			// The copy relocates (the view counts it on its target already) or has left: the
+			// balancer made its step.
 			continue
 		}
 		if !p.relocatingTo(e.Index, e.Shard, e.From, e.To) {
-			if !p.startedOn(e.Index, e.Shard, e.To) || !p.startedOn(e.ReturnIndex, e.ReturnShard, e.ReturnFrom) ||
-				v.builtinDelta(v.counts(), e.ReturnIndex) <= v.Cfg.BuiltinBalancer.Threshold+0.001 {
+			if !p.startedOn(e.Index, e.Shard, e.To) || v.builtinDelta(v.counts(), e.ReturnIndex) <= v.Cfg.BuiltinBalancer.Threshold+0.001 {
 				continue
 			}
 		}
@@ -599,4 +773,25 @@ func (p *planner) relocatingTo(index string, shard int, from, to string) bool {
 		}
 	}
 	return false
+}
+
+// reorderAwaited replaces the awaited returns (View.awaiting, and the same in the memory) by turn,
+// the same expectations with the returns the balancer is expected to make in its order
+// (returnsInTurn), moving the counts from the returns predicted before to those.
+func (p *planner) reorderAwaited(turn []ExpectedReturn) {
+	v := p.v
+	for i, e := range turn {
+		was := v.awaiting[i]
+		if e == was {
+			continue
+		}
+		v.shiftCounts(Move{Index: was.ReturnIndex, Shard: was.ReturnShard, From: was.ReturnTo, To: was.ReturnFrom, Primary: was.ReturnPrimary})
+		v.shiftCounts(Move{Index: e.ReturnIndex, Shard: e.ReturnShard, From: e.ReturnFrom, To: e.ReturnTo, Primary: e.ReturnPrimary})
+		for j := range p.expected {
+			if p.expected[j] == was {
+				p.expected[j] = e
+			}
+		}
+		v.awaiting[i] = e
+	}
 }

@@ -24,26 +24,30 @@ func fitsAfterReturnFixture(cLoad float64) *fixture {
 func TestFitsAfterReturn(t *testing.T) {
 	m := Move{Index: "x", Shard: 0, From: "id-a", To: "id-c", FromName: "a", ToName: "c", WriteLoad: 3}
 	back := Move{Index: "x", Shard: 2, From: "id-c", To: "id-a", FromName: "c", ToName: "a", WriteLoad: 0.6}
+	toB := Move{Index: "x", Shard: 2, From: "id-c", To: "id-b", FromName: "c", ToName: "b", WriteLoad: 0.6}
 	improves := Admission{Allowed: true, Rule: RuleImprovesExcess}
 	cases := []struct {
 		name  string
 		cLoad float64 // c's WRITE threads before the move
 		ret   Move
 		a     Admission
-		want  bool
+		// turn: the awaited returns as the balancer pairs them with ret (returnsInTurn).
+		turn []ExpectedReturn
+		want bool
 	}{
-		{"the return comes off the target and leaves it within its goal", 4.5, back, improves, true},
-		{"the target stays over its goal after the return", 5.0, back, improves, false},
+		{"the return comes off the target and leaves it within its goal", 4.5, back, improves, nil, true},
+		{"the target stays over its goal after the return", 5.0, back, improves, nil, false},
 		{"the return comes off another node: the target keeps the copy's whole load", 4.5,
-			Move{Index: "x", Shard: 1, From: "id-b", To: "id-a", FromName: "b", ToName: "a", WriteLoad: 0.6}, improves, false},
-		{"the return goes to another node than the hot one", 4.5,
-			Move{Index: "x", Shard: 2, From: "id-c", To: "id-b", FromName: "c", ToName: "b", WriteLoad: 0.6}, improves, false},
-		{"a move every decider accepts keeps its gentler rule", 4.5, back, Admission{Allowed: true, Rule: RuleAllYes}, false},
+			Move{Index: "x", Shard: 1, From: "id-b", To: "id-a", FromName: "b", ToName: "a", WriteLoad: 0.6}, improves, nil, false},
+		{"the return goes to another node than the hot one", 4.5, toB, improves, nil, false},
+		{"the return goes to another move's source, whose awaited return the balancer sends to the hot node instead", 4.5, toB, improves,
+			[]ExpectedReturn{{Index: "x", Shard: 1, From: "id-b", To: "id-c", ReturnIndex: "x", ReturnShard: 1, ReturnFrom: "id-b", ReturnTo: "id-a"}}, true},
+		{"a move every decider accepts keeps its gentler rule", 4.5, back, Admission{Allowed: true, Rule: RuleAllYes}, nil, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			v := NewView(fitsAfterReturnFixture(tc.cLoad).snap(), DefaultConfig(), nil)
-			got, ok := fitsAfterReturn(v, m, tc.ret, tc.a)
+			got, ok := fitsAfterReturn(v, m, tc.ret, tc.a, tc.turn)
 			if ok != tc.want {
 				t.Fatalf("got %v (%s %s), want %v", ok, got.Rule, got.Why(), tc.want)
 			}
@@ -56,7 +60,7 @@ func TestFitsAfterReturn(t *testing.T) {
 			if got.Rule != RuleFitsAfterReturn || !got.Allowed {
 				t.Errorf("got rule %s allowed %v, want %s", got.Rule, got.Allowed, RuleFitsAfterReturn)
 			}
-			for _, w := range []string{"the target ends at 86%", "returns x[2] (0.60 threads) c→a", "a at 76%", "carries 94%"} {
+			for _, w := range []string{"the target ends at 86%", "returns x[2] (0.60 threads) c→" + tc.ret.ToName, "a at 76%", "carries 94%"} {
 				if !strings.Contains(got.Why(), w) {
 					t.Errorf("reason %q lacks %q", got.Why(), w)
 				}

@@ -60,6 +60,9 @@ type option struct {
 	// counts (builtinReturn), when the plan relies on it instead of sending a return.
 	expect  string
 	builtin *Move
+	// turn holds the returns already awaited (View.awaiting) as the balancer is expected to make
+	// them with builtin's, when they pair otherwise than predicted (returnsInTurn); nil if not.
+	turn []ExpectedReturn
 	// over is the best group that reaches the goal, when this one, short of it, was taken for
 	// relieving the node clearly sooner (soonerStep); overAt and at are their drainTime, overLands
 	// its reliefTime.
@@ -989,22 +992,22 @@ func (s *search) admit(group []Move, kind string, t *cluster.Node, rank int) *op
 	if !ok {
 		return nil
 	}
-	expect, builtin := "", (*Move)(nil)
+	expect, builtin, reorder := "", (*Move)(nil), []ExpectedReturn(nil)
 	if invites, _, _ := v.invitesBuiltin(group); invites {
 		if len(group) != 1 {
 			return nil
 		}
-		ret, why, benign := Move{}, "", false
+		ret, turn, why, benign := Move{}, []ExpectedReturn(nil), "", false
 		if m := group[0]; !s.bundling && v.utilOf(s.src.ID, v.WriteLoad(s.src.ID)-m.WriteLoad) <= v.Goal(s.src.ID)+1e-9 {
 			// Only a move that brings the hot node to its goal alone: the node then needs no further
 			// plan while the counts wait for the balancer's return.
-			ret, why, benign = s.p.builtinReturn(m)
+			ret, turn, why, benign = s.p.builtinReturn(m)
 		}
 		if benign {
 			// OpenSearch's balancer makes the return itself once the move has landed, so the hot
 			// copy does not share its node's recovery rate with a return for its whole relocation.
-			expect, builtin = why, &ret
-			if a, fits := fitsAfterReturn(v, group[0], ret, judged[0].Admission); fits {
+			expect, builtin, reorder = why, &ret, turn
+			if a, fits := fitsAfterReturn(v, group[0], ret, judged[0].Admission, turn); fits {
 				judged[0].Admission = a
 			}
 		} else {
@@ -1029,7 +1032,7 @@ func (s *search) admit(group []Move, kind string, t *cluster.Node, rank int) *op
 		s.cooled[kind] = m
 		return nil
 	}
-	o := &option{group: group, judged: judged, kind: kind, target: t, rank: rank, expect: expect, builtin: builtin}
+	o := &option{group: group, judged: judged, kind: kind, target: t, rank: rank, expect: expect, builtin: builtin, turn: reorder}
 	src := s.src.ID
 	delta := 0.0
 	for _, m := range group {
@@ -1060,13 +1063,25 @@ func (s *search) admit(group []Move, kind string, t *cluster.Node, rank int) *op
 // which is what a swap reaches, and the option is then weighed as one (ruleRank). The swap sends
 // its return in the same call, sharing the hot node's recovery rate for the hot copy's whole
 // relocation; here the target carries the copy over its goal, though under saturation (the
-// improvement rule's bound), only while the balancer's return relocates.
-func fitsAfterReturn(v *View, m, ret Move, a Admission) (Admission, bool) {
-	if a.Rule != RuleImprovesExcess || ret.From != m.To || ret.To != m.From {
+// improvement rule's bound), only while the balancer's return relocates. The return goes back to
+// the hot node, or, with other returns awaited that the balancer pairs otherwise (turn, from
+// returnsInTurn), to another move's source while one of those may come to the hot node instead:
+// the hot node is weighed with the returns that come to it.
+func fitsAfterReturn(v *View, m, ret Move, a Admission, turn []ExpectedReturn) (Admission, bool) {
+	if a.Rule != RuleImprovesExcess || ret.From != m.To || ret.To != m.From && turn == nil {
 		return a, false
 	}
+	back := 0.0
+	if ret.To == m.From {
+		back = ret.WriteLoad
+	}
+	for _, e := range turn {
+		if c := v.copyOn(e.ReturnIndex, e.ReturnShard, e.ReturnFrom); c != nil && e.ReturnTo == m.From {
+			back += c.WriteLoad
+		}
+	}
 	target := v.utilOf(m.To, v.WriteLoad(m.To)+m.WriteLoad-ret.WriteLoad)
-	source := v.utilOf(m.From, v.WriteLoad(m.From)-m.WriteLoad+ret.WriteLoad)
+	source := v.utilOf(m.From, v.WriteLoad(m.From)-m.WriteLoad+back)
 	during := v.utilOf(m.To, v.WriteLoad(m.To)+m.WriteLoad)
 	if target > v.Goal(m.To)+1e-9 || source > v.Goal(m.From)+1e-9 {
 		return a, false
@@ -1297,6 +1312,9 @@ func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *opti
 		p.add(m)
 	}
 	if r := o.builtin; r != nil {
+		if o.turn != nil {
+			p.reorderAwaited(o.turn)
+		}
 		// The rest of the cycle, and the cycles while the move relocates (expectBuiltin), are
 		// weighed on the counts the balancer's return leaves.
 		v.shiftCounts(*r)
