@@ -212,6 +212,13 @@ func (m *Memory) Publish(_ context.Context, events ...Event) error {
 	return nil
 }
 
+// Record appends events published elsewhere, as they were recorded there.
+func (m *Memory) Record(events ...Recorded) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events = append(m.events, events...)
+}
+
 // Events returns a copy of what was published.
 func (m *Memory) Events() []Recorded {
 	m.mu.Lock()

@@ -11,7 +11,8 @@ const (
 )
 
 // routes is the one event-to-function table: which functions each shardwise event invokes, in the
-// order the simulator runner calls them. shared/deploy turns it into the stack's EventBridge rules.
+// order the simulator runner passes on what they publish (it invokes detect and replicas at once,
+// the others in turn). shared/deploy turns it into the stack's EventBridge rules.
 var routes = []struct {
 	detailType string
 	functions  []string

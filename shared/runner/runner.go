@@ -5,6 +5,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,6 +31,7 @@ import (
 	"github.com/shardwise/shardwise/shared/opensearch"
 	"github.com/shardwise/shardwise/shared/sim"
 	"github.com/shardwise/shardwise/shared/state"
+	"github.com/shardwise/shardwise/shared/telemetry"
 )
 
 // Balancers the runner knows.
@@ -202,8 +204,11 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 	}
 	defer collectLess()()
 	logw := opts.Log
-	if logw == nil {
+	if logw == nil || logw == io.Discard {
 		logw = io.Discard
+	} else {
+		// The functions' loggers and the logs of those invoked at once (invokeAll) write to it.
+		logw = &lockedWriter{w: logw}
 	}
 	var store state.Store = state.NewMemory(s.Now)
 	if opts.Store != nil {
@@ -216,7 +221,7 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 	eng.Metrics = opts.Metrics
 	eng.SandboxLoop.PluginAlone = opts.PluginAlone
 	defer stop()
-	r := &run{events: events, copies: max(opts.Concurrency, 1), alerts: opts.AlertsPerTick,
+	r := &run{events: events, logw: logw, copies: max(opts.Concurrency, 1), alerts: opts.AlertsPerTick,
 		killShare: opts.KillMoves, kills: rand.New(rand.NewPCG(sc.Seed, sc.Seed^0x4b111))}
 	if r.copies == 1 {
 		paceSandbox(eng, s)
@@ -351,8 +356,9 @@ type run struct {
 	// engs are the racing copies' engines, one per copy: each its own clock (Options.ClockSkew).
 	engs   []*engine.Engine
 	events *bus.Memory
-	copies int // racing copies of each function per trigger
-	alerts int // alarm-triggered ingest-and-plan calls per tick (Options.AlertsPerTick)
+	logw   io.Writer // the functions' log (Options.Log); io.Discard or nil when none
+	copies int       // racing copies of each function per trigger
+	alerts int       // alarm-triggered ingest-and-plan calls per tick (Options.AlertsPerTick)
 	// killShare is Options.KillMoves; kills draws which invocations die and where (under mu).
 	killShare float64
 	kills     *rand.Rand
@@ -491,13 +497,123 @@ func (r *run) dispatch(ctx context.Context, eng *engine.Engine, ev bus.Recorded,
 		return nil
 	}
 	// The functions the event invokes, in the order of the one event-to-function table the
-	// deployed EventBridge rules come from.
-	for _, fn := range bus.Subscribers(ev.DetailType) {
-		if err := r.invoke(ctx, eng, fn, cluster, key, t); err != nil {
+	// deployed EventBridge rules come from; those that may run alongside each other at once.
+	fns := bus.Subscribers(ev.DetailType)
+	for i := 0; i < len(fns); {
+		j := i + 1
+		for j < len(fns) && alongside[fns[i]] && alongside[fns[j]] {
+			j++
+		}
+		if err := r.invokeAll(ctx, eng, fns[i:j], cluster, key, t); err != nil {
 			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+// alongside are the functions the runner invokes at once for one event, as EventBridge invokes
+// a rule's targets: it uses the machine's second core, and nothing either does reaches the other
+// within the cycle. Detect reads only the store (the snapshot, its plan, its memory, the ledger)
+// and writes its own items; the replica controller writes its own items and changes index
+// settings, which detect does not read. The sandbox function may step the simulator's clock
+// (paceSandbox) and the move function acts on the plan, so each runs on its own.
+var alongside = map[string]bool{bus.FunctionDetect: true, bus.FunctionReplicas: true}
+
+// invokeAll invokes fns at once, each with an engine of its own whose events, logs and metrics
+// are held until all have returned and then passed on in fns' order: what the run records does
+// not depend on which finished first. As when they run one after another, the first error in
+// fns' order ends the dispatch, and what the functions after it did is not passed on.
+func (r *run) invokeAll(ctx context.Context, eng *engine.Engine, fns []string, cluster, key string, t *Tick) error {
+	if len(fns) == 1 {
+		return r.invoke(ctx, eng, fns[0], cluster, key, t)
+	}
+	helds := make([]*held, len(fns))
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		h := r.hold(eng)
+		helds[i] = h
+		wg.Go(func() { errs[i] = r.invoke(ctx, &h.eng, fn, cluster, key, t) })
+	}
+	wg.Wait()
+	for i, h := range helds {
+		if err := h.release(r.events, eng, r.logw); err != nil {
+			return err
+		}
+		if errs[i] != nil {
+			return errs[i]
 		}
 	}
 	return nil
+}
+
+// held is a copy of an engine whose events, logs and metrics wait for release.
+type held struct {
+	eng     engine.Engine
+	events  bus.Memory
+	logs    bytes.Buffer
+	metrics heldMetrics
+}
+
+// hold returns a copy of eng that holds what it publishes, logs and measures.
+func (r *run) hold(eng *engine.Engine) *held {
+	h := &held{eng: *eng}
+	h.eng.Bus = &h.events
+	if r.logw != nil && r.logw != io.Discard {
+		h.eng.Log = slog.New(slog.NewJSONHandler(&h.logs, nil))
+	}
+	if eng.Metrics != nil {
+		h.eng.Metrics = &h.metrics
+	}
+	return h
+}
+
+// release passes on what h held: its events to events, its logs to logw and its metrics to
+// eng's.
+func (h *held) release(events *bus.Memory, eng *engine.Engine, logw io.Writer) error {
+	events.Record(h.events.Drain()...)
+	for _, m := range h.metrics.adds {
+		eng.Metrics.Add(m.name, m.unit, m.value, m.dims...)
+	}
+	if h.logs.Len() == 0 {
+		return nil
+	}
+	if _, err := logw.Write(h.logs.Bytes()); err != nil {
+		return fmt.Errorf("log: %w", err)
+	}
+	return nil
+}
+
+// heldMetrics keeps the metrics a held engine measures.
+type heldMetrics struct {
+	mu   sync.Mutex
+	adds []heldMetric
+}
+
+type heldMetric struct {
+	name  string
+	unit  telemetry.Unit
+	value float64
+	dims  []telemetry.Dimension
+}
+
+func (m *heldMetrics) Add(name string, unit telemetry.Unit, value float64, dims ...telemetry.Dimension) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.adds = append(m.adds, heldMetric{name: name, unit: unit, value: value, dims: slices.Clone(dims)})
+}
+
+// lockedWriter serialises writes to w: the functions' loggers and the logs a held engine kept.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // invoke runs one function for an event: key is the snapshot's (detect, replicas) or the plan's

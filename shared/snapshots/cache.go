@@ -2,6 +2,7 @@ package snapshots
 
 import (
 	"bytes"
+	"context"
 	"maps"
 	"slices"
 	"sync"
@@ -170,4 +171,37 @@ func (m *indexMemo) keep(chunks []indexChunk) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.last = chunks
+}
+
+// loading is the snapshots being loaded now, each with a channel closed when its Load is done.
+var loading = turns{busy: map[string]chan struct{}{}}
+
+type turns struct {
+	mu   sync.Mutex
+	busy map[string]chan struct{}
+}
+
+// turn waits until no other caller holds key's turn, then takes it; done gives it back.
+func (t *turns) turn(ctx context.Context, key string) (done func(), err error) {
+	for {
+		t.mu.Lock()
+		ch, busy := t.busy[key]
+		if !busy {
+			ch = make(chan struct{})
+			t.busy[key] = ch
+			t.mu.Unlock()
+			return func() {
+				t.mu.Lock()
+				delete(t.busy, key)
+				t.mu.Unlock()
+				close(ch)
+			}, nil
+		}
+		t.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
