@@ -305,6 +305,7 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool) (
 		}
 	}
 	p.relocations = slices.Clone(mem.Relocations)
+	p.markRecovering()
 	p.projections = p.measure(mem.Projections)
 	p.holdOwnInFlight()
 	p.expectBuiltin(mem.Expected)
@@ -415,7 +416,7 @@ type planner struct {
 	v            *View
 	plan         Plan
 	swaps        int
-	moved        map[cluster.ShardID]bool
+	moved        map[cluster.ShardID]bool   // shards moving: planned this cycle, or a copy in flight in the snapshot
 	touched      map[string]bool            // nodes a planned move leaves or enters this cycle
 	byNode       map[string][]*cluster.Copy // started copies per node in the snapshot
 	sorted       map[string]bool            // byNode lists already sorted hottest first
@@ -1000,9 +1001,25 @@ func (p *planner) relocatingOff(node string) bool {
 	return false
 }
 
+// markRecovering counts every shard with a copy relocating or initializing in the snapshot as moving:
+// never two copies of a shard in flight at once, across cycles as within one (the move function
+// refuses such a move too: safety.Throttle, shard_in_flight).
+func (p *planner) markRecovering() {
+	for i := range p.v.Snap.Copies {
+		if c := &p.v.Snap.Copies[i]; c.State == cluster.StateRelocating || c.State == cluster.StateInitializing {
+			if p.moved == nil {
+				p.moved = map[cluster.ShardID]bool{}
+			}
+			p.moved[c.ID()] = true
+		}
+	}
+}
+
 func (p *planner) add(m Move) {
 	if p.moved == nil {
 		p.moved = map[cluster.ShardID]bool{}
+	}
+	if p.touched == nil {
 		p.touched = map[string]bool{}
 	}
 	p.moved[cluster.ShardID{Index: m.Index, Shard: m.Shard}] = true

@@ -284,8 +284,8 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 		case p.movable(c):
 			copies = append(copies, c)
 		case c.State == cluster.StateStarted && p.moved[c.ID()]:
-			// Its shard is already moving this cycle (its other copy left another hot node): it
-			// waits, never two copies of a shard in flight at once.
+			// Its shard is already moving (its other copy left another hot node, this cycle or
+			// before and still relocating): it waits, never two copies of a shard in flight at once.
 			waiting = append(waiting, c)
 		}
 	}

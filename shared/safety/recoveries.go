@@ -23,14 +23,17 @@ type Recoveries struct {
 	// from their primary). PerNode is false when only the cluster's totals are known.
 	Incoming, Outgoing map[string]int
 	PerNode            bool
-	names              map[string]string
+	// Recovering holds, by shard, a copy of it that is relocating or initializing: no other copy
+	// of that shard moves until it is done.
+	Recovering map[cluster.ShardID]*cluster.Copy
+	names      map[string]string
 }
 
 // RecoveriesOf counts the recoveries in flight in a snapshot's routing table; own are shardwise's
 // moves still in flight.
 func RecoveriesOf(s *cluster.Snapshot, own []allocation.Move) Recoveries {
 	r := Recoveries{Limits: s.Settings.Recoveries.Effective(), Own: len(own), PerNode: true, OwnAt: map[string]allocation.Move{},
-		Incoming: map[string]int{}, Outgoing: map[string]int{}, names: map[string]string{}}
+		Incoming: map[string]int{}, Outgoing: map[string]int{}, Recovering: map[cluster.ShardID]*cluster.Copy{}, names: map[string]string{}}
 	for _, m := range own {
 		r.OwnAt[m.From], r.OwnAt[m.To] = m, m
 	}
@@ -45,6 +48,11 @@ func RecoveriesOf(s *cluster.Snapshot, own []allocation.Move) Recoveries {
 	}
 	for i := range s.Copies {
 		c := &s.Copies[i]
+		if c.State == cluster.StateRelocating || c.State == cluster.StateInitializing {
+			if _, ok := r.Recovering[c.ID()]; !ok {
+				r.Recovering[c.ID()] = c
+			}
+		}
 		switch {
 		case c.State == cluster.StateRelocating && c.RelocatingNode != "":
 			r.Relocating++
@@ -66,6 +74,15 @@ func RecoveriesOf(s *cluster.Snapshot, own []allocation.Move) Recoveries {
 }
 
 func (r Recoveries) name(id string) string { return cmp.Or(r.names[id], id) }
+
+// recovering says what a recovering copy is doing: "relocating node-0→node-3" or "initializing on
+// node-2".
+func (r Recoveries) recovering(c *cluster.Copy) string {
+	if c.State == cluster.StateRelocating {
+		return fmt.Sprintf("relocating %s→%s", r.name(c.Node), r.name(c.RelocatingNode))
+	}
+	return "initializing on " + r.name(c.Node)
+}
 
 // checks are the breaker's two recovery checks: the relocations shardwise did not start within
 // cluster_concurrent_rebalance, and every node's recoveries within node_concurrent_recoveries.
@@ -124,7 +141,8 @@ func (r Recoveries) checks(reachable bool) []Check {
 }
 
 // Throttle keeps the moves that touch no node with one of shardwise's moves still in flight (its
-// effect is measured before the next) and leave every node within its recovery limits, counting
+// effect is measured before the next), move no shard with a copy already relocating or initializing
+// (never two copies of a shard in flight at once), and leave every node within its recovery limits, counting
 // the recoveries already in flight and the moves kept before them, in plan order. OpenSearch
 // applies no throttle to an explicit reroute command, so shardwise applies the cluster's own.
 // Moves of one swap group are kept or refused together. Without per-node counts every move is kept.
@@ -151,6 +169,11 @@ func Throttle(moves []allocation.Move, r Recoveries) ([]allocation.Move, []Refus
 			if busy.Index != "" {
 				why, setting, limit = fmt.Sprintf("%s has one of shardwise's moves still relocating (%s[%d] %s→%s)", node, busy.Index, busy.Shard, busy.FromName, busy.ToName),
 					"own_move_in_flight_per_node", 1
+				break
+			}
+			if c, ok := r.Recovering[cluster.ShardID{Index: m.Index, Shard: m.Shard}]; ok {
+				why, setting, limit = fmt.Sprintf("%s[%d] has a copy still %s; never two copies of a shard in flight at once", m.Index, m.Shard, r.recovering(c)),
+					"shard_in_flight", 1
 				break
 			}
 			if n := r.Incoming[m.To] + in[m.To] + din[m.To]; n > lim.NodeIncoming {

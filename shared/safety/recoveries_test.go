@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -22,6 +23,7 @@ func TestRecoveriesOf(t *testing.T) {
 		relocating int
 		in, out    map[string]int
 		wantLimits cluster.RecoveryLimits
+		recovering []string // shards with a copy relocating or initializing
 	}{
 		{
 			name:       "a settled cluster, limits not read: OpenSearch's defaults",
@@ -41,6 +43,7 @@ func TestRecoveriesOf(t *testing.T) {
 			in:         map[string]int{"id-c": 1},
 			out:        map[string]int{"id-a": 1},
 			wantLimits: cluster.RecoveryLimits{NodeIncoming: 3, NodeOutgoing: 1, ClusterRebalance: -1, Known: true},
+			recovering: []string{"x[0]"},
 		},
 		{
 			name: "a replica recovering from its primary; a primary from its store counts nowhere",
@@ -52,6 +55,7 @@ func TestRecoveriesOf(t *testing.T) {
 			in:         map[string]int{"id-b": 1},
 			out:        map[string]int{"id-a": 1},
 			wantLimits: cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 2, ClusterRebalance: 2, Known: true},
+			recovering: []string{"x[0]", "y[0]"},
 		},
 		{
 			name: "own moves beyond the relocations seen are clamped",
@@ -63,6 +67,7 @@ func TestRecoveriesOf(t *testing.T) {
 			in:         map[string]int{"id-b": 1},
 			out:        map[string]int{"id-a": 1},
 			wantLimits: cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 2, ClusterRebalance: 2, Known: true},
+			recovering: []string{"x[0]"},
 		},
 	}
 	for _, tc := range cases {
@@ -85,6 +90,14 @@ func TestRecoveriesOf(t *testing.T) {
 			}
 			if got := r.Limits.Effective(); got != tc.wantLimits {
 				t.Errorf("limits: got %+v want %+v", got, tc.wantLimits)
+			}
+			var recovering []string
+			for id := range r.Recovering {
+				recovering = append(recovering, fmt.Sprintf("%s[%d]", id.Index, id.Shard))
+			}
+			slices.Sort(recovering)
+			if !slices.Equal(recovering, tc.recovering) {
+				t.Errorf("recovering: got %v want %v", recovering, tc.recovering)
 			}
 		})
 	}
@@ -156,6 +169,25 @@ func TestThrottle(t *testing.T) {
 			},
 		},
 		{
+			name:  "a shard with a copy relocating or initializing: no other copy of it moves",
+			moves: []allocation.Move{mv("x", 0, "a", "b", 1, 0), mv("x", 1, "c", "d", 1, 0), mv("y", 0, "e", "f", 1, 2), mv("z", 0, "f", "e", 1, 2)},
+			rec: func() Recoveries {
+				r := busy(map[string]int{"id-g": 1, "id-h": 1}, map[string]int{"id-b": 1})
+				r.names = map[string]string{"id-b": "b", "id-g": "g", "id-h": "h"}
+				r.Recovering = map[cluster.ShardID]*cluster.Copy{
+					{Index: "x", Shard: 0}: {Index: "x", Shard: 0, State: cluster.StateRelocating, Node: "id-b", RelocatingNode: "id-g"},
+					{Index: "z", Shard: 0}: {Index: "z", Shard: 0, State: cluster.StateInitializing, Node: "id-h"},
+				}
+				return r
+			}(),
+			kept: []string{"x[1] c->d"},
+			refused: []refusal{
+				{"x[0] a->b", "shard_in_flight", "x[0] has a copy still relocating b→g; never two copies of a shard in flight at once"},
+				{"y[0] e->f", "shard_in_flight", "z[0] has a copy still initializing on h; never two copies of a shard in flight at once"},
+				{"z[0] f->e", "shard_in_flight", "z[0] has a copy still initializing on h; never two copies of a shard in flight at once"},
+			},
+		},
+		{
 			name:  "without per-node counts every move is kept",
 			moves: []allocation.Move{mv("x", 0, "a", "b", 1, 0)},
 			rec:   Recoveries{Relocating: 9},
@@ -175,7 +207,7 @@ func TestThrottle(t *testing.T) {
 			var got []refusal
 			for _, r := range refused {
 				got = append(got, refusal{label(r.Move), r.Budget, r.Reason})
-				if want := map[bool]int64{true: 1, false: 2}[r.Budget == "own_move_in_flight_per_node"]; r.Limit != want {
+				if want := map[bool]int64{true: 1, false: 2}[r.Budget == "own_move_in_flight_per_node" || r.Budget == "shard_in_flight"]; r.Limit != want {
 					t.Errorf("refusal limit: got %d want %d", r.Limit, want)
 				}
 			}

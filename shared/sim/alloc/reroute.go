@@ -167,6 +167,20 @@ func (s *Allocator) Reroute(cmds []RerouteCommand, dryRun, explain bool, done fu
 	healthBefore, _, _, _ := s.HealthCounts()
 	s.Refresh()
 	flight := s.InFlight()
+	// The shards with a copy recovering before the call: shardwise never has two copies of a shard
+	// in flight at once (a move of one while another relocates or initializes).
+	recovering := map[*model.Shard]bool{}
+	for _, cmd := range cmds {
+		if a, perr := cmd.args(); perr == nil {
+			if ix, ok := s.ByIndex[a.index]; ok && a.shard >= 0 && a.shard < len(ix.Shards) {
+				for _, c := range ix.Shards[a.shard].Copies {
+					if c.State == model.StateRelocating || c.State == model.StateInitializing {
+						recovering[ix.Shards[a.shard]] = true
+					}
+				}
+			}
+		}
+	}
 	snap := newRoutingSnapshot(s)
 	out := &RerouteOutcome{}
 	fail := func(e *wire.APIError) (*RerouteOutcome, *wire.APIError) {
@@ -218,6 +232,10 @@ func (s *Allocator) Reroute(cmds []RerouteCommand, dryRun, explain bool, done fu
 		switch {
 		case healthBefore != "green":
 			s.Violate(what + " accepted while cluster health was " + healthBefore)
+		case recovering[sh]:
+			s.Violate(what + " accepted while another copy of the shard was still recovering: two copies of a shard in flight at once")
+		case slices.IndexFunc(out.moves[:i], func(o *model.ShardCopy) bool { return o.Sh == sh }) >= 0:
+			s.Violate(what + " accepted in the same call as a move of another copy of the shard: two copies of a shard in flight at once")
 		case flight.ExternalAt[c.Node.Ord] > 0 || flight.ExternalAt[c.Target.Ord] > 0:
 			s.Violate(fmt.Sprintf("%s accepted while an earlier reroute move from or to %s or %s was still relocating", what, c.Node.Name, c.Target.Name))
 		case cfg.ConcurrentRebalance >= 0 && flight.Others > cfg.ConcurrentRebalance:

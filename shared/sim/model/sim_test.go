@@ -413,6 +413,55 @@ func TestSafetyViolations(t *testing.T) {
 	}
 }
 
+// shardwise never has two copies of a shard in flight at once: a move of one while another
+// relocates or initializes, or two in one call, is a violation.
+func TestTwoCopiesInFlight(t *testing.T) {
+	const sc = `{
+  "name": "in-flight", "seed": 5, "tick_seconds": 30, "duration_seconds": 3000,
+  "cluster": {"builtin_balancer": false},
+  "nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}],
+  "indices": [
+    {"name": "x", "primaries": 2, "replicas": 1, "shard_bytes": 10737418240,
+     "write_load": {"kind": "constant", "value": 1}, "placement": [["a", "b"], ["c", "d"]]}
+  ]
+}`
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, s *sim.Sim)
+		want  []string
+	}{
+		{"the other copy moves once the first has landed", func(t *testing.T, s *sim.Sim) {
+			simtest.MustReroute(t, s, simtest.Commands(simtest.Move("x", 0, "a", "c")))
+			simtest.StepN(s, 60)
+			simtest.MustReroute(t, s, simtest.Commands(simtest.Move("x", 0, "b", "d")))
+		}, nil},
+		{"a move while another copy of the shard relocates", func(t *testing.T, s *sim.Sim) {
+			simtest.MustReroute(t, s, simtest.Commands(simtest.Move("x", 0, "a", "c")))
+			simtest.StepN(s, 1)
+			simtest.MustReroute(t, s, simtest.Commands(simtest.Move("x", 0, "b", "d")))
+		}, []string{"move [x][0] b -> d accepted while another copy of the shard was still recovering: two copies of a shard in flight at once"}},
+		{"two copies of a shard in one call", func(t *testing.T, s *sim.Sim) {
+			simtest.MustReroute(t, s, simtest.Commands(simtest.Move("x", 0, "a", "c"), simtest.Move("x", 0, "b", "d")))
+		}, []string{"move [x][0] b -> d accepted in the same call as a move of another copy of the shard: two copies of a shard in flight at once"}},
+		{"copies of two shards in one call", func(t *testing.T, s *sim.Sim) {
+			simtest.MustReroute(t, s, simtest.Commands(simtest.Move("x", 0, "a", "c"), simtest.Move("x", 1, "c", "b")))
+		}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := simtest.MustSim(t, sc)
+			tc.setup(t, s)
+			var got []string
+			for _, v := range s.Result().Violations {
+				got = append(got, v.What)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("violations: got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestDeterminism(t *testing.T) {
 	run := func(sc *scenario.Scenario) (model.Result, string) {
 		s, err := sim.New(sc, sim.Options{})
