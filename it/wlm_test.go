@@ -447,11 +447,16 @@ func TestWLMNoisyTenant(t *testing.T) {
 	// each, so neither is measured only on a node warmer or a machine quieter than the other.
 	base, _ := run("contained, no flood", false)
 	var alone, lined []time.Duration
-	var fl phase
+	// seen counts the flood's searches the plugin rejected or cancelled, as the flood saw them,
+	// over every round the plugin contained it alone: a round in which its CPU stayed under the
+	// group's limit at each of the plugin's once-a-second checks sees none (CI: 27 in round 1, 0
+	// in round 2, while _wlm/stats counted 119 over both).
+	var seenRejected, seenCancelled int64
 	var after map[string]sandbox.WLMSandboxStats
 	for round := range wlmRounds {
 		flooded, f := run(fmt.Sprintf("round %d: contained by the plugin alone, flood", round+1), true)
-		alone, fl = append(alone, flooded.p99), f
+		alone = append(alone, flooded.p99)
+		seenRejected, seenCancelled = seenRejected+f.rejected, seenCancelled+f.cancelled
 		after = wlmStats(t, e)
 		for _, name := range []string{"flood", "latency", "batch"} {
 			t.Logf("round %d: _wlm/stats read by the sandbox function: %s", round+1, after[name].Reason)
@@ -496,9 +501,9 @@ func TestWLMNoisyTenant(t *testing.T) {
 	t.Logf("protected tenant's p99: uncontained %s without the flood, %s with it (%.1f×); contained, %s without the flood; with it, by the plugin alone %s; by the plugin and shardwise's second line %s (issue 27 asks at most %.0f×)",
 		ms(baseOpen.p99), ms(floodOpen.p99), latencyRatio(floodOpen.p99, baseOpen.p99), ms(base.p99), ratios(alone), ratios(lined), doneWhenFactor)
 	stopped := (after["flood"].Rejections - before["flood"].Rejections) + (after["flood"].Cancellations - before["flood"].Cancellations)
-	if stopped == 0 || fl.rejected+fl.cancelled == 0 {
-		t.Errorf("the plugin stopped none of the flood: _wlm/stats counts %d rejections and cancellations in its group, the flood saw %d rejected and %d cancelled",
-			stopped, fl.rejected, fl.cancelled)
+	if stopped == 0 || seenRejected+seenCancelled == 0 {
+		t.Errorf("the plugin stopped none of the flood: _wlm/stats counts %d rejections and cancellations in its group, the flood saw %d rejected and %d cancelled over %d rounds",
+			stopped, seenRejected, seenCancelled, wlmRounds)
 	}
 	if l := after["latency"]; l.Rejections+l.Cancellations > 0 || l.Completions <= before["latency"].Completions {
 		t.Errorf("the protected tenant's group: %s; want its searches completed, none rejected or cancelled", l.Reason)
