@@ -620,10 +620,97 @@ func (p *planner) searchRelief(node *cluster.Node, order []Candidate, goal float
 	s := &search{p: p, src: node, early: early, latency: latency, bounds: SearchBounds{MaxEvaluations: searchEvaluations, MaxCandidates: searchCandidates,
 		MaxReturns: swapReturns, MaxChainDepth: chainDepth}}
 	best := s.one(order, goal)
-	if best == nil || best.sufficient(goal) || !smallOnly(order, s.need(goal)) {
-		return best, s
+	if best == nil {
+		return nil, s
 	}
-	return s.bundle(best, order, goal), s
+	if !best.sufficient(goal) && smallOnly(order, s.need(goal)) {
+		best = s.bundle(best, order, goal)
+	}
+	if quick := s.quicker(best, order, goal); quick != nil {
+		return quick, s
+	}
+	return best, s
+}
+
+// quicker looks for relief that lands clearly sooner than best, a group that reaches the goal,
+// from the copies that relocate quickly alone: under a reliefSpeedup-th of best's drain time. A
+// hot node's copies that could reach its goal are often its hottest, and a copy written hard
+// relocates slowly (it replays what it indexes meanwhile: 4.76 threads at 0.23 take 21 times its
+// files' copy), while cooler copies together may take it off saturation in a fraction of that.
+// For each such time limit, from the quickest copy up, the copies no slower are bundled as small
+// copies are (bundle); the bundle that empties the node's queue soonest is taken when it does so
+// over reliefSpeedup times sooner than best, and the node takes a further group, if it still
+// needs one, once the bundle's effect shows. A copy whose shard also sits on another hot node is
+// left out (sharedWithHot). Nil when there is none. Over 200 random clusters this relieved seed
+// 4 (1.00 → 0.92 of OpenSearch's balancer alone) and changed one other; without sharedWithHot it
+// also took both hot shards off one node for a quicker step and left the other hot node none
+// (seed 104: 0.49 → 0.93).
+func (s *search) quicker(best *option, order []Candidate, goal float64) *option {
+	if s.bundling || !best.sufficient(goal) {
+		return nil
+	}
+	limit := s.drainTime(best) / reliefSpeedup
+	v := s.p.v
+	// Each copy's relocation alone, and the distinct times under the limit, slowest copy of a set
+	// first: the quick sets are the copies no slower than each of them.
+	secs := make([]float64, len(order))
+	var cuts []float64
+	for i, c := range order {
+		e := EstimateRelocation(v.Snap.Settings, v.Cfg, c.Copy.SizeBytes, c.Load, 1)
+		secs[i] = e.Seconds() + float64(reliefOverhead)/e.Rate
+		if s.sharedWithHot(c.Copy) {
+			// Its shard is another hot node's relief too, and never two of a shard's copies are
+			// in flight at once: taken here for a quicker step, it is taken from there.
+			secs[i] = math.Inf(1)
+		}
+		if secs[i] < limit && !slices.Contains(cuts, secs[i]) {
+			cuts = append(cuts, secs[i])
+		}
+	}
+	slices.Sort(cuts)
+	var out *option
+	for _, cut := range cuts {
+		if s.spent() {
+			break
+		}
+		var quick []Candidate
+		for i, c := range order {
+			if secs[i] <= cut {
+				quick = append(quick, c)
+			}
+		}
+		if len(quick) == len(order) {
+			break
+		}
+		o := s.one(quick, goal)
+		if o != nil && !o.sufficient(goal) {
+			o = s.bundle(o, quick, goal)
+		}
+		if o == nil || !s.drains(o) || reliefSpeedup*s.drainTime(o) >= s.drainTime(best) {
+			continue
+		}
+		if out == nil || s.drainTime(o) < s.drainTime(out) {
+			out = o
+		}
+	}
+	if out != nil && !out.sufficient(goal) {
+		out.over, out.overAt, out.at, out.overLands = best, s.drainTime(best), s.drainTime(out), s.reliefTime(best)
+	}
+	return out
+}
+
+// sharedWithHot reports whether another copy of c's shard sits on another hot node.
+func (s *search) sharedWithHot(c *cluster.Copy) bool {
+	sh := s.p.v.shards[c.ID()]
+	if sh == nil {
+		return false
+	}
+	for _, o := range sh.copies {
+		if o.Node != c.Node && s.p.v.hot[o.Node] {
+			return true
+		}
+	}
+	return false
 }
 
 // need is the load, in threads, the hot node must shed to reach goal.

@@ -940,3 +940,42 @@ func TestEstimateRelocation(t *testing.T) {
 		})
 	}
 }
+
+func TestReliefQuicker(t *testing.T) {
+	// a is at 8.4 of 8 threads: it must shed 1.2 to reach 90 %, 0.4 to come off saturation.
+	// burst[0] (3.5 threads, 8 GiB) reaches the goal alone: 3 min 25 s of files, then 52 min
+	// replaying 3.5 threads at 0.23. cool[0] and cool[1] (0.25 threads, 1 GiB each) relocate in
+	// about a minute each, and together take a to 99 %, off saturation. rest[0] (4.4 threads,
+	// 32 GiB) is slower still.
+	build := func(coolOn ...string) func() (*cluster.Snapshot, []string) {
+		return func() (*cluster.Snapshot, []string) {
+			f := newFixture("a", "b", "c", "d", "e").
+				index("burst", 8<<30, []float64{3.5}, []string{"a"}).
+				index("cool", 1<<30, []float64{0.25, 0.25}, append([]string{"a"}, coolOn...), append([]string{"a"}, coolOn...)).
+				index("rest", 32<<30, []float64{4.4}, []string{"a"}).
+				queueing("a", 6)
+			hot := []string{"a"}
+			for _, n := range coolOn {
+				f.index("more-"+n, 1<<30, []float64{2, 2, 2, 2}, []string{n}, []string{n}, []string{n}, []string{n}).queueing(n, 6)
+				hot = append(hot, n)
+			}
+			return f.snap(), hot
+		}
+	}
+	cases := []reliefCase{
+		{
+			name:  "two cool copies take a off saturation long before its hot copy reaches the goal",
+			build: build(),
+			moves: []string{"cool[0] a->b write-hotspot", "cool[1] a->c write-hotspot"},
+			why:   []string{"a ends at 99% (goal 90%)", "short of the goal, but it takes a off saturation", "than burst[0] (3.50 threads)"},
+		},
+		{
+			name:  "cool copies whose shards are another hot node's relief are left to it",
+			build: build("d"),
+			moves: []string{"burst[0] a->b write-hotspot", "more-d[0] d->c write-hotspot"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { runRelief(t, tc) })
+	}
+}

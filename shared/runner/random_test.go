@@ -48,11 +48,12 @@ const randomReliefLimit = 0.5
 // Seeds 4 and 18 went from 0.92 and 0.70 to 1.00 when no copy of a shard could move while another
 // of its copies relocates: node-0 and node-1 hold copies of the same two hot shards, and the node
 // planned second, which had moved its copy of the first node's shard as well, now finds no plan
-// that lands in the hour (seed 4: a four-move bundle whose hot copy shares its node's recovery
-// rate, est. 2h43m).
+// that lands in the hour. Seed 4 is back at 0.92 (6,090 of 6,600 hot node-seconds) since quicker cooler copies are bundled in place
+// of a group that reaches the goal slowly (a four-move bundle whose hot copy shares its node's
+// recovery rate, est. 2h43m).
 var randomGaps = map[uint64]gap{
 	1:  {ratio: 1.00},
-	4:  {ratio: 1.00},
+	4:  {ratio: 0.93},
 	10: {ratio: 1.00},
 	13: {ratio: 0.93},
 	14: {ratio: 0.89},
