@@ -942,17 +942,21 @@ func TestEstimateRelocation(t *testing.T) {
 }
 
 func TestReliefQuicker(t *testing.T) {
-	// a is at 8.4 of 8 threads: it must shed 1.2 to reach 90 %, 0.4 to come off saturation.
-	// burst[0] (3.5 threads, 8 GiB) reaches the goal alone: 3 min 25 s of files, then 52 min
-	// replaying 3.5 threads at 0.23. cool[0] and cool[1] (0.25 threads, 1 GiB each) relocate in
-	// about a minute each, and together take a to 99 %, off saturation. rest[0] (4.4 threads,
-	// 32 GiB) is slower still.
-	build := func(coolOn ...string) func() (*cluster.Snapshot, []string) {
+	// burst[0] (3.5 threads, 8 GiB) reaches a's goal alone: 3 min 25 s of files, then 52 min
+	// replaying 3.5 threads at 0.23. A cool copy (1 GiB) relocates in about a minute. rest[0]
+	// (32 GiB) is slower still. cool copies relocate at most two at a time off a node
+	// (node_concurrent_outgoing_recoveries).
+	build := func(cool int, load, rest float64, size int64, coolOn ...string) func() (*cluster.Snapshot, []string) {
 		return func() (*cluster.Snapshot, []string) {
+			loads := make([]float64, cool)
+			placement := make([][]string, cool)
+			for i := range cool {
+				loads[i], placement[i] = load, append([]string{"a"}, coolOn...)
+			}
 			f := newFixture("a", "b", "c", "d", "e").
 				index("burst", 8<<30, []float64{3.5}, []string{"a"}).
-				index("cool", 1<<30, []float64{0.25, 0.25}, append([]string{"a"}, coolOn...), append([]string{"a"}, coolOn...)).
-				index("rest", 32<<30, []float64{4.4}, []string{"a"}).
+				index("cool", size, loads, placement...).
+				index("rest", 32<<30, []float64{rest}, []string{"a"}).
 				queueing("a", 6)
 			hot := []string{"a"}
 			for _, n := range coolOn {
@@ -964,15 +968,33 @@ func TestReliefQuicker(t *testing.T) {
 	}
 	cases := []reliefCase{
 		{
+			// a at 8.4 of 8 threads: two cool copies of 0.25 take it to 99 %.
 			name:  "two cool copies take a off saturation long before its hot copy reaches the goal",
-			build: build(),
+			build: build(2, 0.25, 4.4, 1<<30),
 			moves: []string{"cool[0] a->b write-hotspot", "cool[1] a->c write-hotspot"},
 			why:   []string{"a ends at 99% (goal 90%)", "short of the goal, but it takes a off saturation", "than burst[0] (3.50 threads)"},
 		},
 		{
-			name:  "cool copies whose shards are another hot node's relief are left to it",
-			build: build("d"),
+			// a at 9.2: two cool copies of 0.3 (as many as may leave it at once) take it to 107 %,
+			// and four more, in turn, to 92 %.
+			name:  "the first of quick steps that take a off saturation in turn",
+			build: build(10, 0.3, 2.7, 1<<30),
+			moves: []string{"cool[0] a->b write-hotspot", "cool[1] a->c write-hotspot"},
+			why:   []string{"a ends at 108% (goal 90%)", "it is the first of quick steps that, with 4 more of the copies that relocate quickly"},
+		},
+		{
+			// The same cool copies are on d, hot too: they are d's relief as well (never two
+			// copies of a shard in flight), so a takes its own.
+			name:  "quick copies of shards another hot node holds are left to it",
+			build: build(2, 0.25, 4.4, 1<<30, "d"),
 			moves: []string{"burst[0] a->b write-hotspot", "more-d[0] d->c write-hotspot"},
+		},
+		{
+			// At 8 GiB a cool copy takes 7 min 30 s alone, the two together about 24 min with the
+			// queue drained: still over twice sooner than burst[0]'s 56 min.
+			name:  "slower cool copies still go",
+			build: build(2, 0.25, 4.4, 8<<30),
+			moves: []string{"cool[0] a->b write-hotspot", "cool[1] a->c write-hotspot"},
 		},
 	}
 	for _, tc := range cases {
