@@ -1001,3 +1001,27 @@ func TestReliefQuicker(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { runRelief(t, tc) })
 	}
 }
+
+func TestReliefStepOverBundle(t *testing.T) {
+	// a is at 8.6 of 8 threads: it must shed 1.4 to reach 90 %, and no copy carries that alone,
+	// so copies go together (a bundle). mid[0] (1.0 thread, 1 GiB) takes a to 95 % alone, and its
+	// queue empties in about 4 min 45 s; the bundle that reaches the goal adds a big copy (1.086
+	// threads, 2 GiB), and the two share a's recovery rate: about 11 min. (Here quicker finds the
+	// step, as mid[0] relocates faster than the big copies; where the step's copy is the slowest
+	// of the quick ones, as random seed 142's, the bundle is weighed against the step directly.)
+	build := func() (*cluster.Snapshot, []string) {
+		big := []float64{1.086, 1.086, 1.086, 1.086, 1.086, 1.086, 1.086}
+		on := [][]string{{"a"}, {"a"}, {"a"}, {"a"}, {"a"}, {"a"}, {"a"}}
+		f := newFixture("a", "b", "c", "d").
+			index("mid", 1<<30, []float64{1.0}, []string{"a"}).
+			index("big", 2<<30, big, on...).
+			queueing("a", 6)
+		return f.snap(), []string{"a"}
+	}
+	runRelief(t, reliefCase{
+		name:  "a single step that takes the node off saturation over twice sooner than the bundle",
+		build: build,
+		moves: []string{"mid[0] a->b write-hotspot"},
+		why:   []string{"a ends at 95% (goal 90%)", "short of the goal, but it takes a off saturation", "as a bundle, which would reach the goal"},
+	})
+}
