@@ -87,10 +87,14 @@ func copyLoads(snap *cluster.Snapshot) []copyLoad {
 	return out
 }
 
-// hotState says whether a node is hot, or rising: not hot yet, and relieved before its queue forms.
+// hotState says whether a node is hot, rising (not hot yet, and relieved before its queue forms),
+// or skewed (spread ahead of the peak).
 func hotState(h allocation.Hotspot) string {
 	if !h.Hot && h.Rising != nil {
 		return fmt.Sprintf("rising (saturates in ~%s)", (time.Duration(h.Rising.SaturatesInSeconds) * time.Second).Round(time.Second))
+	}
+	if !h.Hot && h.Skew != nil {
+		return fmt.Sprintf("skewed (%.0f%% against the cluster's %.0f%%)", h.Skew.Utilization*100, h.Skew.ClusterUtilization*100)
 	}
 	return yesNo(h.Hot)
 }

@@ -62,6 +62,13 @@ type Config struct {
 	// intervals), the node is relieved before its queue forms. 0 turns this off: nodes are relieved
 	// only once hot. Between 1 minute and 1 hour otherwise.
 	TrendWindow duration.Duration `json:"trend_window"`
+	// SpreadAheadMean: when no node is hot, building a streak or rising and nothing else moves, the
+	// node with the highest WRITE use, if at 30 % or over and saturated were the
+	// cluster's WRITE load to grow evenly until its mean use reached this, is spread ahead of the
+	// peak: relieved as a hot node is, judged at the loads of that growth, one node a cycle. A hot
+	// copy relocated before the peak replays a fraction of what it replays at it. 0 turns this off;
+	// under 1 otherwise.
+	SpreadAheadMean float64 `json:"spread_ahead_mean"`
 	// BuiltinBalancer models OpenSearch's own count balancer so moves do not invite it to undo them.
 	BuiltinBalancer BuiltinBalancer `json:"builtin_balancer"`
 	// ExcludedNodes are node names or ids being drained or shut down: nothing is moved onto them.
@@ -117,6 +124,9 @@ func DefaultConfig() Config {
 		// 5 minutes: ten samples at the 30 s cadence, enough for a line to tell a climb from
 		// jitter, and short enough that the climb it sees is the one under way.
 		TrendWindow: duration.Duration(5 * time.Minute),
+		// 50 %: a node that would saturate while half the cluster's WRITE threads are idle carries
+		// twice its share.
+		SpreadAheadMean: 0.5,
 		// OpenSearch defaults: balance.shard 0.45, balance.index 0.55, balance.threshold 1.0.
 		BuiltinBalancer: BuiltinBalancer{Enabled: true, Shard: 0.45, Index: 0.55, Threshold: 1},
 	}
@@ -169,6 +179,7 @@ func (c Config) Validate() error {
 	check(c.ReliefCoolingOff >= 0 && c.ReliefCoolingOff <= maxPeriod, "relief_cooling_off", "%v must be between 0 and %v", c.ReliefCoolingOff, maxPeriod)
 	check(c.TrendWindow == 0 || c.TrendWindow >= minTrendWindow && c.TrendWindow <= maxTrendWindow, "trend_window",
 		"%v must be 0 (off) or between %v and %v", c.TrendWindow, minTrendWindow, maxTrendWindow)
+	check(c.SpreadAheadMean >= 0 && c.SpreadAheadMean < 1, "spread_ahead_mean", "%v must be 0 (off) or in (0, 1)", c.SpreadAheadMean)
 	if c.BuiltinBalancer.Enabled {
 		check(c.BuiltinBalancer.Shard >= 0 && c.BuiltinBalancer.Index >= 0 && c.BuiltinBalancer.Shard+c.BuiltinBalancer.Index > 0,
 			"builtin_balancer", "weights shard=%v index=%v must be ≥ 0 and not both 0", c.BuiltinBalancer.Shard, c.BuiltinBalancer.Index)

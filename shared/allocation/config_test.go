@@ -28,6 +28,9 @@ func TestConfigValidate(t *testing.T) {
 		{"trend window under a minute", func(c *Config) { c.TrendWindow = minTrendWindow - 1 }, "allocation.trend_window"},
 		{"trend window over an hour", func(c *Config) { c.TrendWindow = maxTrendWindow + 1 }, "allocation.trend_window"},
 		{"negative trend window", func(c *Config) { c.TrendWindow = -1 }, "allocation.trend_window"},
+		{"spreading ahead off", func(c *Config) { c.SpreadAheadMean = 0 }, ""},
+		{"negative spread-ahead mean", func(c *Config) { c.SpreadAheadMean = -0.1 }, "allocation.spread_ahead_mean"},
+		{"spread-ahead mean at saturation", func(c *Config) { c.SpreadAheadMean = 1 }, "allocation.spread_ahead_mean"},
 		{"builtin weights both zero", func(c *Config) { c.BuiltinBalancer.Shard, c.BuiltinBalancer.Index = 0, 0 }, "allocation.builtin_balancer"},
 		{"builtin threshold zero", func(c *Config) { c.BuiltinBalancer.Threshold = 0 }, "allocation.builtin_balancer.threshold"},
 		{"builtin off: its weights are not checked", func(c *Config) {

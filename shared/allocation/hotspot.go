@@ -52,7 +52,11 @@ type Hotspot struct {
 	Hot bool `json:"hot"`
 	// Rising is set, on a node not hot, when its WRITE use climbs steadily toward saturation sooner
 	// than relief could land (see Rise): it is relieved early, judged at the load projected for then.
-	Rising *Rise  `json:"rising,omitempty"`
+	Rising *Rise `json:"rising,omitempty"`
+	// Skew is set, on a calm cluster's most skewed node, when it carries so much more than its
+	// share of the WRITE load that it would saturate long before the rest (see Skew): it is spread
+	// ahead of the peak, judged at the loads of the cluster's even growth.
+	Skew   *Skew  `json:"skew,omitempty"`
 	Reason string `json:"reason"`
 }
 

@@ -170,7 +170,7 @@ func measuredLoads(snap *cluster.Snapshot, hotspots []Hotspot) map[string]float6
 // Each verdict is a note; a group that relieved nothing goes to the cooling-off list. It returns
 // the projections still waiting.
 func (p *planner) measure(projections []ReliefProjection) []ReliefProjection {
-	snap := p.v.Snap
+	snap := p.sampled
 	if len(projections) == 0 {
 		return nil
 	}
@@ -321,17 +321,23 @@ func (p *planner) holdOwnInFlight() {
 // project records the group chosen for a hot node for measure, with each move's relocation
 // estimate for learnRelocations.
 func (p *planner) project(node *cluster.Node, o *option, targetAfter float64, est []RelocationEstimate) {
+	// A spread ahead of the peak is planned at the loads of the cluster's even growth (withSkew);
+	// the samples that measure it, and the relocations timed from it, show the loads of now.
+	now := 1.0
+	if p.skew > 0 {
+		now = 1 / p.skew
+	}
 	pr := ReliefProjection{Node: node.ID, NodeName: node.Name, Kind: o.kind, At: p.v.Snap.At, Threads: node.Write.Threads,
-		SourceBefore: p.measured[node.ID], SourceAfter: o.srcAfter * float64(max(node.Write.Threads, 1)),
-		Target: o.target.ID, TargetName: o.target.Name, TargetAfter: targetAfter * float64(max(o.target.Write.Threads, 1))}
+		SourceBefore: p.measured[node.ID], SourceAfter: o.srcAfter * float64(max(node.Write.Threads, 1)) * now,
+		Target: o.target.ID, TargetName: o.target.Name, TargetAfter: targetAfter * float64(max(o.target.Write.Threads, 1)) * now}
 	for i, m := range o.group {
 		pr.Moves = append(pr.Moves, Moved{Index: m.Index, Shard: m.Shard, From: m.From, To: m.To,
-			FileSeconds: est[i].FileSeconds, WriteLoad: est[i].WriteLoad})
+			FileSeconds: est[i].FileSeconds, WriteLoad: est[i].WriteLoad * now})
 		switch node.ID {
 		case m.From:
-			pr.GroupRelief += m.WriteLoad
+			pr.GroupRelief += m.WriteLoad * now
 		case m.To:
-			pr.GroupRelief -= m.WriteLoad
+			pr.GroupRelief -= m.WriteLoad * now
 		}
 	}
 	p.addProjection(pr)

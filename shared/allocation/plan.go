@@ -261,8 +261,11 @@ const (
 // them), (2) move copies that may not remain where they are, (3) correct write hotspots, one move per
 // hot node, (4) when no node meets the hotspot criteria (hot or still building its streak) and nothing
 // else moved, at most one index-colocation fix per ColocationEvery, (5) then, still with nothing
-// moved, one group that spreads segment-replication primaries by load (primaryBalance). There is
-// no "equalize a total weight" phase: (5) moves only primaries that index for their replicas.
+// moved, one group that spreads segment-replication primaries by load (primaryBalance), (6) then,
+// still with nothing moved, the most skewed node spread ahead of the peak (detectSkew): a node that
+// would saturate were the cluster's WRITE load to grow evenly to Config.SpreadAheadMean, relieved by
+// the search of (3) on the loads of that growth. Nothing equalizes load for its own sake: (5) moves
+// only primaries that index for their replicas, (6) only a node that carries twice its share.
 func PlanCycle(snap *cluster.Snapshot, mem Memory, cfg Config) (Plan, Memory) {
 	plan, next, _ := planCycle(snap, mem, cfg, true)
 	return plan, next
@@ -276,10 +279,33 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool) (
 	hotspots, streaks := DetectHotspots(snap, mem.Streaks, cfg)
 	trends := RecordTrends(snap, mem.Trends, cfg)
 	hotspots, climbing := detectRising(snap, hotspots, trends, cfg)
+	plan, next, screened := planOn(snap, mem, cfg, shortcuts, hotspots, streaks, trends, climbing)
+	if len(hotspots) == 0 && len(plan.Moves) == 0 {
+		// A calm cluster with nothing else to move: its most skewed node is spread ahead of the
+		// peak, planned on the loads of the cluster's even growth (detectSkew, withSkew). The plan
+		// lists it among its hotspots, so the move function re-checks on the same view.
+		if skew := detectSkew(snap, nil, cfg); len(skew) > 0 {
+			if sp, sn, ss := planOn(snap, mem, cfg, shortcuts, skew, streaks, trends, climbing); len(sp.Moves) > 0 {
+				return sp, sn, screened + ss
+			}
+		}
+	}
+	return plan, next, screened
+}
+
+// planOn plans the cycle for hotspots, as planCycle describes.
+func planOn(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool, hotspots []Hotspot, streaks map[string]Streak,
+	trends map[string]TrendHistory, climbing map[string]bool) (Plan, Memory, int) {
+	orig := snap
 	v, demandFactor := plannedView(snap, hotspots, cfg)
 	snap = v.Snap
 	p := &planner{v: v, demandFactor: demandFactor, plan: Plan{Cluster: snap.Cluster, SnapshotAt: snap.At, Hotspots: hotspots, Moves: []Move{}}, settling: map[string]bool{},
 		shortcuts: shortcuts, climbing: climbing}
+	for _, h := range hotspots {
+		if h.Skew != nil {
+			p.skew = h.Skew.Factor
+		}
+	}
 	next := Memory{Streaks: streaks, LastColocation: mem.LastColocation, Relocating: map[string]time.Time{}, Trends: trends}
 	for i := range snap.Copies {
 		if c := &snap.Copies[i]; c.State == cluster.StateRelocating {
@@ -298,7 +324,13 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool) (
 			p.departed = append(p.departed, d)
 		}
 	}
-	p.measured = measuredLoads(snap, hotspots)
+	// Measured on the loads as sampled, not a spread's multiplied ones (withSkew). A spread plans
+	// only on a calm cluster, whose copies withDemand leaves as they are.
+	p.sampled = snap
+	if p.skew > 0 {
+		p.sampled = orig
+	}
+	p.measured = measuredLoads(p.sampled, hotspots)
 	for _, m := range mem.Missed {
 		if snap.At.Sub(m.MeasuredAt) < cfg.ReliefCoolingOff.Std() {
 			p.missed = append(p.missed, m)
@@ -330,7 +362,7 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool) (
 			return d.Index == m.Index && d.Shard == m.Shard && d.Node == m.From
 		})
 		next.Departed = append(next.Departed, Departure{Index: m.Index, Shard: m.Shard, Node: m.From, At: snap.At, ClearedWay: m.Phase == PhaseClearWay && !m.Primary,
-			Utilization: v.Snap.NodeByID(m.From).Write.Load / float64(max(v.Snap.NodeByID(m.From).Write.Threads, 1))})
+			Utilization: orig.NodeByID(m.From).Write.Load / float64(max(orig.NodeByID(m.From).Write.Threads, 1))})
 	}
 	return p.plan, next, p.screened
 }
@@ -365,8 +397,11 @@ func plannedView(snap *cluster.Snapshot, hotspots []Hotspot, cfg Config) (*View,
 	scaled, factor := withDemand(snap, hotspots)
 	hot := map[string]bool{}
 	for _, h := range hotspots {
-		if h.Hot || h.Rising != nil {
+		if h.Hot || h.Rising != nil || h.Skew != nil {
 			hot[h.Node] = true
+		}
+		if h.Skew != nil {
+			scaled = withSkew(scaled, h.Skew.Factor)
 		}
 	}
 	v := NewView(scaled, cfg, hot)
@@ -451,6 +486,11 @@ type planner struct {
 	// climbing is the nodes whose WRITE use climbs steadily (detectRising): no target for a rising
 	// node's relief.
 	climbing map[string]bool
+	// skew is the growth the view's loads were multiplied by to spread a skewed node ahead of the
+	// peak (Skew.Factor); 0 when they are the snapshot's. sampled is the snapshot relief is
+	// measured on: the view's but for that growth.
+	skew    float64
+	sampled *cluster.Snapshot
 	// expected are the returns OpenSearch's balancer is expected to make for lone moves relying
 	// on it (builtinReturn), carried in the memory while those moves relocate.
 	expected []ExpectedReturn

@@ -14,6 +14,8 @@ func TestPlanCycle(t *testing.T) {
 	noBuiltin.BuiltinBalancer.Enabled = false
 	noReplay := noBuiltin
 	noReplay.TranslogReplaySpeed = 0
+	noSpread := noBuiltin
+	noSpread.SpreadAheadMean = 0
 	cases := []struct {
 		name      string
 		snap      func() *fixtureResult
@@ -259,6 +261,7 @@ func TestPlanCycle(t *testing.T) {
 			cfg: noBuiltin,
 		},
 		{
+			// Spreading ahead off: a at 88 % against b's 0 % is skewed (the next case).
 			name: "queue latency under threshold: no move",
 			snap: func() *fixtureResult {
 				f := newFixture("a", "b").
@@ -266,7 +269,34 @@ func TestPlanCycle(t *testing.T) {
 					queueing("a", 1)
 				return &fixtureResult{f.snap(), []string{"a"}}
 			},
+			cfg: noSpread,
+		},
+		{
+			// a building its streak is not calm: nothing spreads ahead until it is hot or calm.
+			name: "queue latency under threshold, a building a streak: no spread either",
+			snap: func() *fixtureResult {
+				f := newFixture("a", "b").
+					index("x", 1<<30, []float64{3, 3, 1}, []string{"a"}, []string{"a"}, []string{"a"}).
+					queueing("a", 4)
+				return &fixtureResult{f.snap(), nil}
+			},
 			cfg: noBuiltin,
+		},
+		{
+			// a at 88 % against the cluster's 29 %: at a 50 % mean it would be at 150 %, saturated.
+			// At that growth x[0] brings it to 86 %, under its goal (z[0] alone would not).
+			name: "a calm cluster's skewed node is spread ahead of the peak",
+			snap: func() *fixtureResult {
+				f := newFixture("a", "b", "c").
+					index("x", 1<<30, []float64{3}, []string{"a"}).
+					index("y", 1<<30, []float64{3}, []string{"a"}).
+					index("z", 1<<30, []float64{1}, []string{"a"}).
+					queueing("a", 1)
+				return &fixtureResult{f.snap(), []string{"a"}}
+			},
+			cfg:       noBuiltin,
+			wantMoves: []string{"x[0] a->b write-hotspot"},
+			wantWhy:   "skew: a: WRITE use 88% against the cluster's 29%: at a 50% cluster mean it would be at 150%, saturated; spreading it ahead of the peak, every load judged at that growth (×1.71); moving x[0] (5.14 WRITE threads",
 		},
 		{
 			name: "index colocation: the coolest over-limit copy spreads out when nothing is hot",

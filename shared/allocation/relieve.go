@@ -165,7 +165,7 @@ func (p *planner) hotspots(hs []Hotspot) {
 		switch {
 		case h.Hot:
 			hot = append(hot, h)
-		case h.Rising != nil:
+		case h.Rising != nil || h.Skew != nil:
 			rising = append(rising, h)
 		}
 	}
@@ -295,7 +295,7 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 			waiting = append(waiting, c)
 		}
 	}
-	early := !h.Hot && h.Rising != nil
+	early := !h.Hot && (h.Rising != nil || h.Skew != nil)
 	if !early {
 		// A prediction proves nothing about the cluster: a rising node gives no scale-up signal.
 		if proof := p.outweighs(node, copies, waiting); proof != nil {
@@ -330,8 +330,14 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 	}
 	if early {
 		// Not hot yet: no hotspot goes unrelieved. The regular criteria take over if it saturates.
+		why := ""
+		if h.Rising != nil {
+			why = h.Rising.Reason
+		} else {
+			why = h.Skew.Reason
+		}
 		p.note(NoteRising, node.Name, "", nil, "%s; no move, swap or chain within the search bounds (%s) relieves it now; it is looked at again next cycle",
-			h.Rising.Reason, srch.bounds)
+			why, srch.bounds)
 		return reliefWaiting, nil
 	}
 	why := ""

@@ -170,7 +170,9 @@ func TestPlanPrimaryBalance(t *testing.T) {
 					index("events", 4<<30, []float64{2, 2}, []string{"a"}, []string{"a"})
 				return f.snap()
 			},
-			cfg: builtin,
+			// Spreading ahead off: a (50 % against the cluster's 17 %) is skewed, which is the
+			// relief search's to spread, not this phase's.
+			cfg: func(c *Config) { builtin(c); c.SpreadAheadMean = 0 },
 		},
 		{
 			name: "primaries already spread by load: a gap under the spread is left",

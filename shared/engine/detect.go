@@ -162,7 +162,7 @@ func (e *Engine) detect(ctx context.Context, name, snapshotKey, trigger string) 
 		e.metric(name, telemetry.MetricWriteQueueLatency, telemetry.UnitSeconds, busiest.Write.QueueLatencySeconds)
 	}
 	for _, h := range plan.Hotspots {
-		e.log().Info("hotspot", "cluster", name, "node", h.NodeName, "hot", h.Hot, "rising", h.Rising != nil, "queue_latency_s", h.QueueLatencySeconds,
+		e.log().Info("hotspot", "cluster", name, "node", h.NodeName, "hot", h.Hot, "rising", h.Rising != nil, "skewed", h.Skew != nil, "queue_latency_s", h.QueueLatencySeconds,
 			"latency_limit_s", h.LatencyLimit, "utilization", h.Utilization, "utilization_limit", h.UtilizationLimit,
 			"streak", h.Streak, "streak_limit", h.StreakLimit, "reason", h.Reason)
 	}

@@ -56,9 +56,8 @@ var randomGaps = map[uint64]gap{
 	4:  {ratio: 0.93},
 	10: {ratio: 1.00},
 	13: {ratio: 0.93},
-	14: {ratio: 0.89},
+	14: {ratio: 0.71},
 	18: {ratio: 1.00},
-	23: {ratio: 0.62},
 	24: {ratio: 1.00},
 }
 

@@ -129,8 +129,9 @@ func cmpFloat(a, b float64) int {
 // balancer that acts on load can reach in the run, counting only the nodes named: each stays hot
 // from the load step (at stepAt seconds) until its relief lead, counted from the step, has passed,
 // within the run's end. Nothing before the step tells that it comes (the load is flat until then),
-// and shardwise, like Elasticsearch's write-load decider, acts on what the nodes show: there is no
-// "equalize a total weight" phase that would move the copies ahead of it.
+// so the bound counts relief started at the step. A balancer may beat it by spreading a skewed node
+// before the step, as shardwise does (allocation.detectSkew) when a node carries twice its share:
+// the bound decides only which clusters are held to the relief target, not what reaches it.
 func reliefFloor(t *testing.T, sc *sim.Scenario, stepAt float64, nodes []string, noneHot float64) float64 {
 	t.Helper()
 	if noneHot <= 0 {
