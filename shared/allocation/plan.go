@@ -284,7 +284,7 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool) (
 		// A calm cluster with nothing else to move: its most skewed node is spread ahead of the
 		// peak, planned on the loads of the cluster's even growth (detectSkew, withSkew). The plan
 		// lists it among its hotspots, so the move function re-checks on the same view.
-		if skew := detectSkew(snap, nil, cfg); len(skew) > 0 {
+		if skew := detectSkew(snap, nil, cfg, mem.Projections); len(skew) > 0 {
 			if sp, sn, ss := planOn(snap, mem, cfg, shortcuts, skew, streaks, trends, climbing); len(sp.Moves) > 0 {
 				return sp, sn, screened + ss
 			}

@@ -28,19 +28,34 @@ type Skew struct {
 const SpreadAheadFloor = 0.3
 
 // detectSkew adds the most skewed node (see Skew) when no node is hot, building a streak or
-// rising and no recovery runs: one a cycle, and only on a calm cluster, since a queue waiting is
-// always the more urgent.
-func detectSkew(snap *cluster.Snapshot, hotspots []Hotspot, cfg Config) []Hotspot {
+// rising and no recovery runs but shardwise's own (own, the memory's relief projections): one a
+// cycle, and only on a calm cluster, since a queue waiting is always the more urgent. A node a
+// relocation of shardwise's own leaves or enters is passed over while it lands, so the next
+// skewed node may go meanwhile.
+func detectSkew(snap *cluster.Snapshot, hotspots []Hotspot, cfg Config, own []ReliefProjection) []Hotspot {
 	if len(hotspots) > 0 || cfg.SpreadAheadMean <= 0 || snap.IntervalSeconds <= 0 {
 		// The first sample has no rates over an interval: no blind move.
 		return hotspots
 	}
+	ours := map[Moved]bool{}
+	for _, pr := range own {
+		for _, m := range pr.Moves {
+			ours[Moved{Index: m.Index, Shard: m.Shard, From: m.From, To: m.To}] = true
+		}
+	}
+	// spreading holds the nodes a relocation of shardwise's own leaves or enters: their spread
+	// (or relief) is landing, and the next skewed node may go meanwhile.
+	spreading := map[string]bool{}
 	for i := range snap.Copies {
-		if c := &snap.Copies[i]; c.State == cluster.StateRelocating || c.State == cluster.StateInitializing && !c.Primary {
-			// Not urgent: while any recovery runs, OpenSearch's balancer may still be placing
-			// copies (a node that joined is filled by count, and the skew it shows is not one),
-			// and a spread of shardwise's own is still landing. On the production-size scale-out
-			// (10 to 37 nodes) spreading during recoveries made 81 moves against 21.
+		c := &snap.Copies[i]
+		switch {
+		case c.State == cluster.StateRelocating && ours[Moved{Index: c.Index, Shard: c.Shard, From: c.Node, To: c.RelocatingNode}]:
+			spreading[c.Node], spreading[c.RelocatingNode] = true, true
+		case c.State == cluster.StateRelocating || c.State == cluster.StateInitializing && !c.Primary:
+			// Not urgent: while OpenSearch's balancer (or a replica's recovery) moves copies, it
+			// may still be placing them (a node that joined is filled by count, and the skew it
+			// shows is not one). On the production-size scale-out (10 to 37 nodes) spreading
+			// during recoveries made 81 moves against 21.
 			return hotspots
 		}
 	}
@@ -79,6 +94,10 @@ func detectSkew(snap *cluster.Snapshot, hotspots []Hotspot, cfg Config) []Hotspo
 		}
 		return 0
 	})
+	nodes = slices.DeleteFunc(nodes, func(n *cluster.Node) bool { return spreading[n.ID] })
+	if len(nodes) == 0 {
+		return hotspots
+	}
 	n := nodes[0]
 	u := n.Write.Load / float64(n.Write.Threads)
 	// Saturated, not over its goal: the goal is where relief aims, saturation where a queue forms.

@@ -69,7 +69,7 @@ func TestDetectSkew(t *testing.T) {
 			if tc.cfg != nil {
 				tc.cfg(&cfg)
 			}
-			got := detectSkew(tc.snap(), tc.hotspots, cfg)
+			got := detectSkew(tc.snap(), tc.hotspots, cfg, nil)
 			var skewed []Hotspot
 			for _, h := range got {
 				if h.Skew != nil {
@@ -100,6 +100,42 @@ func TestDetectSkew(t *testing.T) {
 			}
 			if !strings.HasPrefix(h.Reason, "skew: ") {
 				t.Errorf("hotspot reason %q does not say skew", h.Reason)
+			}
+		})
+	}
+}
+
+// A spread of shardwise's own still landing holds back only its nodes: the next skewed node goes.
+// Any other recovery holds back every spread.
+func TestDetectSkewWhileSpreading(t *testing.T) {
+	snap := func() *cluster.Snapshot {
+		f := newFixture("a", "b", "c", "d", "e", "f").
+			index("ia", 1<<30, []float64{4}, []string{"a"}).
+			index("ib", 1<<30, []float64{3.6}, []string{"b"})
+		for _, n := range []string{"c", "d", "e", "f"} {
+			f.index("i"+n, 1<<30, []float64{0.1}, []string{n})
+		}
+		s := f.snap()
+		s.Copies[0].State, s.Copies[0].RelocatingNode = cluster.StateRelocating, "id-c"
+		return s
+	}
+	spread := []ReliefProjection{{Node: "id-a", Moves: []Moved{{Index: "ia", Shard: 0, From: "id-a", To: "id-c"}}}}
+	cases := []struct {
+		name string
+		own  []ReliefProjection
+		want string
+	}{
+		{"a's spread landing: b, at 45 % against the cluster's 17 %, goes next", spread, "b"},
+		{"a copy relocating that shardwise did not move: none", nil, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := detectSkew(snap(), nil, DefaultConfig(), tc.own)
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Errorf("got %s (%s), want none", got[0].NodeName, got[0].Reason)
+			case tc.want != "" && (len(got) != 1 || got[0].NodeName != tc.want):
+				t.Errorf("got %+v, want %s alone", got, tc.want)
 			}
 		})
 	}
