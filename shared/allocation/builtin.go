@@ -3,6 +3,7 @@ package allocation
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -632,6 +633,21 @@ func (v *View) builtinStep(spread map[string]float64) (step Move, err string) {
 		return Move{Index: ix.Name, Shard: shard, From: hi.ID, To: lo.ID, FromName: hi.Name, ToName: lo.Name, Phase: PhaseSwapReturn}, ""
 	}
 	return Move{}, "no copy the balancer could move"
+}
+
+// builtinUnsettled names the first index, by name, that OpenSearch's balancer would still move
+// copies of (spread past its threshold), or "" when it is settled or off.
+func (v *View) builtinUnsettled() string {
+	if !v.Cfg.BuiltinBalancer.Enabled {
+		return ""
+	}
+	cs := v.counts()
+	for _, ix := range slices.Sorted(maps.Keys(v.indexOn)) {
+		if v.builtinDelta(cs, ix) > v.Cfg.BuiltinBalancer.Threshold+0.001 {
+			return ix
+		}
+	}
+	return ""
 }
 
 // unsettledAmong names an index on the moves' nodes already spread past the builtin balancer's

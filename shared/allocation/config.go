@@ -62,12 +62,12 @@ type Config struct {
 	// intervals), the node is relieved before its queue forms. 0 turns this off: nodes are relieved
 	// only once hot. Between 1 minute and 1 hour otherwise.
 	TrendWindow duration.Duration `json:"trend_window"`
-	// SpreadAheadMean: when no node is hot, building a streak or rising, no recovery but
-	// shardwise's own runs and nothing else moves, the node with the highest WRITE use (one no
-	// relocation of shardwise's own is leaving or entering), if at 30 % or over and saturated were the
-	// cluster's WRITE load to grow evenly until its mean use reached this, is spread ahead of the
-	// peak: relieved as a hot node is, judged at the loads of that growth, one node a cycle. A hot
-	// copy relocated before the peak replays a fraction of what it replays at it. 0 turns this off;
+	// SpreadAheadMean: when no node is hot, building a streak or rising, OpenSearch's balancer has
+	// no move of its own left to make and nothing else moves, the node with the highest WRITE use
+	// (no recovery leaving or entering it), if at 30 % or over and saturated were the cluster's
+	// WRITE load to grow evenly until its mean use reached this, is spread ahead of the peak:
+	// relieved as a hot node is, judged at the loads of that growth, one node a cycle. A hot copy
+	// relocated before the peak replays a fraction of what it replays at it. 0 turns this off;
 	// under 1 otherwise.
 	SpreadAheadMean float64 `json:"spread_ahead_mean"`
 	// BuiltinBalancer models OpenSearch's own count balancer so moves do not invite it to undo them.

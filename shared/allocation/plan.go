@@ -279,13 +279,16 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool) (
 	hotspots, streaks := DetectHotspots(snap, mem.Streaks, cfg)
 	trends := RecordTrends(snap, mem.Trends, cfg)
 	hotspots, climbing := detectRising(snap, hotspots, trends, cfg)
-	plan, next, screened := planOn(snap, mem, cfg, shortcuts, hotspots, streaks, trends, climbing)
+	plan, next, screened, v := planOn(snap, mem, cfg, shortcuts, hotspots, streaks, trends, climbing)
 	if len(hotspots) == 0 && len(plan.Moves) == 0 {
 		// A calm cluster with nothing else to move: its most skewed node is spread ahead of the
 		// peak, planned on the loads of the cluster's even growth (detectSkew, withSkew). The plan
-		// lists it among its hotspots, so the move function re-checks on the same view.
-		if skew := detectSkew(snap, nil, cfg, mem.Projections); len(skew) > 0 {
-			if sp, sn, ss := planOn(snap, mem, cfg, shortcuts, skew, streaks, trends, climbing); len(sp.Moves) > 0 {
+		// lists it among its hotspots, so the move function re-checks on the same view. Not while
+		// OpenSearch's balancer has moves of its own to make (a node that joined is filled by
+		// count): a spread would race it. With no move planned, the view's counts are the
+		// snapshot's.
+		if skew := detectSkew(snap, nil, cfg); len(skew) > 0 && v.builtinUnsettled() == "" {
+			if sp, sn, ss, _ := planOn(snap, mem, cfg, shortcuts, skew, streaks, trends, climbing); len(sp.Moves) > 0 {
 				return sp, sn, screened + ss
 			}
 		}
@@ -295,7 +298,7 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool) (
 
 // planOn plans the cycle for hotspots, as planCycle describes.
 func planOn(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool, hotspots []Hotspot, streaks map[string]Streak,
-	trends map[string]TrendHistory, climbing map[string]bool) (Plan, Memory, int) {
+	trends map[string]TrendHistory, climbing map[string]bool) (Plan, Memory, int, *View) {
 	orig := snap
 	v, demandFactor := plannedView(snap, hotspots, cfg)
 	snap = v.Snap
@@ -364,7 +367,7 @@ func planOn(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool, hots
 		next.Departed = append(next.Departed, Departure{Index: m.Index, Shard: m.Shard, Node: m.From, At: snap.At, ClearedWay: m.Phase == PhaseClearWay && !m.Primary,
 			Utilization: orig.NodeByID(m.From).Write.Load / float64(max(orig.NodeByID(m.From).Write.Threads, 1))})
 	}
-	return p.plan, next, p.screened
+	return p.plan, next, p.screened, v
 }
 
 // returning reports whether c going to node would bring it back to a node it left within

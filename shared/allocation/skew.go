@@ -28,35 +28,22 @@ type Skew struct {
 const SpreadAheadFloor = 0.3
 
 // detectSkew adds the most skewed node (see Skew) when no node is hot, building a streak or
-// rising and no recovery runs but shardwise's own (own, the memory's relief projections): one a
-// cycle, and only on a calm cluster, since a queue waiting is always the more urgent. A node a
-// relocation of shardwise's own leaves or enters is passed over while it lands, so the next
-// skewed node may go meanwhile.
-func detectSkew(snap *cluster.Snapshot, hotspots []Hotspot, cfg Config, own []ReliefProjection) []Hotspot {
+// rising: one a cycle, and only on a calm cluster, since a queue waiting is always the more
+// urgent. A node a recovery leaves or enters is passed over until it lands (a spread of its own,
+// or a copy OpenSearch places, changes its load), and the next skewed node may go meanwhile.
+// planCycle also waits while OpenSearch's balancer has moves of its own to make.
+func detectSkew(snap *cluster.Snapshot, hotspots []Hotspot, cfg Config) []Hotspot {
 	if len(hotspots) > 0 || cfg.SpreadAheadMean <= 0 || snap.IntervalSeconds <= 0 {
 		// The first sample has no rates over an interval: no blind move.
 		return hotspots
 	}
-	ours := map[Moved]bool{}
-	for _, pr := range own {
-		for _, m := range pr.Moves {
-			ours[Moved{Index: m.Index, Shard: m.Shard, From: m.From, To: m.To}] = true
-		}
-	}
-	// spreading holds the nodes a relocation of shardwise's own leaves or enters: their spread
-	// (or relief) is landing, and the next skewed node may go meanwhile.
-	spreading := map[string]bool{}
+	recovering := map[string]bool{}
 	for i := range snap.Copies {
-		c := &snap.Copies[i]
-		switch {
-		case c.State == cluster.StateRelocating && ours[Moved{Index: c.Index, Shard: c.Shard, From: c.Node, To: c.RelocatingNode}]:
-			spreading[c.Node], spreading[c.RelocatingNode] = true, true
-		case c.State == cluster.StateRelocating || c.State == cluster.StateInitializing && !c.Primary:
-			// Not urgent: while OpenSearch's balancer (or a replica's recovery) moves copies, it
-			// may still be placing them (a node that joined is filled by count, and the skew it
-			// shows is not one). On the production-size scale-out (10 to 37 nodes) spreading
-			// during recoveries made 81 moves against 21.
-			return hotspots
+		switch c := &snap.Copies[i]; c.State {
+		case cluster.StateRelocating:
+			recovering[c.Node], recovering[c.RelocatingNode] = true, true
+		case cluster.StateInitializing:
+			recovering[c.Node] = true
 		}
 	}
 	excluded := map[string]bool{}
@@ -94,7 +81,7 @@ func detectSkew(snap *cluster.Snapshot, hotspots []Hotspot, cfg Config, own []Re
 		}
 		return 0
 	})
-	nodes = slices.DeleteFunc(nodes, func(n *cluster.Node) bool { return spreading[n.ID] })
+	nodes = slices.DeleteFunc(nodes, func(n *cluster.Node) bool { return recovering[n.ID] })
 	if len(nodes) == 0 {
 		return hotspots
 	}

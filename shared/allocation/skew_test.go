@@ -1,6 +1,7 @@
 package allocation
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -48,11 +49,11 @@ func TestDetectSkew(t *testing.T) {
 			s.IntervalSeconds = 0
 			return s
 		}},
-		{name: "a recovery in flight: OpenSearch's balancer may still be placing copies", snap: func() *cluster.Snapshot {
+		{name: "a recovery elsewhere: a still goes", snap: func() *cluster.Snapshot {
 			s := loads(4, 1.2, 0.8, 0.4).snap()
 			s.Copies[3].State, s.Copies[3].RelocatingNode = cluster.StateRelocating, "id-c"
 			return s
-		}},
+		}, wantNode: "a", wantFactor: 2.5},
 		{name: "off", snap: func() *cluster.Snapshot { return loads(4, 1.2, 0.8, 0.4).snap() },
 			cfg: func(c *Config) { c.SpreadAheadMean = 0 }},
 		{name: "a node with no rate this sample is left out of the mean and the pick", snap: func() *cluster.Snapshot {
@@ -69,7 +70,7 @@ func TestDetectSkew(t *testing.T) {
 			if tc.cfg != nil {
 				tc.cfg(&cfg)
 			}
-			got := detectSkew(tc.snap(), tc.hotspots, cfg, nil)
+			got := detectSkew(tc.snap(), tc.hotspots, cfg)
 			var skewed []Hotspot
 			for _, h := range got {
 				if h.Skew != nil {
@@ -105,13 +106,12 @@ func TestDetectSkew(t *testing.T) {
 	}
 }
 
-// A spread of shardwise's own still landing holds back only its nodes: the next skewed node goes.
-// Any other recovery holds back every spread.
-func TestDetectSkewWhileSpreading(t *testing.T) {
-	snap := func() *cluster.Snapshot {
+// A node a recovery leaves or enters is passed over until it lands: the next skewed node goes.
+func TestDetectSkewWhileRecovering(t *testing.T) {
+	snap := func(ib float64) *cluster.Snapshot {
 		f := newFixture("a", "b", "c", "d", "e", "f").
 			index("ia", 1<<30, []float64{4}, []string{"a"}).
-			index("ib", 1<<30, []float64{3.6}, []string{"b"})
+			index("ib", 1<<30, []float64{ib}, []string{"b"})
 		for _, n := range []string{"c", "d", "e", "f"} {
 			f.index("i"+n, 1<<30, []float64{0.1}, []string{n})
 		}
@@ -119,18 +119,17 @@ func TestDetectSkewWhileSpreading(t *testing.T) {
 		s.Copies[0].State, s.Copies[0].RelocatingNode = cluster.StateRelocating, "id-c"
 		return s
 	}
-	spread := []ReliefProjection{{Node: "id-a", Moves: []Moved{{Index: "ia", Shard: 0, From: "id-a", To: "id-c"}}}}
 	cases := []struct {
 		name string
-		own  []ReliefProjection
+		ib   float64
 		want string
 	}{
-		{"a's spread landing: b, at 45 % against the cluster's 17 %, goes next", spread, "b"},
-		{"a copy relocating that shardwise did not move: none", nil, ""},
+		{"a relocating: b, at 45 % against the cluster's 17 %, goes", 3.6, "b"},
+		{"a relocating, and no other node skewed: none", 0.1, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := detectSkew(snap(), nil, DefaultConfig(), tc.own)
+			got := detectSkew(snap(tc.ib), nil, DefaultConfig())
 			switch {
 			case tc.want == "" && len(got) > 0:
 				t.Errorf("got %s (%s), want none", got[0].NodeName, got[0].Reason)
@@ -187,5 +186,41 @@ func TestSkewProjectionAtLoadsOfNow(t *testing.T) {
 	}
 	if math.Abs(pr.Moves[0].WriteLoad-3) > 1e-9 {
 		t.Errorf("the load its relocation is timed with: got %v want 3", pr.Moves[0].WriteLoad)
+	}
+}
+
+// A spread waits while OpenSearch's balancer has moves of its own to make: it would race them.
+func TestSkewWaitsForBuiltin(t *testing.T) {
+	skewed := func(settled bool) *cluster.Snapshot {
+		f := newFixture("a", "b", "c").
+			index("x", 1<<30, []float64{3}, []string{"a"}).
+			index("y", 1<<30, []float64{3}, []string{"a"}).
+			index("z", 1<<30, []float64{1}, []string{"a"})
+		if settled {
+			// Three cold copies on b and on c: every node holds three, the counts are level.
+			for _, n := range []string{"b", "c"} {
+				for i := range 3 {
+					f.index(fmt.Sprintf("cold-%s%d", n, i), 1<<20, []float64{0}, []string{n})
+				}
+			}
+		}
+		return f.snap()
+	}
+	cases := []struct {
+		name    string
+		settled bool
+		spread  bool
+	}{
+		{"a holds all 3 copies, b and c none: the balancer would move some first", false, false},
+		{"counts level: a is spread", true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			plan, _ := PlanCycle(skewed(tc.settled), Memory{}, DefaultConfig())
+			spread := len(plan.Moves) > 0 && len(plan.Hotspots) == 1 && plan.Hotspots[0].Skew != nil
+			if spread != tc.spread {
+				t.Errorf("spread: got %v want %v; moves %v, hotspots %+v", spread, tc.spread, moveNames(plan), plan.Hotspots)
+			}
+		})
 	}
 }

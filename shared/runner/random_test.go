@@ -56,9 +56,9 @@ var randomGaps = map[uint64]gap{
 	4:  {ratio: 0.93},
 	10: {ratio: 1.00},
 	13: {ratio: 0.93},
-	14: {ratio: 0.71},
+	14: {ratio: 0.67},
 	18: {ratio: 1.00},
-	24: {ratio: 1.00},
+	24: {ratio: 0.81},
 }
 
 // randomCluster describes what a seed drew, for the failure messages.
