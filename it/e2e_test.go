@@ -55,6 +55,19 @@ const (
 	// primary under this load took 60-105 s here, most of it replaying the writes that arrive
 	// meanwhile on a node whose one CPU is busy with them.
 	relocationWithin = 5 * time.Minute
+	// spreadShare is each hot index's first rate in TestSpreadAhead: together 0.6 of it-0's
+	// capacity. The WRITE use it gives drifts with the machine (0.2 to 0.35 here), so while it-0's
+	// is under spreadUse (past the spread's 30 % floor, well under the hotspot threshold) the rate
+	// rises by spreadStep each sample. spreadWithin bounds the wait for the spread, which needs a
+	// sample with rates (the second) and it-0 past the floor. spreadRelief bounds
+	// it-0's WRITE use after one of its two equal loads left, as a share of before (a half, and
+	// the measure's noise); spreadTaken is the least WRITE use the copy's new node shows.
+	spreadShare  = 0.3
+	spreadUse    = 0.4
+	spreadStep   = 1.25
+	spreadWithin = 2 * time.Minute
+	spreadRelief = 0.75
+	spreadTaken  = 0.1
 )
 
 // e2eConfig is the default configuration, acting (dry-run off), at the test's cadence. Every
@@ -98,16 +111,12 @@ func mean(xs []float64) float64 {
 	return sum / float64(len(xs))
 }
 
-// TestWriteHotspot puts two write-heavy indices on one node of the real cluster, drives bulk load
-// at them from Go until that node's WRITE pool queues, and runs ingest → detect → move with
-// dry-run off. It asserts that a real _cluster/reroute moved the planned copy off the node, that
-// the node's measured load fell (its estimated WRITE queue latency, under the hotspot threshold),
-// and that the circuit breaker refuses to act while the relocation is in flight.
-func TestWriteHotspot(t *testing.T) {
-	started := time.Now()
-	a := newAdmin(t)
-	// Shard counts are level (two per node) and every index has one shard, so OpenSearch's own
-	// balancer has nothing to do: the skew is in load, which it cannot see.
+// hotPair places two write-heavy indices, hot-0 and hot-1, on it-0 and two cold ones on each
+// other node: shard counts are level (two per node) and every index has one shard, so OpenSearch's
+// own balancer has nothing to do: the skew is in load, which it cannot see. It returns the bulk
+// requests of bulkDocs documents per second it-0 serves to both from its WRITE thread.
+func hotPair(t *testing.T, a *admin) (capacity float64) {
+	t.Helper()
 	specs := []indexSpec{
 		{Name: "hot-0", Primaries: 1, Node: "it-0"}, {Name: "hot-1", Primaries: 1, Node: "it-0"},
 		{Name: "cold-1a", Primaries: 1, Node: "it-1"}, {Name: "cold-1b", Primaries: 1, Node: "it-1"},
@@ -128,19 +137,21 @@ func TestWriteHotspot(t *testing.T) {
 	for _, s := range specs[2:] {
 		a.fill(t, s.Name, 1, 100)
 	}
+	return a.capacity(t, bulkDocs, "hot-0", "hot-1")
+}
 
-	capacity := a.capacity(t, bulkDocs, "hot-0", "hot-1")
-	rate := startShare * capacity
-	t.Logf("it-0 serves %.1f bulk requests of %d documents per second to hot-0 and hot-1 from one WRITE thread; driving %.1f per second at each",
-		capacity, bulkDocs, rate)
+// loadPair drives bulk load at rate requests per second at each of hot-0 and hot-1 and returns
+// the loads (to change their rate) and a function that stops them (also run at cleanup).
+func loadPair(t *testing.T, a *admin, rate float64) ([]*bulkLoad, func()) {
+	t.Helper()
 	var stops []func()
-	stopLoad := func() {
-		for _, stop := range stops {
-			stop()
+	stop := func() {
+		for _, s := range stops {
+			s()
 		}
 		stops = nil
 	}
-	defer stopLoad()
+	t.Cleanup(stop)
 	var loads []*bulkLoad
 	for _, ix := range []string{"hot-0", "hot-1"} {
 		l := &bulkLoad{admin: a, index: ix, docs: bulkDocs, inFlight: bulkInFlight}
@@ -148,8 +159,29 @@ func TestWriteHotspot(t *testing.T) {
 		loads = append(loads, l)
 		stops = append(stops, l.start(t))
 	}
+	return loads, stop
+}
 
-	e, events := newEngine(t, e2eConfig())
+// TestWriteHotspot puts two write-heavy indices on one node of the real cluster (hotPair), drives
+// bulk load at them from Go until that node's WRITE pool queues, and runs ingest → detect → move
+// with dry-run off. It asserts that a real _cluster/reroute moved the planned copy off the node,
+// that the node's measured load fell (its estimated WRITE queue latency, under the hotspot
+// threshold), and that the circuit breaker refuses to act while the relocation is in flight.
+func TestWriteHotspot(t *testing.T) {
+	started := time.Now()
+	a := newAdmin(t)
+	capacity := hotPair(t, a)
+	rate := startShare * capacity
+	t.Logf("it-0 serves %.1f bulk requests of %d documents per second to hot-0 and hot-1 from one WRITE thread; driving %.1f per second at each",
+		capacity, bulkDocs, rate)
+	loads, stopLoad := loadPair(t, a, rate)
+
+	// This test judges the relief of a node whose queue has formed. it-0 alone carries the
+	// cluster's WRITE load, so before its queue forms shardwise would spread it ahead of the peak
+	// (allocation.spread_ahead_mean), a different phase: TestSpreadAhead judges that one.
+	cfg := e2eConfig()
+	cfg.Allocation.SpreadAheadMean = 0
+	e, events := newEngine(t, cfg)
 	hotID := a.ids["it-0"]
 	var (
 		plan engine.DetectResult
@@ -293,6 +325,112 @@ func TestWriteHotspot(t *testing.T) {
 	t.Logf("%s[%d] moved it-0→%s by a real _cluster/reroute; it-0's estimated WRITE queue latency fell from %.1fs to %.1fs "+
 		"(utilization %.2f → %.2f); end to end %s", m.Index, m.Shard, m.ToName, mean(beforeLatency), mean(afterLatency[max(0, len(afterLatency)-samplesAfter):]),
 		mean(beforeUtil), mean(afterUtil), time.Since(started).Round(time.Second))
+}
+
+// TestSpreadAhead drives hot-0 and hot-1 (hotPair) together at spreadShare of it-0's capacity: it-0
+// is busy but far from hot, and it carries all of the cluster's WRITE load, so were the load to grow
+// evenly it would saturate long before the others. With the default configuration (dry-run off),
+// shardwise spreads it ahead of the peak: the plan names it-0 skewed, not hot, a real
+// _cluster/reroute moves one of the two copies, and it-0's measured WRITE use falls while the copy's
+// new node takes it up.
+func TestSpreadAhead(t *testing.T) {
+	started := time.Now()
+	a := newAdmin(t)
+	capacity := hotPair(t, a)
+	rate := spreadShare * capacity
+	t.Logf("it-0 serves %.1f bulk requests of %d documents per second to hot-0 and hot-1 from one WRITE thread; driving %.1f per second at each",
+		capacity, bulkDocs, rate)
+	loads, stopLoad := loadPair(t, a, rate)
+
+	hotID := a.ids["it-0"]
+	e, events := newEngine(t, e2eConfig())
+	var (
+		plan       engine.DetectResult
+		beforeUtil []float64
+	)
+	deadline := time.Now().Add(spreadWithin)
+	for sample := 1; ; sample++ {
+		time.Sleep(cadence)
+		snap := ingest(t, e)
+		d, err := e.Detect(t.Context(), clusterName, "")
+		if err != nil {
+			t.Fatalf("detect: %v", err)
+		}
+		t.Logf("sample %d: %s", sample, writeLine(snap))
+		if snap.IntervalSeconds == 0 {
+			continue // The first sample has no rates: its utilization is not a measure.
+		}
+		u := snap.NodeByID(hotID).Write.Utilization
+		beforeUtil = append(beforeUtil, u)
+		if len(d.Plan.Moves) > 0 {
+			plan = d
+			break
+		}
+		if u < spreadUse {
+			// The WRITE use a rate gives drifts with the machine: raise it until it-0 is busy.
+			rate *= spreadStep
+			for _, l := range loads {
+				l.setRate(rate)
+			}
+			t.Logf("it-0's WRITE use %.2f is under %.2f: raising the rate to %.1f requests per second per index", u, spreadUse, rate)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no move planned within %s; last plan: hotspots %+v notes %+v", spreadWithin, d.Plan.Hotspots, d.Plan.Notes)
+		}
+	}
+	h := slices.IndexFunc(plan.Plan.Hotspots, func(h allocation.Hotspot) bool { return h.Node == hotID })
+	if h < 0 || plan.Plan.Hotspots[h].Skew == nil || plan.Plan.Hotspots[h].Hot {
+		t.Fatalf("plan: hotspots %+v, want it-0 skewed and not hot", plan.Plan.Hotspots)
+	}
+	t.Logf("it-0: %s", plan.Plan.Hotspots[h].Reason)
+	m := plan.Plan.Moves[0]
+	if m.From != hotID || (m.Index != "hot-0" && m.Index != "hot-1") || !strings.Contains(m.Reason, "skew") {
+		t.Fatalf("planned move %s[%d] %s→%s (%s), want hot-0 or hot-1 off it-0 for its skew", m.Index, m.Shard, m.FromName, m.ToName, m.Reason)
+	}
+	for _, pm := range plan.Plan.Moves {
+		t.Logf("planned: %s[%d] %s→%s (%s): %s", pm.Index, pm.Shard, pm.FromName, pm.ToName, pm.Phase, pm.Reason)
+	}
+	moved, err := e.Move(t.Context(), clusterName, plan.PlanKey)
+	if err != nil {
+		t.Fatalf("move: %v", err)
+	}
+	for _, o := range moved.Outcomes {
+		if o.Outcome != engine.OutcomeExecuted {
+			t.Fatalf("move %s[%d] %s→%s: got %s (%s), want %s", o.Move.Index, o.Move.Shard, o.Move.FromName, o.Move.ToName, o.Outcome, o.Reason, engine.OutcomeExecuted)
+		}
+	}
+	a.waitSettled(t, relocationWithin)
+	if got := a.copyNodes(t, m.Index)[m.Index]; !slices.Equal(got, []string{m.ToName}) {
+		t.Fatalf("%s after the reroute: on %v, want [%s]", m.Index, got, m.ToName)
+	}
+	executed := eventsOf[bus.ShardMoveExecuted](t, events, bus.TypeShardMoveExecuted)
+	if !slices.ContainsFunc(executed, func(ev bus.ShardMoveExecuted) bool {
+		return ev.Outcome == engine.OutcomeExecuted && !ev.DryRun && ev.Move.Key() == m.Key()
+	}) {
+		t.Errorf("no Shard Move Executed event for %s with outcome executed and dry-run off: %+v", m.Key(), executed)
+	}
+
+	// The first sample after the relocation still spans it; the next ones measure the spread.
+	ingest(t, e)
+	var afterUtil, toUtil []float64
+	for sample := 1; sample <= samplesAfter; sample++ {
+		time.Sleep(cadence)
+		snap := ingest(t, e)
+		t.Logf("after the move, sample %d: %s", sample, writeLine(snap))
+		afterUtil = append(afterUtil, snap.NodeByID(hotID).Write.Utilization)
+		toUtil = append(toUtil, snap.NodeByID(m.To).Write.Utilization)
+	}
+	stopLoad()
+	// One of two equal loads left it-0: its WRITE use halves, give or take the measure's noise.
+	if mean(afterUtil) > spreadRelief*mean(beforeUtil) {
+		t.Errorf("it-0 WRITE use %.2f before the spread (samples %.2f), %.2f after it (samples %.2f): want at most %.2f of before",
+			mean(beforeUtil), beforeUtil, mean(afterUtil), afterUtil, spreadRelief)
+	}
+	if mean(toUtil) < spreadTaken {
+		t.Errorf("%s WRITE use after the spread %.2f (samples %.2f): want at least %.2f, the moved copy's load", m.ToName, mean(toUtil), toUtil, spreadTaken)
+	}
+	t.Logf("%s[%d] spread it-0→%s by a real _cluster/reroute; it-0's WRITE use %.2f → %.2f, %s's %.2f after; end to end %s",
+		m.Index, m.Shard, m.ToName, mean(beforeUtil), mean(afterUtil), m.ToName, mean(toUtil), time.Since(started).Round(time.Second))
 }
 
 // TestReplicaScaling drives real searches at one index and runs the replicas function with
