@@ -144,12 +144,22 @@ func (v *View) invitesBuiltin(moves []Move) (bool, string, float64) {
 		}
 		before[ix] = d
 	}
-	// An index already spread past the threshold whose copies the balancer can move none of
-	// (the deciders refuse each) is stuck: a move may give it the first copy it can move.
-	var stuck []string
-	for _, ix := range indices[:own] {
-		if before[ix] > b.Threshold+0.001 && v.builtinStuck(ix) {
-			stuck = append(stuck, ix)
+	// An index already spread past the threshold is one the balancer is still to even out: it
+	// relocates copies off the heaviest nodes until none differ by more than the threshold, and a
+	// copy a move puts on one of those may be the one it takes (random segment-replication seed
+	// 146 of 200: a count-neutral return onto a node the balancer later drained of that index).
+	// One whose copies the balancer can move none of (the deciders refuse each) is stuck: a move
+	// may give it the first copy it can move.
+	//
+	// Past the moved indices, one the moves change only the shard-count term of is played when
+	// shardwise has put a copy of it somewhere, this cycle or within the hour: the moves may make
+	// the balancer turn to that copy first (node-leave-mid-hotspot: audit[0], sent to node-0 by
+	// one group, was the copy the balancer took once another group left node-1 lighter than
+	// node-0). Not when the balancer takes such a copy whatever the moves do (takenAnyway).
+	var unsettled []string
+	for i, ix := range indices {
+		if before[ix] > b.Threshold+0.001 && (i < own || v.oursIn[ix] > 0) && !v.takenAnyway(ix) {
+			unsettled = append(unsettled, ix)
 		}
 	}
 	// Only the counts matter to the builtin balancer: shift them, measure, roll them back (and
@@ -180,9 +190,10 @@ func (v *View) invitesBuiltin(moves []Move) (bool, string, float64) {
 	if worst != "" {
 		return true, worst, worstAfter
 	}
-	// A stuck index the moves do not spread further may still have a moved copy taken: it may be
-	// the first the balancer can move to a lighter node (random seed 64 of 200).
-	for _, ix := range stuck {
+	// An unsettled index the moves do not spread further may still have a moved copy taken: the
+	// balancer, evening it out, may reach it (a stuck index's first movable copy: random seed 64 of
+	// 200).
+	for _, ix := range unsettled {
 		if after := v.builtinDelta(cs, ix); after > b.Threshold+0.001 {
 			if ours, _ := v.builtinPlay(ix, moves); ours {
 				return true, ix, after
@@ -192,19 +203,47 @@ func (v *View) invitesBuiltin(moves []Move) (bool, string, float64) {
 	return false, "", 0
 }
 
-// builtinStuck reports whether OpenSearch's balancer, on the view's counts, would relocate no copy
-// of index (builtinPlay), kept while the counts stay the same.
-func (v *View) builtinStuck(index string) bool {
-	if v.builtin.stuckAt != v.counted || v.builtin.stuck == nil {
-		v.builtin.stuckAt, v.builtin.stuck = v.counted, map[string]bool{}
+// tiedTakesOurs reports whether a node as heavy as nodes[hi] (weights, sorted ascending) would
+// send one of shardwise's copies (copyAt's ours) to light were it the heaviest: OpenSearch breaks
+// ties in weight by the order of its routing nodes, which the snapshot does not show, so whichever
+// tied node it takes first is as likely (node-leave-mid-hotspot: audit[0], sent to node-0 as
+// heavy as node-1, was the copy OpenSearch's balancer took on to node-6).
+func (v *View) tiedTakesOurs(nodes []*cluster.Node, weights map[string]float64, hi int, light *cluster.Node, primaries int,
+	copyAt func(shard int, node string) (*cluster.Copy, bool)) bool {
+	top := weights[nodes[hi].ID]
+	for j := hi - 1; j >= 0 && weights[nodes[j].ID] >= top-1e-9; j-- {
+		n := nodes[j]
+		for shard := primaries - 1; shard >= 0; shard-- {
+			c, ours := copyAt(shard, n.ID)
+			if c == nil || firstNo(Evaluate(v, c, light)) != nil {
+				continue
+			}
+			if ours {
+				return true
+			}
+			break
+		}
 	}
-	s, ok := v.builtin.stuck[index]
+	return false
+}
+
+// takenAnyway reports whether OpenSearch's balancer, on the view's counts, would take one of the
+// copies shardwise's moves within the hour put where they are (View.settled): then it undoes that
+// move whatever the moves being weighed do, and they are not what invites it. Kept while the
+// counts stay the same.
+func (v *View) takenAnyway(index string) bool {
+	if v.settledIn[index] == 0 {
+		return false
+	}
+	if v.builtin.anywayAt != v.counted || v.builtin.anyway == nil {
+		v.builtin.anywayAt, v.builtin.anyway = v.counted, map[string]bool{}
+	}
+	taken, ok := v.builtin.anyway[index]
 	if !ok {
-		_, moved := v.builtinPlay(index, nil)
-		s = !moved
-		v.builtin.stuck[index] = s
+		taken, _ = v.builtinPlay(index, nil)
+		v.builtin.anyway[index] = taken
 	}
-	return s
+	return taken
 }
 
 // builtinPlayPicks bounds how many (heavy, light) node pairs builtinPlay lets the balancer try a
@@ -216,19 +255,26 @@ const builtinPlayPicks = 64
 // for the heaviest node holding a copy and the lightest first, the highest-numbered started copy
 // every decider lets go to the lighter node, while the pair's weights differ by more than the
 // threshold; then the pairs inwards). ours reports whether it relocates a copy of the index the
-// moves put where it is; moved whether it relocates any copy (without moves, it stops at the
-// first). A moved copy counts as started: it will be once it lands. The balancer's own steps are
-// applied as it goes and taken back. Only nodes that hold a copy of the index or that its and the
+// moves, this cycle's plan (View.placed) or shardwise's moves within the hour (View.settled) put
+// where it is, from the heaviest node or one as heavy (tiedTakesOurs); moved whether it relocates
+// any copy (with none of those, it stops at the first). A moved copy counts as started: it will
+// be once it lands. The balancer's own steps are applied as it goes and taken back. Only nodes that hold a copy of the index or that its and the
 // cluster's filters allow are weighed, as OpenSearch weighs them. Past builtinPlayPicks tries it
-// stops, reporting a relocation but none of ours: not proven either way, the index is then not
-// taken as stuck, and no move is held back.
+// stops, reporting a relocation but none of ours: not proven either way, and no move is held back.
 func (v *View) builtinPlay(index string, moves []Move) (ours, moved bool) {
 	b := v.Cfg.BuiltinBalancer
 	ix := v.Index(index)
 	if ix == nil {
 		return false, false
 	}
+	// Ours: the copies these moves and this cycle's plan put where they are (View.placed), which
+	// the view already holds there.
 	placed := map[cluster.ShardID]Move{}
+	for id, m := range v.placed {
+		if id.Index == index {
+			placed[id] = m
+		}
+	}
 	for _, m := range moves {
 		if m.Index == index {
 			placed[cluster.ShardID{Index: m.Index, Shard: m.Shard}] = m
@@ -257,12 +303,24 @@ func (v *View) builtinPlay(index string, moves []Move) (ours, moved bool) {
 			landed.Node, landed.State, landed.RelocatingNode = node, cluster.StateStarted, ""
 			return &landed, true
 		}
+		settled := v.settled[cluster.ShardID{Index: index, Shard: shard}] == node
 		c = v.copyOn(index, shard, node)
+		if c == nil && settled {
+			// One of shardwise's moves is still bringing it: the balancer counts it there.
+			for _, o := range v.shards[cluster.ShardID{Index: index, Shard: shard}].copies {
+				if o.State == cluster.StateRelocating && o.RelocatingNode == node {
+					landed := *o
+					landed.Node, landed.State, landed.RelocatingNode = node, cluster.StateStarted, ""
+					return &landed, true
+				}
+			}
+		}
 		if c == nil || c.State != cluster.StateStarted {
 			return nil, false
 		}
-		return c, false
+		return c, settled
 	}
+	mine := len(placed) > 0 || v.settledIn[index] > 0
 	picks := 0
 	for step := 0; step <= ix.Primaries*(1+ix.Replicas); step++ {
 		cs := v.counts()
@@ -301,6 +359,9 @@ func (v *View) builtinPlay(index string, moves []Move) (ours, moved bool) {
 					if picks++; picks > builtinPlayPicks {
 						return false, true
 					}
+					if mine && v.tiedTakesOurs(nodes, weights, hi, light, ix.Primaries, copyAt) {
+						return true, true
+					}
 					for shard := ix.Primaries - 1; shard >= 0 && !relocated; shard-- {
 						c, isOurs := copyAt(shard, heavy.ID)
 						if c == nil || firstNo(Evaluate(v, c, light)) != nil {
@@ -309,7 +370,7 @@ func (v *View) builtinPlay(index string, moves []Move) (ours, moved bool) {
 						if isOurs {
 							return true, true
 						}
-						if len(placed) == 0 {
+						if !mine {
 							return false, true
 						}
 						v.apply(newMove(c, heavy, light, 0, PhaseSwapReturn))

@@ -240,9 +240,11 @@ type ExpectedReturn struct {
 
 // Departure is a copy planned off a node.
 type Departure struct {
-	Index       string    `json:"index"`
-	Shard       int       `json:"shard"`
-	Node        string    `json:"node"`
+	Index string `json:"index"`
+	Shard int    `json:"shard"`
+	Node  string `json:"node"`
+	// To is the node the copy went to (empty in memory written before it was kept).
+	To          string    `json:"to,omitempty"`
 	At          time.Time `json:"at"`
 	Utilization float64   `json:"utilization"`
 	// ClearedWay marks a segment replica that left to clear the way for its hot primary
@@ -340,6 +342,7 @@ func planOn(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool, hots
 		}
 	}
 	p.relocations = slices.Clone(mem.Relocations)
+	p.markPlaced()
 	p.markRecovering()
 	p.projections = p.measure(mem.Projections)
 	p.holdOwnInFlight()
@@ -364,10 +367,61 @@ func planOn(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool, hots
 		next.Departed = slices.DeleteFunc(next.Departed, func(d Departure) bool {
 			return d.Index == m.Index && d.Shard == m.Shard && d.Node == m.From
 		})
-		next.Departed = append(next.Departed, Departure{Index: m.Index, Shard: m.Shard, Node: m.From, At: snap.At, ClearedWay: m.Phase == PhaseClearWay && !m.Primary,
-			Utilization: orig.NodeByID(m.From).Write.Load / float64(max(orig.NodeByID(m.From).Write.Threads, 1))})
+		next.Departed = append(next.Departed, Departure{Index: m.Index, Shard: m.Shard, Node: m.From, To: m.To, At: snap.At, ClearedWay: m.Phase == PhaseClearWay && !m.Primary,
+			Utilization: p.utilNow(m.From)})
 	}
 	return p.plan, next, p.screened, v
+}
+
+// isHeld reports whether a relief group of the planner's own is relocating to or from node
+// (holdOwnInFlight): the move function refuses any group touching it until that lands
+// (safety.Throttle, own_move_in_flight_per_node).
+func (p *planner) isHeld(node string) bool {
+	_, ok := p.held[node]
+	return ok
+}
+
+// utilNow is a node's WRITE utilization as the planner measures relief (planner.measured: while it
+// queues, its demand), which a departure records and a return is judged against. What its
+// counters served stops at its threads while it queues, and falls as relief lands while the
+// backlog still drains: read so, a node as hot as before could pass for one whose load changed
+// (segment-replication seed 2: a copy sent back to node-1 within the hour, its true use 1.11
+// then and 1.19 now).
+func (p *planner) utilNow(node string) float64 {
+	n := p.sampled.NodeByID(node)
+	if n == nil {
+		return 0
+	}
+	return p.measured[node] / float64(max(n.Write.Threads, 1))
+}
+
+// markPlaced tells the view which copies shardwise's moves within the hour put where they are
+// now (View.settled), for judging whether OpenSearch's balancer would take one on (builtinPlay).
+func (p *planner) markPlaced() {
+	v := p.v
+	for _, d := range p.departed {
+		if d.To == "" {
+			continue
+		}
+		// There now, or still on its way there.
+		c := v.copyOn(d.Index, d.Shard, d.To)
+		if c == nil {
+			if c = v.copyOn(d.Index, d.Shard, d.Node); c != nil && (c.State != cluster.StateRelocating || c.RelocatingNode != d.To) {
+				c = nil
+			}
+		}
+		if c == nil || c.State != cluster.StateStarted && c.State != cluster.StateRelocating {
+			continue
+		}
+		if v.settled == nil {
+			v.settled = map[cluster.ShardID]string{}
+		}
+		id := cluster.ShardID{Index: d.Index, Shard: d.Shard}
+		if _, ok := v.settled[id]; !ok {
+			v.markOurs(d.Index, true)
+		}
+		v.settled[id] = d.To
+	}
 }
 
 // returning reports whether c going to node would bring it back to a node it left within
@@ -378,9 +432,7 @@ func planOn(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool, hots
 func (p *planner) returning(c *cluster.Copy, node string) bool {
 	for _, d := range p.departed {
 		if d.Node == node && d.Index == c.Index && d.Shard == c.Shard && (!d.ClearedWay || !c.Primary) {
-			n := p.v.Snap.NodeByID(node)
-			now := n.Write.Load / float64(max(n.Write.Threads, 1))
-			return math.Abs(now-d.Utilization) < returnLoadChange
+			return math.Abs(p.utilNow(node)-d.Utilization) < returnLoadChange
 		}
 	}
 	return false
@@ -876,8 +928,9 @@ func (p *planner) bestTarget(c *cluster.Copy, worst Decision, needSlot bool) (ta
 		if n.ID == c.Node {
 			continue
 		}
-		if needSlot && !p.incomingFree(n.ID) {
-			// A full node is not a home this cycle, whatever its deciders say.
+		if needSlot && !p.incomingFree(n.ID) || p.isHeld(n.ID) {
+			// A full node is not a home this cycle, whatever its deciders say, nor one the move
+			// function holds for shardwise's own move in flight there.
 			full = append(full, n)
 			continue
 		}

@@ -316,7 +316,7 @@ func (p *planner) clearWay(node *cluster.Node, order []Candidate) bool {
 			continue
 		}
 		for _, t := range v.DataNodes() {
-			if t.ID == node.ID || v.hot[t.ID] || v.excluded[t.ID] || t.Write.Threads <= 0 || !p.incomingFree(t.ID) || !p.outgoingFree(t.ID) {
+			if t.ID == node.ID || v.hot[t.ID] || v.excluded[t.ID] || t.Write.Threads <= 0 || !p.incomingFree(t.ID) || !p.outgoingFree(t.ID) || p.isHeld(t.ID) {
 				continue
 			}
 			r := v.copyOn(c.Index, c.Shard, t.ID)
@@ -340,7 +340,9 @@ func (p *planner) clearWay(node *cluster.Node, order []Candidate) bool {
 				continue
 			}
 			u, vs, ok, _ := p.bestTarget(r, Yes, true)
-			if !ok || u.ID == node.ID {
+			if !ok || u.ID == node.ID || p.returning(r, u.ID) {
+				// Not back to a node the replica left within the hour while its load is as it
+				// was (random segment-replication seed 91: seg-2[1] back to node-8 after 30 min).
 				continue
 			}
 			m := newMove(r, t, u, r.WriteLoad, PhaseClearWay)

@@ -42,9 +42,9 @@ type View struct {
 		with   BuiltinBalancer
 		counts *countState
 		deltas map[string]float64 // index → builtinDelta
-		// stuck is builtinStuck's answer per index at the counts numbered stuckAt.
-		stuckAt int
-		stuck   map[string]bool
+		// anyway is takenAnyway's answer per index at the counts numbered anywayAt.
+		anywayAt int
+		anyway   map[string]bool
 	}
 
 	// clusterEligible is the nodes the cluster's filters allow, which every index without filters
@@ -55,6 +55,16 @@ type View struct {
 	// awaiting are the returns OpenSearch's balancer is expected to make and has not started
 	// (planner.expectBuiltin, and lone moves planned this cycle relying on one): see preempts.
 	awaiting []ExpectedReturn
+	// placed holds, by shard, the move this cycle's plan sends one of its copies with (Apply): the
+	// copy OpenSearch's balancer would undo if it took it on (builtinPlay).
+	placed map[cluster.ShardID]Move
+	// settled holds, by shard, the node where one of shardwise's moves within the hour put a copy
+	// that is there now (Departure.To; planner.markPlaced): OpenSearch's balancer taking it on
+	// would undo that move.
+	settled map[cluster.ShardID]string
+	// oursIn and settledIn count, by index, the copies in placed and settled, and in settled
+	// alone: invitesBuiltin asks for every index on a group's nodes.
+	oursIn, settledIn map[string]int
 
 	// countPrimaries: some total_primary_shards_per_node limit is set, so primaries are counted
 	// (most clusters set none, and the count is then never read).
@@ -515,7 +525,29 @@ func (v *View) addGrowth(node string, threads float64) {
 }
 
 // Apply records a planned move so later decisions see it.
-func (v *View) Apply(m Move) { v.apply(m) }
+func (v *View) Apply(m Move) {
+	if v.placed == nil {
+		v.placed = map[cluster.ShardID]Move{}
+	}
+	id := cluster.ShardID{Index: m.Index, Shard: m.Shard}
+	if _, ok := v.placed[id]; !ok {
+		v.markOurs(m.Index, false)
+	}
+	v.placed[id] = m
+	v.apply(m)
+}
+
+// markOurs counts a copy of index that shardwise placed (oursIn), and one placed in an earlier cycle
+// (settledIn) when settled.
+func (v *View) markOurs(index string, settled bool) {
+	if v.oursIn == nil {
+		v.oursIn, v.settledIn = map[string]int{}, map[string]int{}
+	}
+	v.oursIn[index]++
+	if settled {
+		v.settledIn[index]++
+	}
+}
 
 // undoStep is one entry of the view's undo stack: a node's figures, whether it held a shard and its
 // share of the shard's index, as they were before a move changed them.

@@ -21,43 +21,38 @@ import (
 // properties today, each held to what it shows now, as randomGaps are. They are open defects, not
 // exceptions: OpenSearch's balancer spreads each index's copies in the first minutes (index
 // balance) and moves primaries while it does, and primary balance waits for it, so a step at 60 s
-// or soon after leaves relief to the hot-node search. Moves undone by OpenSearch's balancer while
-// it still spreads indices: seeds 2, 5, 10 and 18.
+// or soon after leaves relief to the hot-node search. A hot primary written at 1.4 to 5.2 threads
+// takes (1 + w / 0.23) times its file copy to move (the translog replay), while its load stays on
+// its node. Seeds 4, 7 and 24 have no time for relief in the hour.
 //
-// Re-held when the simulator's translog replay came on by default (0.23) and the segment replica
-// share went from 0.1 to 0.13 (the generator sizes its clusters by the share, so each seed is a
-// new cluster), with the runs an hour instead of 30 minutes: a hot primary written at 1.4 to 5.2
-// threads takes (1 + w / 0.23) times its file copy to move, while its load stays on its node.
-// Before → now: 1 0.29 → 0.75, 2 0.33 → 0.79, 4 (no hotspot) → 0.96, 5 0.73 → 0.58, 6 0.46 →
-// 1.00, 8 0.15 → 0.70, 9 0.57 → 0.72, 10 0.12 → 0.71, 11 0.31 → 0.64, 12 0.44 → 0.67, 14 0.22 →
-// 0.74, 15 1.00 → 0.62, 16 1.02 → 0.95 (no move undone now, 3 before), 17 0.21 → 0.73, 20 0.84
-// → 1.00, 22 0.88 → 1.00, 23 0.31 → 0.97. Seeds 7 and 24 have no time for relief in the hour.
-// Seed 20 also sends a replica it moved to clear the way (seg-0[1], left node-1 at 13 min) back
-// to node-1 at 19.5 min, while node-1's WRITE use had not changed: churn, held at that one.
-//
-// Since no copy of a shard moves while another of its copies relocates or initializes (never two
-// copies of a shard in flight at once, across cycles as within one), seed 11 takes another plan:
-// 0.64 → 0.74, with seg-0[7], swapped node-3→node-5, moved on by the balancer (1 undone); seed 16
-// 0.95 → 0.97.
+// Re-held when the planner came to judge OpenSearch's balancer over every index it is still
+// evening out (invitesBuiltin: a copy the balancer would take on, from a tied node too, is not
+// placed), kept its groups off nodes with one of its own moves in flight (the move function holds
+// them back), and took the hot nodes longest queue first. Over the 200 seeds the moves undone went
+// 51 → 14 and the mean 0.72 → 0.70; of these 24, the five undone moves went (seeds 2, 5, 10, 11:
+// 0 now; 18 keeps 1, a copy placed at 6m30s that the balancer took at 18 min after counts moved
+// elsewhere). Held → now: 2 0.79 → 0.83, 5 0.58 → 0.61, 6 1.00 → 0.93, 9 0.72 → 0.81, 10 0.71
+// → 0.64, 11 0.74 → 0.53, 12 0.67 → 0.71, 14 0.74 → 0.70, 16 0.97 → 0.71, 17 0.73 → 0.75, 18 0.50
+// → 0.62, 20 1.00 → 0.81 (and its churn gone), 22 1.00 → 0.98, 23 0.97 → 0.77.
 var segrepGaps = map[uint64]gap{
 	1:  {ratio: 0.75},
-	2:  {ratio: 0.79, undone: 1},
+	2:  {ratio: 0.83},
 	4:  {ratio: 0.96},
-	5:  {ratio: 0.58, undone: 1},
-	6:  {ratio: 1.00},
+	5:  {ratio: 0.61},
+	6:  {ratio: 0.93},
 	8:  {ratio: 0.70},
-	9:  {ratio: 0.72},
-	10: {ratio: 0.71, undone: 2},
-	11: {ratio: 0.74, undone: 1},
-	12: {ratio: 0.67},
-	14: {ratio: 0.74},
+	9:  {ratio: 0.81},
+	10: {ratio: 0.64},
+	11: {ratio: 0.53},
+	12: {ratio: 0.71},
+	14: {ratio: 0.70},
 	15: {ratio: 0.62},
-	16: {ratio: 0.97},
-	17: {ratio: 0.73},
-	18: {ratio: randomReliefLimit, undone: 1},
-	20: {ratio: 1.00, churn: 1},
-	22: {ratio: 1.00},
-	23: {ratio: 0.97},
+	16: {ratio: 0.71},
+	17: {ratio: 0.75},
+	18: {ratio: 0.62, undone: 1},
+	20: {ratio: 0.81},
+	22: {ratio: 0.98},
+	23: {ratio: 0.77},
 }
 
 // segrepCluster describes what a seed drew, for the failure messages.
