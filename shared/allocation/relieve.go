@@ -1016,6 +1016,15 @@ func (s *search) bundle(first *option, order []Candidate, goal float64) *option 
 			s.skipShards[cluster.ShardID{Index: m.Index, Shard: m.Shard}] = true
 			s.skipNodes[m.From], s.skipNodes[m.To] = true, true
 		}
+		// The further parts leave to another hot node the shards it holds too: two copies of a
+		// shard never move at once, so a part taken here is one that node cannot take (random
+		// seed 55 of 200: node-0 bundled hot[1] and hot[0], both also on node-1, and node-1,
+		// whose other copies could not take it off saturation, stayed at 130 % all run).
+		for _, c := range order {
+			if s.sharedWithHot(c.Copy) {
+				s.skipShards[c.Copy.ID()] = true
+			}
+		}
 		delete(s.skipNodes, s.src.ID)
 		undo := v.try(out.group)
 		// A bundle is judged whole against OpenSearch's balancer: each part brings its own return.
