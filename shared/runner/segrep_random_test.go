@@ -34,12 +34,15 @@ import (
 // elsewhere). Held → now: 2 0.79 → 0.83, 5 0.58 → 0.61, 6 1.00 → 0.93, 9 0.72 → 0.81, 10 0.71
 // → 0.64, 11 0.74 → 0.53, 12 0.67 → 0.71, 14 0.74 → 0.70, 16 0.97 → 0.71, 17 0.73 → 0.75, 18 0.50
 // → 0.62, 20 1.00 → 0.81 (and its churn gone), 22 1.00 → 0.98, 23 0.97 → 0.77.
+//
+// Re-held when a lone move that leaves its hot node short of the goal came to rely on the return
+// OpenSearch's balancer is expected to make, as one that reaches the goal did (no return sharing
+// the hot node's recovery rate): seed 1 0.75 → 0.44 (no longer a gap), 6 0.93 → 0.80.
 var segrepGaps = map[uint64]gap{
-	1:  {ratio: 0.75},
 	2:  {ratio: 0.83},
 	4:  {ratio: 0.96},
 	5:  {ratio: 0.61},
-	6:  {ratio: 0.93},
+	6:  {ratio: 0.80},
 	8:  {ratio: 0.70},
 	9:  {ratio: 0.81},
 	10: {ratio: 0.64},
