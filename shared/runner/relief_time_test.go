@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/shardwise/shardwise/shared/sim"
+	"github.com/shardwise/shardwise/shared/sim/model"
 )
 
 // A relocation takes its files at the recovery rate and then the translog replay of what its copy
@@ -28,15 +29,30 @@ func replaySpeed(sc *sim.Scenario) float64 {
 	return sim.DefaultTranslogReplaySpeed
 }
 
-// copiesAtStep lists the copies on each of nodes right after sc's load step (at stepAt seconds), as
-// the cluster holds them under OpenSearch's balancer alone: each with its write load in threads and
-// the seconds its relocation takes at the full recovery rate (its files, then the translog replay of
-// what it indexes meanwhile), and the node's load and WRITE threads. Every copy is listed: the
-// bound counts no copy as leaving at once.
-func copiesAtStep(sc *sim.Scenario, stepAt float64, nodes []string) (map[string][]movable, map[string]sim.NodeTick, error) {
+// nodeAtStep is a hot node right after the load step: its write load and WRITE threads, the
+// recoveries it may send at once (node_concurrent_outgoing_recoveries), the most work its WRITE
+// queue holds before it rejects (in thread-seconds), and the copies it holds.
+type nodeAtStep struct {
+	load       float64
+	threads    int
+	slots      int
+	backlogCap float64
+	copies     []movable
+}
+
+// hotWait is the queue wait at or over which the simulator counts a node hot (docs/scenarios.md,
+// "The run result").
+const hotWait = 3.0
+
+// copiesAtStep lists each of nodes right after sc's load step (at stepAt seconds), as the cluster
+// holds them under OpenSearch's balancer alone: each copy with its write load in threads and the
+// seconds its relocation takes at the full recovery rate (its files, then the translog replay of
+// what it indexes meanwhile), and the node's load, WRITE threads, recovery slots and queue room.
+// Every copy is listed: the bound counts no copy as leaving at once.
+func copiesAtStep(sc *sim.Scenario, stepAt float64, nodes []string) (map[string]nodeAtStep, error) {
 	s, err := sim.New(sc, sim.Options{})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var rep sim.TickReport
 	for s.ElapsedSeconds() < stepAt+sc.TickSeconds-1e-9 {
@@ -45,14 +61,14 @@ func copiesAtStep(sc *sim.Scenario, stepAt float64, nodes []string) (map[string]
 	rate, speed := sc.Cluster.RecoveryBytesPerSecond, replaySpeed(sc)
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
-	copies, ticks := map[string][]movable{}, map[string]sim.NodeTick{}
+	out := map[string]nodeAtStep{}
 	for _, nt := range rep.Nodes {
 		if !slices.Contains(nodes, nt.Name) {
 			continue
 		}
 		n := s.MatchNodes([]string{nt.Name})
 		if len(n) != 1 {
-			return nil, nil, fmt.Errorf("node %s: found %d", nt.Name, len(n))
+			return nil, fmt.Errorf("node %s: found %d", nt.Name, len(n))
 		}
 		var list []movable
 		demand := 0.0
@@ -70,28 +86,45 @@ func copiesAtStep(sc *sim.Scenario, stepAt float64, nodes []string) (map[string]
 			}
 			list[i].seconds *= 1 + list[i].load/speed
 		}
-		copies[nt.Name], ticks[nt.Name] = list, nt
+		out[nt.Name] = nodeAtStep{load: nt.WriteLoad, threads: nt.WriteThreads, slots: s.Config().Outgoing,
+			backlogCap: model.QueueCapacity * n[0].Write.TaskSeconds, copies: list}
 	}
-	return copies, ticks, nil
+	return out, nil
 }
 
-// reliefLead is a lower bound on the seconds a node at load threads of its threads takes to come
-// under saturation by moving copies off it, copies listing all it holds: the copies moved must carry
-// load − threads; each takes its relocation's seconds at least, and together their files take the
-// sum of their file seconds at least, as a node's recoveries share its recovery rate. +Inf when
-// moving every copy would not do.
-func reliefLead(load float64, threads int, copies []movable) float64 {
-	need := load - float64(threads)
+// reliefLead is a lower bound on the seconds a node takes to stop being hot by moving copies off
+// it, its copies listing all it holds. The copies moved must carry load − threads; each takes its
+// relocation's seconds at least; together their files take the sum of their file seconds at least,
+// as a node's recoveries share its recovery rate, and their relocations the sum of their seconds
+// over the node's recovery slots, as the rest wait their turn. Until the first of them lands the
+// queue grows by the excess (up to its room), and once they have all landed it drains at what they
+// carry beyond the excess at most, until its wait is under hotWait. +Inf when moving every copy
+// would not do.
+func reliefLead(n nodeAtStep) float64 {
+	need := n.load - float64(n.threads)
 	if need <= 0 {
 		return 0
 	}
-	copies = slices.Clone(copies)
+	copies := slices.Clone(n.copies)
 	slices.SortFunc(copies, func(a, b movable) int { return cmpFloat(a.seconds, b.seconds) })
 	best := math.Inf(1)
+	carried := 0.0
 	// The quickest set's slowest relocation is one of the copies': for each, the copies no slower
 	// can be the set, and their files take at least the least files that can carry the load.
 	for i := range copies {
-		best = min(best, max(copies[i].seconds, leastFiles(copies[:i+1], need)))
+		carried += copies[i].load
+		lands := max(copies[i].seconds, leastFiles(copies[:i+1], need), leastSeconds(copies[:i+1], need)/float64(max(n.slots, 1)))
+		if math.IsInf(lands, 1) {
+			continue
+		}
+		drain := 0.0
+		if over := min(n.backlogCap, need*copies[0].seconds) - hotWait*float64(n.threads); over > 0 {
+			if carried <= need {
+				continue
+			}
+			drain = over / (carried - need)
+		}
+		best = min(best, lands+drain)
 	}
 	return best
 }
@@ -113,6 +146,15 @@ func leastFiles(copies []movable, need float64) float64 {
 		need -= c.load
 	}
 	return math.Inf(1)
+}
+
+// leastSeconds is leastFiles for the copies' whole relocations.
+func leastSeconds(copies []movable, need float64) float64 {
+	whole := make([]movable, len(copies))
+	for i, c := range copies {
+		whole[i] = movable{load: c.load, files: c.seconds}
+	}
+	return leastFiles(whole, need)
 }
 
 func cmpFloat(a, b float64) int {
@@ -137,15 +179,14 @@ func reliefFloor(t *testing.T, sc *sim.Scenario, stepAt float64, nodes []string,
 	if noneHot <= 0 {
 		return 0
 	}
-	copies, ticks, err := copiesAtStep(sc, stepAt, nodes)
+	at, err := copiesAtStep(sc, stepAt, nodes)
 	if err != nil {
 		t.Fatalf("%s: relief floor: %v", sc.Name, err)
 	}
 	left := sc.DurationSeconds - stepAt
 	hot := 0.0
-	for name, known := range copies {
-		n := ticks[name]
-		lead := reliefLead(n.WriteLoad, n.WriteThreads, known)
+	for _, n := range at {
+		lead := reliefLead(n)
 		hot += max(0, min(lead, left)-sc.TickSeconds)
 	}
 	return hot / noneHot
@@ -153,23 +194,28 @@ func reliefFloor(t *testing.T, sc *sim.Scenario, stepAt float64, nodes []string,
 
 func TestReliefLead(t *testing.T) {
 	cases := []struct {
-		name    string
-		load    float64
-		threads int
-		copies  []movable
-		want    float64
+		name string
+		node nodeAtStep
+		want float64
 	}{
-		{"under saturation: no lead", 7.5, 8, []movable{{4, 100, 2000}}, 0},
-		{"one hot copy must go: the quicker", 11, 8, []movable{{5, 100, 2540}, {4, 100, 1940}, {0.5, 10, 10}, {1.5, 100, 1000}}, 1940},
-		{"two must go: the slower of the quickest pair", 11, 8, []movable{{2, 100, 900}, {2.5, 100, 1200}, {6, 100, 3000}, {0.5, 100, 200}}, 1200},
-		{"cold copies share the node's recovery rate: their files add up", 9, 8, []movable{{0.5, 600, 700}, {0.5, 600, 700}, {7, 100, 5000}, {1, 100, 6000}}, 1200},
-		{"part of a copy's files: the fractional cover bounds the set", 8, 7, []movable{{0.6, 600, 700}, {0.6, 300, 400}, {6.8, 100, 5000}}, 700},
-		{"the listed copies cannot carry the excess: no set does", 20, 8, []movable{{6, 100, 3000}, {5, 100, 3000}}, math.Inf(1)},
+		{"under saturation: no lead", nodeAtStep{7.5, 8, 8, 0, []movable{{4, 100, 2000}}}, 0},
+		{"one hot copy must go: the quicker", nodeAtStep{11, 8, 8, 0, []movable{{5, 100, 2540}, {4, 100, 1940}, {0.5, 10, 10}, {1.5, 100, 1000}}}, 1940},
+		{"two must go: the slower of the quickest pair", nodeAtStep{11, 8, 8, 0, []movable{{2, 100, 900}, {2.5, 100, 1200}, {6, 100, 3000}, {0.5, 100, 200}}}, 1200},
+		{"cold copies share the node's recovery rate: their files add up", nodeAtStep{9, 8, 8, 0, []movable{{0.5, 600, 700}, {0.5, 600, 700}, {7, 100, 5000}, {1, 100, 6000}}}, 1200},
+		{"part of a copy's files: the fractional cover bounds the set", nodeAtStep{8, 7, 8, 0, []movable{{0.6, 600, 700}, {0.6, 300, 400}, {6.8, 100, 5000}}}, 700},
+		{"two recovery slots: the set's relocations take turns", nodeAtStep{10, 8, 2, 0, []movable{{0.6, 10, 300}, {0.6, 10, 300}, {0.6, 10, 300}, {0.6, 10, 300}, {5, 100, 4000}}}, 1000.0 / 2},
+		// The queue grows by 2 threads for 300 s until the first copy lands (600 thread-seconds,
+		// 500 the room), and drains to 3 s (24 thread-seconds) at what the set carries over the
+		// excess: 0.4 threads with the four small copies (1,190 s more), 5.4 with the large one too
+		// (88 s more, after its 1,500 s).
+		{"the backlog drains at what the set carries beyond the excess", nodeAtStep{10, 8, 8, 500, []movable{{0.6, 10, 300}, {0.6, 10, 300}, {0.6, 10, 300}, {0.6, 10, 300}, {5, 100, 1500}}}, 300 + 476.0/0.4},
+		{"a large backlog: the set that carries more drains sooner", nodeAtStep{10, 8, 8, 500, []movable{{0.6, 10, 300}, {0.6, 10, 300}, {0.6, 10, 300}, {0.6, 10, 300}, {5, 100, 1000}}}, 1000 + 476.0/5.4},
+		{"the listed copies cannot carry the excess: no set does", nodeAtStep{20, 8, 8, 0, []movable{{6, 100, 3000}, {5, 100, 3000}}}, math.Inf(1)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := reliefLead(tc.load, tc.threads, tc.copies); math.Abs(got-tc.want) > 1e-9 && got != tc.want {
-				t.Errorf("reliefLead(%v, %d, %v) = %v, want %v", tc.load, tc.threads, tc.copies, got, tc.want)
+			if got := reliefLead(tc.node); math.Abs(got-tc.want) > 1e-9 && got != tc.want {
+				t.Errorf("reliefLead(%+v) = %v, want %v", tc.node, got, tc.want)
 			}
 		})
 	}
