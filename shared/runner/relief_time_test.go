@@ -98,8 +98,8 @@ func copiesAtStep(sc *sim.Scenario, stepAt float64, nodes []string) (map[string]
 // as a node's recoveries share its recovery rate, and their relocations the sum of their seconds
 // over the node's recovery slots, as the rest wait their turn. Until the first of them lands the
 // queue grows by the excess (up to its room), and once they have all landed it drains at what they
-// carry beyond the excess at most, until its wait is under hotWait. +Inf when moving every copy
-// would not do.
+// carry beyond the excess at most, until its wait is under hotWait. queueLead bounds it too, from
+// the queue that builds while the copies land one by one. +Inf when moving every copy would not do.
 func reliefLead(n nodeAtStep) float64 {
 	need := n.load - float64(n.threads)
 	if need <= 0 {
@@ -126,7 +126,39 @@ func reliefLead(n nodeAtStep) float64 {
 		}
 		best = min(best, lands+drain)
 	}
-	return best
+	return max(best, queueLead(n, copies))
+}
+
+// queueLead is a lower bound on the seconds a node stays hot whichever copies leave it: every copy
+// leaves at once, each landing after its relocation alone (copies, sorted by seconds), and the queue
+// grows by the load still over the node's threads (up to its room) and drains at what has left
+// beyond it, until its wait is under hotWait. Any set of copies leaves no sooner, so its queue is
+// never shorter. +Inf when even every copy leaving would not bring the node under saturation.
+func queueLead(n nodeAtStep, copies []movable) float64 {
+	excess := n.load - float64(n.threads)
+	hot := hotWait * float64(n.threads)
+	t, backlog := 0.0, 0.0
+	for k := 0; ; k++ {
+		next := math.Inf(1)
+		if k < len(copies) {
+			next = copies[k].seconds
+		}
+		switch {
+		case excess > 0 && math.IsInf(next, 1):
+			return math.Inf(1)
+		case excess > 0:
+			backlog = min(n.backlogCap, backlog+excess*(next-t))
+		case backlog < hot:
+			return t
+		default:
+			if end := t + (backlog-hot)/-excess; end <= next {
+				return end
+			}
+			backlog += excess * (next - t)
+		}
+		t = next
+		excess -= copies[k].load
+	}
 }
 
 // leastFiles is a lower bound on the file seconds of a set of copies carrying need threads: the
@@ -172,8 +204,12 @@ func cmpFloat(a, b float64) int {
 // from the load step (at stepAt seconds) until its relief lead, counted from the step, has passed,
 // within the run's end. Nothing before the step tells that it comes (the load is flat until then),
 // so the bound counts relief started at the step. A balancer may beat it by spreading a skewed node
-// before the step, as shardwise does (allocation.detectSkew) when a node carries twice its share:
-// the bound decides only which clusters are held to the relief target, not what reaches it.
+// before the step, as shardwise does (allocation.detectSkew) when a node carries twice its share,
+// and as es-weights' and es-writeload's weight balancing may by chance (random seed 150 of 200:
+// es-writeload moved a hot copy off node-1 at 30 s): the bound decides only which clusters are held
+// to the relief target, not what reaches it. Over 200 random clusters OpenSearch's balancer alone
+// never came under it, es-writeload once (seed 150, by that move), and shardwise on 44, each of
+// them with moves spreading a skewed node ahead of the step.
 func reliefFloor(t *testing.T, sc *sim.Scenario, stepAt float64, nodes []string, noneHot float64) float64 {
 	t.Helper()
 	if noneHot <= 0 {
@@ -210,6 +246,12 @@ func TestReliefLead(t *testing.T) {
 		// (88 s more, after its 1,500 s).
 		{"the backlog drains at what the set carries beyond the excess", nodeAtStep{10, 8, 8, 500, []movable{{0.6, 10, 300}, {0.6, 10, 300}, {0.6, 10, 300}, {0.6, 10, 300}, {5, 100, 1500}}}, 300 + 476.0/0.4},
 		{"a large backlog: the set that carries more drains sooner", nodeAtStep{10, 8, 8, 500, []movable{{0.6, 10, 300}, {0.6, 10, 300}, {0.6, 10, 300}, {0.6, 10, 300}, {5, 100, 1000}}}, 1000 + 476.0/5.4},
+		// Every copy leaving at once, each landing after its relocation alone: the queue gains 200
+		// thread-seconds by the first landing and fills (500) while the second copy relocates; past
+		// it the node drains at 0.1 threads, to 100 by the time the large copy lands at 5,000 s, and
+		// the rest (76 over the 24 of a 3 s wait) at 5.1. The set of the two small copies alone
+		// would drain from the 200 of the first landing (1,000 + 1,760 s).
+		{"the queue fills while the excess lasts", nodeAtStep{10, 8, 8, 500, []movable{{1, 10, 100}, {1.1, 10, 1000}, {5, 100, 5000}}}, 5000 + 76.0/5.1},
 		{"the listed copies cannot carry the excess: no set does", nodeAtStep{20, 8, 8, 0, []movable{{6, 100, 3000}, {5, 100, 3000}}}, math.Inf(1)},
 	}
 	for _, tc := range cases {
