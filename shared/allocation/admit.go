@@ -27,6 +27,10 @@ const (
 	// it; the write-load decider objects (the node is hot), the group as a whole lowers the excess and
 	// leaves the node unsaturated, or takes at least half its load over saturation off it.
 	RuleSwapReturn = "swap-return"
+	// RuleStagedReturn: a swap's return issued once its hot copy's files are copied; the write-load
+	// decider objects (the node it returns to is still hot in the stats), but the swap was judged
+	// whole when planned and its hot copy relocates.
+	RuleStagedReturn = "staged-return"
 	// RuleCountNeutral: the index-balance decider objects to the copy alone, but the copies of the
 	// index sent back in the same call leave the target with no more of them than before.
 	RuleCountNeutral = "count-neutral"
@@ -160,6 +164,11 @@ func Admit(phase Phase, verdicts []Verdict, pr Projection) Admission {
 		}
 		return admission(false, RuleRefused, "the swap would not lower excess (%.3f → %.3f) or would leave the node it returns to no cooler (%.0f%% from %.0f%%)",
 			pr.ExcessBefore, pr.ExcessAfter, pr.TargetAfter*100, pr.TargetBefore*100)
+	case PhaseStagedReturn:
+		// The swap it completes was judged whole when planned, and its hot copy relocates: the node
+		// it returns to is hot in the stats, and no better than a swap's return issued with it.
+		return admission(true, RuleStagedReturn, "it completes a swap judged whole when planned, whose hot copy relocates off the node it returns to (now at %.0f%% with it, goal %.0f%%)",
+			pr.TargetAfter*100, pr.TargetGoal*100)
 	case PhaseWriteHotspot:
 		switch {
 		case pr.TargetHot:

@@ -28,6 +28,9 @@ const (
 	// PhaseSwapReturn is a cooler copy sent back to a hot node in the same call as the hot copy
 	// leaving it: to keep shard counts level for OpenSearch's balancer, or to make the hot copy fit.
 	PhaseSwapReturn Phase = "swap-return"
+	// PhaseStagedReturn is a swap's return issued once its hot copy's files are copied, so that
+	// the two do not share the hot node's recovery rate (staged.go).
+	PhaseStagedReturn Phase = "staged-return"
 	// PhaseMakeRoom moves a cool copy off a target, in the same call, so that a hot copy fits there.
 	PhaseMakeRoom Phase = "make-room"
 	// PhaseClearWay moves a segment replica off the one node that could take its hot primary but
@@ -55,6 +58,29 @@ type Move struct {
 	// files at the recovery rate, then the translog replay of its writes), set on write-hotspot
 	// groups, whose choice it weighs.
 	EstimatedSeconds float64 `json:"estimated_seconds,omitempty"`
+
+	// Completes is, on a staged return (PhaseStagedReturn), the swap's hot move it completes,
+	// still relocating or landed: the move function's hold on the nodes that move touches
+	// (own_move_in_flight_per_node) does not apply to it.
+	Completes *Moved `json:"completes,omitempty"`
+	// StagedReturns are, on a swap's hot move, its returns held back until its files are copied
+	// (staged.go): the group is judged with them, as planned.
+	StagedReturns []Move `json:"staged_returns,omitempty"`
+}
+
+// WithStaged is group followed by the staged returns of its moves (Move.StagedReturns): the swap
+// they were planned as, to judge whole.
+func WithStaged(group []Move) []Move {
+	out := group
+	for _, m := range group {
+		if len(m.StagedReturns) > 0 {
+			if len(out) == len(group) {
+				out = slices.Clone(group)
+			}
+			out = append(out, m.StagedReturns...)
+		}
+	}
+	return out
 }
 
 // NewMove builds the move of copy c from one node to another (each by id and name), carrying load
@@ -110,6 +136,8 @@ const (
 	// NoteBuiltinExpected is a relocation OpenSearch's balancer is expected to make once the
 	// relocations in flight land, folded into the counts the plan is weighed on.
 	NoteBuiltinExpected = "builtin-expected"
+	// NoteStaged: a swap's return waits until its hot copy's files are copied, or was dropped.
+	NoteStaged = "staged-return"
 	// NoteBuiltinConflict: an index-balance move OpenSearch's balancer would undo, with no return.
 	NoteBuiltinConflict = "builtin-conflict"
 	// NoteReliefInFlight: relocations already leaving the hot node; the next step waits for stats
@@ -218,6 +246,8 @@ type Memory struct {
 	// Expected are the returns OpenSearch's balancer is expected to make once lone moves the plan
 	// relied on it for land (builtinReturn), kept until the balancer makes them (expectBuiltin).
 	Expected []ExpectedReturn `json:"expected_returns,omitempty"`
+	// Staged are the swap returns held back until their hot copies' files are copied (staged.go).
+	Staged []StagedReturn `json:"staged_returns,omitempty"`
 }
 
 // ExpectedReturn is a lone move the plan issued without a count-neutral return, and the return
@@ -347,9 +377,11 @@ func planOn(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool, hots
 	p.projections = p.measure(mem.Projections)
 	p.holdOwnInFlight()
 	p.expectBuiltin(mem.Expected)
+	p.keepStaged(mem.Staged)
 	p.unassigned()
 	p.cannotRemain()
 	p.hotspots(hotspots)
+	p.stageReturns()
 	if len(hotspots) == 0 && len(p.plan.Moves) == 0 && snap.At.Sub(mem.LastColocation) >= cfg.ColocationEvery.Std() {
 		if p.colocation() {
 			next.LastColocation = snap.At
@@ -361,6 +393,7 @@ func planOn(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool, hots
 	next.Departed = slices.Clone(p.departed)
 	next.Projections, next.Missed, next.Relocations = p.projections, p.missed, latestRelocations(p.relocations)
 	next.Expected = p.expected
+	next.Staged = p.staged
 	for _, m := range p.plan.Moves {
 		// A move planned again (its last plan did not run) replaces its earlier departure: the
 		// memory holds one per copy and node, not one per cycle.
@@ -533,6 +566,8 @@ type planner struct {
 	// waiting to be measured, this cycle's included; missed the kinds of plan cooling off.
 	measured    map[string]float64
 	projections []ReliefProjection
+	// staged are the swap returns held back (staged.go), carried in Memory.Staged.
+	staged []StagedReturn
 	// relocations are the timed relocations, carried in Memory.Relocations.
 	relocations []RelocationSample
 	// arrived caches arrivedShare by node.

@@ -743,17 +743,10 @@ func relocatingShard(s *cluster.Snapshot, index string, shard int, to string) *c
 // own reason and verdicts; the hot copy's reason lists the others.
 func TestReliefGroupReasons(t *testing.T) {
 	// a's relief is a swap with b; d's a lone move to c.
-	f := newFixture("a", "b", "c", "d").
-		index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
-		// small's copies take a off saturation but not to its goal; at 8 GiB they are not twice
-		// sooner than the swap (soonerStep).
-		index("small", 8<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
-		index("warm", 1<<30, []float64{0.6}, []string{"b"}).
-		index("filler", 1<<30, []float64{3.4, 4.5}, []string{"b"}, []string{"c"}).
-		index("h2", 1<<30, []float64{4, 2, 2}, []string{"d"}, []string{"d"}, []string{"d"}).
-		queueing("a", 6).queueing("d", 5)
-	exclude(f, "c", "hot")
-	s := f.snap()
+	s := swapAndLone()
+	// A rebalance slot stays free for OpenSearch's balancer: the swap's return goes with it
+	// (TestStagedReturns has it wait).
+	s.Settings.Recoveries = cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 2, ClusterRebalance: 3, Known: true}
 	cfg := DefaultConfig()
 	cfg.BuiltinBalancer.Enabled = false
 	plan, _ := PlanCycle(s, Memory{Streaks: streaks(s, "a", "d")}, cfg)

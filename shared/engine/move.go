@@ -126,7 +126,11 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	for _, c := range res.Breaker.Checks {
 		e.log().Info("breaker check", "cluster", name, "check", c.Name, "ok", c.OK, "value", c.Value, "limit", c.Limit, "reason", c.Reason)
 	}
-	if !res.Breaker.Closed {
+	moves := plan.Moves
+	if kept, held := completionsOnly(moves, res.Breaker); kept != nil {
+		moves = kept
+		res.Outcomes = append(res.Outcomes, held...)
+	} else if !res.Breaker.Closed {
 		reason := res.Breaker.Reason()
 		if res.Breaker.OperatorActionNeeded() {
 			// Not a wait-and-retry refusal: a shard has no copy left, and only an operator can
@@ -150,7 +154,7 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	// The view the planner judged the moves on (the hot nodes' demand included), built in one place.
 	view := allocation.PlannedView(&snap, plan.Hotspots, e.Config.Allocation)
 
-	kept, refused := safety.Hold(plan.Moves, safety.RecoveriesOf(&snap, own), e.Config.Safety)
+	kept, refused := safety.Hold(moves, safety.RecoveriesOf(&snap, own), e.Config.Safety)
 	for _, r := range refused {
 		res.Outcomes = append(res.Outcomes, MoveOutcome{Move: r.Move, Outcome: OutcomeSkipped, Reason: fmt.Sprintf("budget %s: %s", r.Budget, r.Reason)})
 	}
@@ -161,6 +165,27 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	}
 	e.markPublished(ctx, name, res.Outcomes)
 	return res, nil
+}
+
+// completionsOnly is, when the breaker is open only on shardwise's own moves in flight
+// (safety.Verdict.CompletionsOnly), the staged returns among moves, which complete swaps under way
+// and still go, and the others skipped with the breaker's reason. Nil otherwise.
+func completionsOnly(moves []allocation.Move, b safety.Verdict) (kept []allocation.Move, held []MoveOutcome) {
+	if b.Closed || !b.CompletionsOnly() {
+		return nil, nil
+	}
+	reason := b.Reason() + "; only staged returns completing a swap under way go"
+	for _, m := range moves {
+		if m.Completes != nil {
+			kept = append(kept, m)
+		} else {
+			held = append(held, MoveOutcome{Move: m, Outcome: OutcomeSkipped, Reason: reason})
+		}
+	}
+	if kept == nil {
+		return nil, nil
+	}
+	return kept, held
 }
 
 // earlier is the outcome of a group whose ledger entry an earlier (or overlapping) invocation of

@@ -121,7 +121,8 @@ func (r *moveRun) precheck(ctx context.Context, groups [][]allocation.Move) ([]c
 			res = append(res, outcomes(g, OutcomeSkipped, "", fmt.Sprintf("ledger: %v", err))...)
 			continue
 		}
-		if judged, fine := allocation.AdmitGroup(r.view, g); !fine {
+		// A swap whose returns wait for its hot copy's files is judged whole, as it was planned.
+		if judged, fine := allocation.AdmitGroup(r.view, allocation.WithStaged(g)); !fine {
 			last := judged[len(judged)-1]
 			res = append(res, outcomes(g, OutcomeSkipped, "", "re-check on fresh state: "+last.Admission.Why())...)
 			continue

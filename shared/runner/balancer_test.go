@@ -76,7 +76,7 @@ type gap struct {
 
 // writeHotspotGap is write-hotspot's known gap (TestBalancerScenarios), which TestScenarios'
 // end-to-end run holds too.
-const writeHotspotGap = 0.58
+const writeHotspotGap = 0.38
 
 // runScenario runs a scenario acting, with the default configuration, and keeps every tick.
 func runScenario(t *testing.T, sc *sim.Scenario, balancer string) (Result, []Tick) {
@@ -118,9 +118,10 @@ func TestBalancerScenarios(t *testing.T) {
 		// (1 + w / 0.23) times its file copy to move while its load stays on the hot node, and the
 		// scenarios below whose relief needs such a copy moved run 2 h instead of 1 h. The gaps
 		// re-held then are the world model's, judged against es-writeload on the same runs (docs/
-		// bench): write-hotspot 0.20× with the replay off, 0.57× now (es-writeload 0.33×); its
-		// return swap shares the hot node's recovery rate with the hot copy's relocation, which
-		// doubles that relocation's file copy and so its replay.
+		// bench): write-hotspot 0.20× with the replay off, 0.57× while its swap's return shared
+		// the hot node's recovery rate with the hot copy's relocation (doubling that relocation's
+		// file copy and so its replay), 0.38× since the return waits for the hot copy's files
+		// (staged returns; es-writeload 0.33×, which moves both copies of one hot shard at once).
 		{name: "write-hotspot", fixable: true, gap: &gap{ratio: writeHotspotGap}},
 		{name: "hotspot-near-goal", fixable: true},
 		// Relief needs ingest-a's 20 GiB copy at 4.2 threads moved, 2 h 44 min with the replay:
@@ -130,15 +131,18 @@ func TestBalancerScenarios(t *testing.T) {
 		{name: "tight-packing", fixable: true, gap: &gap{ratio: 1}},
 		// 0.08× with the replay off; 0.39× now (es-writeload 1.00×).
 		{name: "node-leave-mid-hotspot", fixable: true, gap: &gap{ratio: 0.40}},
-		// 0.13× with the replay off; 0.70× now (es-writeload 0.51×).
-		{name: "hotspot-three-zones", fixable: true, gap: &gap{ratio: 0.70}},
+		// 0.13× with the replay off; 0.70× with the swaps' returns sharing the hot nodes' recovery
+		// rate, 0.37× since they wait for the hot copies' files (es-writeload 0.51×).
+		{name: "hotspot-three-zones", fixable: true, gap: &gap{ratio: 0.38}},
 		// 0.27× with the replay off; 0.79× now (es-writeload 0.65×). builtinBusy no longer holds:
 		// shardwise's first moves (tenant-1 and tenant-59 at 9.5 min, tenant-0 from 17.5 min) now
 		// relocate for up to an hour each, replaying their writes, and while they do OpenSearch's
 		// balancer starts 3 relocations in the run (42 with --balancer none, 22 with shardwise
 		// and the replay off, when 4 of its 10 moves came while the balancer was busy). Whether
 		// shardwise should hold those slots is issue 25's to weigh; the property is not checked.
-		{name: "write-spike-scale-out", fixable: true, gap: &gap{ratio: 0.80}},
+		// 0.79× → 0.81× (20,250 → 20,640 hot node-seconds, 511,124 → 386,927 rejected writes) when
+		// the first swaps' returns came to wait for their hot copies' files.
+		{name: "write-spike-scale-out", fixable: true, gap: &gap{ratio: 0.81}},
 		// A managed domain refusing reroute: the default strategy moves through index filters.
 		// 0.19× with the replay off; 0.74× now (es-writeload 0.33×).
 		{name: "write-hotspot-managed", fixable: true, gap: &gap{ratio: 0.74}},

@@ -39,6 +39,11 @@ import (
 // Re-held when a lone move that leaves its hot node short of the goal came to rely on the return
 // OpenSearch's balancer is expected to make, as one that reaches the goal did (no return sharing
 // the hot node's recovery rate): seed 1 0.75 → 0.44 (no longer a gap), 6 0.93 → 0.80.
+//
+// Re-held when a swap's return came to wait for its hot copy's files (staged.go; not for a hot
+// copy of a segment-replication index): seed 16 0.71 → 0.79, where a document-replication copy's
+// staged return lands on node-1 still at 124 %; the other 15 are unchanged, and over the 200 seeds
+// the mean share is 0.6809 → 0.6798 with the same 13 moves undone.
 var segrepGaps = map[uint64]gap{
 	2:  {ratio: 0.83},
 	5:  {ratio: 0.61},
@@ -50,7 +55,7 @@ var segrepGaps = map[uint64]gap{
 	12: {ratio: 0.71},
 	14: {ratio: 0.70},
 	15: {ratio: 0.62},
-	16: {ratio: 0.71},
+	16: {ratio: 0.79},
 	17: {ratio: 0.75},
 	18: {ratio: 0.62, undone: 1},
 	20: {ratio: 0.81},

@@ -27,7 +27,9 @@ type Config struct {
 	MaxInitializing int `json:"max_initializing"`
 	// MaxOwnMovesInFlight: shardwise's moves issued and still relocating, from its ledger. Whatever
 	// the limit, a node with one of them in flight takes no other move until it lands, so its effect
-	// is measured first; 0 waits for every move to land before the next anywhere.
+	// is measured first; 0 waits for every move to land before the next anywhere. A swap's staged
+	// return, issued once its hot copy's files are copied, completes that move's own swap: it goes
+	// through that hold, and past this limit.
 	MaxOwnMovesInFlight int `json:"max_own_moves_in_flight"`
 	// MaxSearchLatency is the mean query time across data nodes above which nothing is moved.
 	MaxSearchLatency duration.Duration `json:"max_search_latency"`
@@ -144,6 +146,9 @@ type Inputs struct {
 // CheckPrimaryLost names the check that fails when a shard has no copy left.
 const CheckPrimaryLost = "primary_lost"
 
+// CheckOwnInFlight names the check on shardwise's own moves still relocating.
+const CheckOwnInFlight = "own_moves_in_flight"
+
 // LostPrimaries lists, as index[shard], the shards of snap of which no copy is active (STARTED or
 // RELOCATING): their data is on no node in the cluster.
 func LostPrimaries(snap *cluster.Snapshot) []string {
@@ -205,6 +210,16 @@ func (v Verdict) Reason() string {
 	return s
 }
 
+// CompletionsOnly reports whether the breaker is open only because shardwise's own moves in
+// flight are at their limit (CheckOwnInFlight). Moves that complete a swap already under way (a
+// staged return, allocation.PhaseStagedReturn) may still go then: the swap's hot move counted
+// against the limit when it was issued, and leaving its return unissued leaves the shard counts
+// uneven for OpenSearch's balancer, which would even them by moving a copy of its choosing.
+func (v Verdict) CompletionsOnly() bool {
+	f := v.Failed()
+	return len(f) == 1 && f[0].Name == CheckOwnInFlight && f[0].Value != "not read"
+}
+
 // OperatorActionNeeded reports whether the breaker is open because a shard has no copy left.
 func (v Verdict) OperatorActionNeeded() bool {
 	for _, c := range v.Failed() {
@@ -248,10 +263,10 @@ func Evaluate(in Inputs, cfg Config) Verdict {
 	fixedCap("relocating", "relocating", in.Relocating, cfg.MaxRelocating)
 	fixedCap("initializing", "initializing", in.Initializing, cfg.MaxInitializing)
 	if in.OwnKnown {
-		add("own_moves_in_flight", in.Reachable == nil && in.OwnInFlight <= cfg.MaxOwnMovesInFlight, fmt.Sprint(in.OwnInFlight), fmt.Sprint(cfg.MaxOwnMovesInFlight),
+		add(CheckOwnInFlight, in.Reachable == nil && in.OwnInFlight <= cfg.MaxOwnMovesInFlight, fmt.Sprint(in.OwnInFlight), fmt.Sprint(cfg.MaxOwnMovesInFlight),
 			fmt.Sprintf("%d of shardwise's moves still relocating, limit %d", in.OwnInFlight, cfg.MaxOwnMovesInFlight))
 	} else {
-		add("own_moves_in_flight", in.Reachable == nil, "not read", fmt.Sprint(cfg.MaxOwnMovesInFlight),
+		add(CheckOwnInFlight, in.Reachable == nil, "not read", fmt.Sprint(cfg.MaxOwnMovesInFlight),
 			"shardwise's own moves not read: this action moves no shard")
 	}
 	checks = append(checks, in.Recoveries.checks(in.Reachable == nil)...)

@@ -341,3 +341,28 @@ func TestDefaultConfigIsDryRun(t *testing.T) {
 		t.Fatal("DefaultConfig().DryRun: got false, want true (dry-run unless explicitly turned off)")
 	}
 }
+
+// TestCompletionsOnly: staged returns completing a swap under way still go when the breaker is
+// open only on shardwise's own moves in flight, never on any other failing check.
+func TestCompletionsOnly(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*Inputs)
+		want bool
+	}{
+		{"closed: not a completions-only cycle", func(*Inputs) {}, false},
+		{"own moves in flight over the limit", func(in *Inputs) { in.OwnInFlight = 5 }, true},
+		{"over the limit and the cluster yellow", func(in *Inputs) { in.OwnInFlight, in.Health = 5, "yellow" }, false},
+		{"own moves not read", func(in *Inputs) { in.OwnKnown = false }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := healthy()
+			tc.edit(&in)
+			v := Evaluate(in, DefaultConfig())
+			if got := v.CompletionsOnly(); got != tc.want {
+				t.Errorf("got %v, want %v (failing %+v)", got, tc.want, v.Failed())
+			}
+		})
+	}
+}

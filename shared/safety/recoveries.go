@@ -140,6 +140,16 @@ func (r Recoveries) checks(reachable bool) []Check {
 	return out
 }
 
+// ownAt is shardwise's move in flight on node that holds m back: none for a staged return and the
+// hot move it completes (allocation.PhaseStagedReturn), which are one swap.
+func (r Recoveries) ownAt(m allocation.Move, node string) allocation.Move {
+	busy := r.OwnAt[node]
+	if c := m.Completes; c != nil && busy.Index == c.Index && busy.Shard == c.Shard && busy.From == c.From && busy.To == c.To {
+		return allocation.Move{}
+	}
+	return busy
+}
+
 // Throttle keeps the moves that touch no node with one of shardwise's moves still in flight (its
 // effect is measured before the next), move no shard with a copy already relocating or initializing
 // (never two copies of a shard in flight at once), and leave every node within its recovery limits, counting
@@ -162,9 +172,9 @@ func Throttle(moves []allocation.Move, r Recoveries) ([]allocation.Move, []Refus
 		}
 		why, setting, limit := "", "", 0
 		for _, m := range g {
-			busy, node := r.OwnAt[m.From], m.FromName
+			busy, node := r.ownAt(m, m.From), m.FromName
 			if busy.Index == "" {
-				busy, node = r.OwnAt[m.To], m.ToName
+				busy, node = r.ownAt(m, m.To), m.ToName
 			}
 			if busy.Index != "" {
 				why, setting, limit = fmt.Sprintf("%s has one of shardwise's moves still relocating (%s[%d] %s→%s)", node, busy.Index, busy.Shard, busy.FromName, busy.ToName),

@@ -169,6 +169,22 @@ func TestThrottle(t *testing.T) {
 			},
 		},
 		{
+			name: "a staged return goes through the hold of the swap's hot move it completes, not another's",
+			moves: func() []allocation.Move {
+				back, other := mv("cold", 0, "b", "a", 1, 0), mv("cold", 1, "b", "a", 1, 0)
+				back.Phase, back.Completes = allocation.PhaseStagedReturn, &allocation.Moved{Index: "hot", Shard: 0, From: "id-a", To: "id-b"}
+				other.Phase, other.Completes = allocation.PhaseStagedReturn, &allocation.Moved{Index: "hot", Shard: 1, From: "id-a", To: "id-b"}
+				return []allocation.Move{back, other}
+			}(),
+			rec: func() Recoveries {
+				r := busy(map[string]int{"id-b": 1}, map[string]int{"id-a": 1})
+				r.OwnAt = map[string]allocation.Move{"id-a": mv("hot", 0, "a", "b", 1, 0), "id-b": mv("hot", 0, "a", "b", 1, 0)}
+				return r
+			}(),
+			kept:    []string{"cold[0] b->a"},
+			refused: []refusal{{"cold[1] b->a", "own_move_in_flight_per_node", "b has one of shardwise's moves still relocating (hot[0] a→b)"}},
+		},
+		{
 			name:  "a shard with a copy relocating or initializing: no other copy of it moves",
 			moves: []allocation.Move{mv("x", 0, "a", "b", 1, 0), mv("x", 1, "c", "d", 1, 0), mv("y", 0, "e", "f", 1, 2), mv("z", 0, "f", "e", 1, 2)},
 			rec: func() Recoveries {

@@ -84,7 +84,8 @@
 // and safety violations, checked on every tick and every reroute
 // in the simulator's own truth: two copies of a shard on one node, a shard left with no active copy by
 // a reroute, a move accepted while health was not green, while an earlier reroute move from or to
-// one of its nodes was still relocating, while OpenSearch's own relocations exceeded
+// one of its nodes was still relocating (unless every such move goes the other way between the same
+// two nodes: the second half of a swap split over two calls), while OpenSearch's own relocations exceeded
 // cluster_concurrent_rebalance, or taking a node past node_concurrent_incoming/outgoing_recoveries
 // (with the other moves of its request), and the same move (index, shard, from, to) accepted twice
 // with no other movement of that shard in between. moves_while_builtin_busy counts accepted moves

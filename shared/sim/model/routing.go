@@ -150,8 +150,18 @@ func (s *Sim) RelocatingCount() int {
 type Flight struct {
 	external, Others   int
 	Incoming, Outgoing []int
-	// ExternalAt counts, per node ord, the reroute relocations in flight from or to it.
-	ExternalAt []int
+	// ExternalAt counts, per node ord, the reroute relocations in flight from or to it, and
+	// externalPair those from one node ord to another.
+	ExternalAt   []int
+	externalPair map[[2]int]int
+}
+
+// SwapCompletion reports whether a move from one node ord to another is the second half of a swap
+// split over two calls: every reroute relocation in flight from or to either node goes the other
+// way, from to to from (a staged return follows its hot copy once the copy's files are copied).
+func (f Flight) SwapCompletion(from, to int) bool {
+	back := f.externalPair[[2]int{to, from}]
+	return back > 0 && f.ExternalAt[from] == back && f.ExternalAt[to] == back
 }
 
 // InFlight counts the recoveries in flight; refresh must have run.
@@ -164,6 +174,10 @@ func (s *Sim) InFlight() Flight {
 			f.external++
 			f.ExternalAt[r.Source.Ord]++
 			f.ExternalAt[r.Target.Ord]++
+			if f.externalPair == nil {
+				f.externalPair = map[[2]int]int{}
+			}
+			f.externalPair[[2]int{r.Source.Ord, r.Target.Ord}]++
 		default:
 			f.Others++
 		}

@@ -365,6 +365,18 @@ func TestSafetyViolations(t *testing.T) {
 		}, []string{"move [y][0] a -> b accepted while an earlier reroute move from or to a or b was still relocating",
 			"reroute call 2 of this cycle started 1 relocations: two movers acting on the cluster at once"}},
 
+		{"a swap completed in a second call, its return the other way while the first relocates", func(t *testing.T, s *sim.Sim) {
+			slowRecoveries(t, s)
+			simtest.MustReroute(t, s, simtest.Commands(simtest.Move("y", 0, "a", "c")))
+			s.Step()
+			simtest.MustReroute(t, s, simtest.Commands(simtest.Move("x", 1, "c", "a")))
+		}, nil},
+		{"a second call that is not the other way between the same nodes", func(t *testing.T, s *sim.Sim) {
+			slowRecoveries(t, s)
+			simtest.MustReroute(t, s, simtest.Commands(simtest.Move("y", 0, "a", "c")))
+			s.Step()
+			simtest.MustReroute(t, s, simtest.Commands(simtest.Move("x", 0, "b", "c")))
+		}, []string{"move [x][0] b -> c accepted while an earlier reroute move from or to b or c was still relocating"}},
 		{"two moves in one call within the node recovery limits", func(t *testing.T, s *sim.Sim) {
 			simtest.MustReroute(t, s, simtest.Commands(simtest.Move("x", 0, "a", "c"), simtest.Move("y", 0, "a", "c")))
 		}, nil},
@@ -410,6 +422,14 @@ func TestSafetyViolations(t *testing.T) {
 				t.Errorf("violations: got %d %q, want %q", r.SafetyViolations, got, tc.want)
 			}
 		})
+	}
+}
+
+// slowRecoveries has a 1 MiB copy relocate over several ticks.
+func slowRecoveries(t *testing.T, s *sim.Sim) {
+	t.Helper()
+	if code, resp := simtest.Call(t, s, "PUT", "/_cluster/settings", `{"transient":{"indices.recovery.max_bytes_per_sec":"4kb"}}`); code != 200 {
+		t.Fatalf("set indices.recovery.max_bytes_per_sec: %d %s", code, resp)
 	}
 }
 

@@ -1,0 +1,143 @@
+package allocation
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shardwise/shardwise/shared/cluster"
+)
+
+// swapAndLone: a's relief is a swap of hot[0] (3.5 threads) with warm[0] from b, d's a lone move
+// of h2[1] to c; the two relocations fill cluster_concurrent_rebalance (2) past the hot copy's
+// file phase, so the swap's return waits for it.
+func swapAndLone() *cluster.Snapshot {
+	f := newFixture("a", "b", "c", "d").
+		index("hot", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
+		// small's copies take a off saturation but not to its goal; at 8 GiB they are not twice
+		// sooner than the swap (soonerStep).
+		index("small", 8<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"a"}).
+		index("warm", 1<<30, []float64{0.6}, []string{"b"}).
+		index("filler", 1<<30, []float64{3.4, 4.5}, []string{"b"}, []string{"c"}).
+		index("h2", 1<<30, []float64{4, 2, 2}, []string{"d"}, []string{"d"}, []string{"d"}).
+		queueing("a", 6).queueing("d", 5)
+	exclude(f, "c", "hot")
+	return f.snap()
+}
+
+// later is s a while on, with the copies named (index, shard, from, to) relocating.
+func later(s *cluster.Snapshot, after time.Duration, relocating ...[4]string) *cluster.Snapshot {
+	n := *s
+	n.At = s.At.Add(after)
+	n.Copies = slices.Clone(s.Copies)
+	for _, r := range relocating {
+		for i := range n.Copies {
+			c := &n.Copies[i]
+			if c.Index == r[0] && c.Node == "id-"+r[2] && r[1] == string(rune('0'+c.Shard)) {
+				c.State, c.RelocatingNode = cluster.StateRelocating, "id-"+r[3]
+			}
+		}
+	}
+	return &n
+}
+
+// TestStagedReturns: a swap's return waits until its hot copy's files are copied when the plan's
+// relocations fill cluster_concurrent_rebalance until then; the hot move carries it (judged with
+// it), the memory keeps it, the next plans count it and issue it once due as a staged return the
+// move function's in-flight hold lets through; it is dropped when its hot move no longer
+// relocates. With a rebalance slot free, or for a chain, the return goes with its hot copy.
+func TestStagedReturns(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.BuiltinBalancer.Enabled = false
+	s := swapAndLone()
+	plan, mem := PlanCycle(s, Memory{Streaks: streaks(s, "a", "d")}, cfg)
+	if got, want := moveNames(plan), []string{"hot[0] a->b write-hotspot", "h2[1] d->c write-hotspot"}; !slices.Equal(got, want) {
+		t.Fatalf("moves: got %v want %v\nnotes %+v", got, want, plan.Notes)
+	}
+	hot := plan.Moves[0]
+	if len(hot.StagedReturns) != 1 || hot.StagedReturns[0].Key() != "warm/0/id-b/id-a" || hot.SwapGroup != 0 {
+		t.Fatalf("hot move: staged returns %+v, swap group %d: want warm[0] b→a alone and no group", hot.StagedReturns, hot.SwapGroup)
+	}
+	if !strings.Contains(hot.Reason, "its return waits until the hot copy's files are copied (est. 26s") {
+		t.Errorf("hot move reason lacks the staged return: %s", hot.Reason)
+	}
+	if got := WithStaged([]Move{hot}); len(got) != 2 || got[1].Key() != "warm/0/id-b/id-a" {
+		t.Errorf("WithStaged: got %v, want the hot move then its return", got)
+	}
+	if len(mem.Staged) != 1 || mem.Staged[0].For != (Moved{Index: "hot", Shard: 0, From: "id-a", To: "id-b"}) || !mem.Staged[0].Due.Equal(s.At.Add(25600*time.Millisecond)) {
+		t.Fatalf("memory: got %+v, want warm[0]'s return for hot[0] a→b due 25.6 s on", mem.Staged)
+	}
+
+	under := [][4]string{{"hot", "0", "a", "b"}, {"h2", "1", "d", "c"}}
+	cases := []struct {
+		name     string
+		snap     *cluster.Snapshot
+		issued   bool
+		kept     bool
+		noteHas  string
+		reasonIn string
+	}{
+		{"before its due time it waits, counted", later(s, 20*time.Second, under...), false, true, "waits until its files are copied", ""},
+		{"once due it goes as a staged return", later(s, 30*time.Second, under...), true, true, "", "staged return for hot[0] a→b: its files are copied (est.)"},
+		{"its hot move never ran: dropped", later(s, 30*time.Second, under[1]), false, false, "hot[0] no longer relocates a→b nor has landed", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			next, nm := PlanCycle(tc.snap, mem, cfg)
+			var ret *Move
+			for i, m := range next.Moves {
+				if m.Key() == "warm/0/id-b/id-a" {
+					ret = &next.Moves[i]
+				}
+			}
+			if (ret != nil) != tc.issued {
+				t.Fatalf("return issued %v, want %v; moves %v notes %+v", ret != nil, tc.issued, moveNames(next), next.Notes)
+			}
+			if ret != nil {
+				if ret.Phase != PhaseStagedReturn || ret.Completes == nil || *ret.Completes != mem.Staged[0].For || !strings.HasPrefix(ret.Reason, tc.reasonIn) {
+					t.Errorf("issued return: phase %s, completes %+v, reason %q", ret.Phase, ret.Completes, ret.Reason)
+				}
+			}
+			// Dropped, the same swap may be planned again, with a return staged anew.
+			kept := slices.ContainsFunc(nm.Staged, func(st StagedReturn) bool { return st.At.Equal(s.At) })
+			if kept != tc.kept {
+				t.Errorf("kept in memory: got %+v, want kept %v", nm.Staged, tc.kept)
+			}
+			if tc.noteHas != "" && !slices.ContainsFunc(next.Notes, func(n Note) bool { return n.Kind == NoteStaged && strings.Contains(n.Reason, tc.noteHas) }) {
+				t.Errorf("no %s note with %q: %+v", NoteStaged, tc.noteHas, next.Notes)
+			}
+		})
+	}
+
+	t.Run("a rebalance slot free: the return goes with its hot copy", func(t *testing.T) {
+		free := swapAndLone()
+		free.Settings.Recoveries = cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 2, ClusterRebalance: 3, Known: true}
+		plan, mem := PlanCycle(free, Memory{Streaks: streaks(free, "a", "d")}, cfg)
+		if got := moveNames(plan); !slices.Contains(got, "warm[0] b->a swap-return") || len(mem.Staged) != 0 {
+			t.Errorf("moves %v, staged %+v: want the return in the plan, none staged", got, mem.Staged)
+		}
+	})
+}
+
+// TestStagedReturnAdmitted: the move function's re-check admits a staged return onto a node still
+// hot in the stats (the swap was judged whole when planned); a NO still refuses it.
+func TestStagedReturnAdmitted(t *testing.T) {
+	hot := Verdict{Decider: DeciderWriteLoad, Decision: NotPreferred}
+	cases := []struct {
+		name     string
+		verdicts []Verdict
+		want     bool
+	}{
+		{"the write-load decider's NOT_PREFERRED is weighed", []Verdict{hot}, true},
+		{"a NO refuses", []Verdict{hot, {Decider: "same_shard", Decision: No}}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := Admit(PhaseStagedReturn, tc.verdicts, Projection{TargetBefore: 0.6, TargetAfter: 0.7, TargetGoal: 0.9})
+			if a.Allowed != tc.want || tc.want && a.Rule != RuleStagedReturn {
+				t.Errorf("got %v %s (%s), want %v", a.Allowed, a.Rule, a.Why(), tc.want)
+			}
+		})
+	}
+}
