@@ -78,8 +78,8 @@ func TestStagedReturns(t *testing.T) {
 		noteHas  string
 		reasonIn string
 	}{
-		{"before its due time it waits, counted", later(s, 20*time.Second, under...), false, true, "waits until its files are copied", ""},
-		{"once due it goes as a staged return", later(s, 30*time.Second, under...), true, true, "", "staged return for hot[0] a→b: its files are copied (est.)"},
+		{"before its due time it waits, counted", later(s, 20*time.Second, under...), false, true, "the return of hot[0], waits until 00:00:25 so as not to share its recovery rate", ""},
+		{"once due it goes as a staged return", later(s, 30*time.Second, under...), true, true, "", "staged return for hot[0] a→b: its due time has come"},
 		{"its hot move never ran: dropped", later(s, 30*time.Second, under[1]), false, false, "hot[0] no longer relocates a→b nor has landed", ""},
 	}
 	for _, tc := range cases {
@@ -137,6 +137,48 @@ func TestStagedReturnAdmitted(t *testing.T) {
 			a := Admit(PhaseStagedReturn, tc.verdicts, Projection{TargetBefore: 0.6, TargetAfter: 0.7, TargetGoal: 0.9})
 			if a.Allowed != tc.want || tc.want && a.Rule != RuleStagedReturn {
 				t.Errorf("got %v %s (%s), want %v", a.Allowed, a.Rule, a.Why(), tc.want)
+			}
+		})
+	}
+}
+
+// TestStagedReturnTimedToLand: when the plan's relocations hold the rebalance slots long enough,
+// the return waits until it would land a margin before its hot copy, not only for the hot copy's
+// files; when they do not, until the files are copied.
+func TestStagedReturnTimedToLand(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.BuiltinBalancer.Enabled = false
+	cases := []struct {
+		name   string
+		h2Size int64
+		wait   time.Duration
+		reason string
+	}{
+		{"d's move outlasts the wait: the return lands a margin before the hot copy", 2 << 30, 438 * time.Second, "its return waits 7m18s, to land before the hot copy does (est. 13m50s; its files in 51s at 40 MiB/s shared by 1)"},
+		{"d's move lands sooner: the return waits for the hot copy's files only", 1 << 30, 51200 * time.Millisecond, "its return waits until the hot copy's files are copied (est. 51s"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := swapAndLone()
+			for i := range s.Copies {
+				switch s.Copies[i].Index {
+				case "hot":
+					s.Copies[i].SizeBytes = 2 << 30
+				case "h2":
+					s.Copies[i].SizeBytes = tc.h2Size
+				case "small":
+					s.Copies[i].SizeBytes = 32 << 30 // no quicker step than the swap
+				}
+			}
+			plan, mem := PlanCycle(s, Memory{Streaks: streaks(s, "a", "d")}, cfg)
+			if len(mem.Staged) != 1 {
+				t.Fatalf("staged: got %+v; moves %v notes %+v", mem.Staged, moveNames(plan), plan.Notes)
+			}
+			if got := mem.Staged[0].Due.Sub(s.At); got.Round(time.Second) != tc.wait.Round(time.Second) {
+				t.Errorf("due after %v, want %v", got, tc.wait)
+			}
+			if !strings.Contains(plan.Moves[0].Reason, tc.reason) {
+				t.Errorf("hot move reason lacks %q: %s", tc.reason, plan.Moves[0].Reason)
 			}
 		})
 	}
