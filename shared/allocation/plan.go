@@ -161,6 +161,9 @@ const (
 	// NotePrimaryImbalance: segment-replication primaries leave a node's WRITE use well over a
 	// cooler node's, and no primary move or count-neutral swap fits (primaries.go).
 	NotePrimaryImbalance = "primary-imbalance"
+	// NoteHotOrder: hot nodes that hold copies of the same shards were relieved in another order
+	// than longest queue first, as that order's plan takes them off saturation sooner (planCycle).
+	NoteHotOrder = "hot-order"
 )
 
 // Note is something the planner reports without acting on it.
@@ -311,7 +314,44 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool) (
 	hotspots, streaks := DetectHotspots(snap, mem.Streaks, cfg)
 	trends := RecordTrends(snap, mem.Trends, cfg)
 	hotspots, climbing := detectRising(snap, hotspots, trends, cfg)
-	plan, next, screened, v := planOn(snap, mem, cfg, shortcuts, hotspots, streaks, trends, climbing)
+	plan, next, screened, v := planOn(snap, mem, cfg, shortcuts, hotspots, streaks, trends, climbing, "")
+	if firsts := sharingHot(snap, hotspots); len(firsts) > 1 {
+		// Hot nodes that hold copies of the same shards compete for them (never two copies of a
+		// shard in flight at once): the node relieved first takes the shard the other may need
+		// more. Each is tried first, and the plan whose hot nodes come off saturation soonest
+		// in total is kept (orderCost); the default order wins ties.
+		base := orderCost(v, plan.Moves, hotspots)
+		best, chosen := base, ""
+		for _, first := range firsts {
+			op, on, os, ov := planOn(snap, mem, cfg, shortcuts, hotspots, streaks, trends, climbing, first)
+			screened += os
+			if c := orderCost(ov, op.Moves, hotspots); c < best-1e-9 {
+				plan, next, v, best, chosen = op, on, ov, c, first
+			}
+		}
+		if chosen != "" {
+			var names []string
+			name := ""
+			for _, h := range hotspots {
+				if slices.Contains(firsts, h.Node) {
+					names = append(names, h.NodeName)
+				}
+				if h.Node == chosen {
+					name = h.NodeName
+				}
+			}
+			for i, m := range plan.Moves {
+				if m.Phase == PhaseWriteHotspot && m.From == chosen {
+					plan.Moves[i].Reason += fmt.Sprintf("; %s is relieved first of the hot nodes that share shards (%s), as that order takes them off saturation soonest (note %s)",
+						name, strings.Join(names, ", "), NoteHotOrder)
+					break
+				}
+			}
+			plan.Notes = append(plan.Notes, Note{Kind: NoteHotOrder, Node: name, Reason: fmt.Sprintf(
+				"%s relieved first: %s hold copies of the same shards, and never two copies of a shard are in flight at once, so the node relieved first takes the shards the others may need; with %s first the hot nodes come off saturation in about %s in total (%s for each left saturated, times its use), against %s with the longest queue first",
+				name, strings.Join(names, ", "), name, roundSeconds(best), roundSeconds(orderHorizon), roundSeconds(base))})
+		}
+	}
 	if len(hotspots) == 0 && len(plan.Moves) == 0 {
 		// A calm cluster with nothing else to move: its most skewed node is spread ahead of the
 		// peak, planned on the loads of the cluster's even growth (detectSkew, withSkew). The plan
@@ -320,7 +360,7 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool) (
 		// count): a spread would race it. With no move planned, the view's counts are the
 		// snapshot's.
 		if skew := detectSkew(snap, nil, cfg); len(skew) > 0 && v.builtinUnsettled() == "" {
-			if sp, sn, ss, _ := planOn(snap, mem, cfg, shortcuts, skew, streaks, trends, climbing); len(sp.Moves) > 0 {
+			if sp, sn, ss, _ := planOn(snap, mem, cfg, shortcuts, skew, streaks, trends, climbing, ""); len(sp.Moves) > 0 {
 				return sp, sn, screened + ss
 			}
 		}
@@ -328,14 +368,87 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool) (
 	return plan, next, screened
 }
 
-// planOn plans the cycle for hotspots, as planCycle describes.
+// sharingHot lists the hot nodes (Hotspot.Hot) that hold a copy of a shard another hot node also
+// holds, by id, when there are at most orderTries of them; nil otherwise.
+func sharingHot(snap *cluster.Snapshot, hotspots []Hotspot) []string {
+	hot := map[string]bool{}
+	for _, h := range hotspots {
+		if h.Hot {
+			hot[h.Node] = true
+		}
+	}
+	if len(hot) < 2 {
+		return nil
+	}
+	on := map[cluster.ShardID][]string{}
+	for i := range snap.Copies {
+		if c := &snap.Copies[i]; hot[c.Node] && c.State == cluster.StateStarted {
+			on[c.ID()] = append(on[c.ID()], c.Node)
+		}
+	}
+	sharing := map[string]bool{}
+	for _, nodes := range on {
+		if len(nodes) > 1 {
+			for _, n := range nodes {
+				sharing[n] = true
+			}
+		}
+	}
+	if len(sharing) < 2 || len(sharing) > orderTries {
+		return nil
+	}
+	var out []string
+	for _, h := range hotspots {
+		if sharing[h.Node] {
+			out = append(out, h.Node)
+		}
+	}
+	return out
+}
+
+// orderTries bounds the hot nodes sharing shards that planCycle tries first in turn: each try
+// plans the cycle again.
+const orderTries = 4
+
+// orderCost weighs a cycle's plan by when its hot nodes come off saturation, as the view leaves
+// them with every planned move applied: a node the plan takes off saturation costs the seconds
+// its planned relocations off it take, est. (0 when relief already in flight does it); one it
+// leaves saturated costs orderHorizon times its utilization. The sum over the hot nodes: what
+// the hot node-seconds of the cycles to come add up to.
+func orderCost(v *View, moves []Move, hotspots []Hotspot) float64 {
+	total := 0.0
+	for _, h := range hotspots {
+		if !h.Hot {
+			continue
+		}
+		if u := v.Utilization(h.Node); u >= 1-1e-9 {
+			total += orderHorizon * u
+			continue
+		}
+		secs := 0.0
+		for _, m := range moves {
+			if m.From == h.Node {
+				secs = max(secs, m.EstimatedSeconds)
+			}
+		}
+		total += secs
+	}
+	return total
+}
+
+// orderHorizon is what orderCost counts a hot node left saturated at: two hours, past which a
+// relocation is no relief it waits for.
+const orderHorizon = 7200.0
+
+// planOn plans the cycle for hotspots, as planCycle describes; first, when set, names the hot
+// node relieved first (planCycle's order search).
 func planOn(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool, hotspots []Hotspot, streaks map[string]Streak,
-	trends map[string]TrendHistory, climbing map[string]bool) (Plan, Memory, int, *View) {
+	trends map[string]TrendHistory, climbing map[string]bool, first string) (Plan, Memory, int, *View) {
 	orig := snap
 	v, demandFactor := plannedView(snap, hotspots, cfg)
 	snap = v.Snap
 	p := &planner{v: v, demandFactor: demandFactor, plan: Plan{Cluster: snap.Cluster, SnapshotAt: snap.At, Hotspots: hotspots, Moves: []Move{}}, settling: map[string]bool{},
-		shortcuts: shortcuts, climbing: climbing}
+		shortcuts: shortcuts, climbing: climbing, first: first}
 	for _, h := range hotspots {
 		if h.Skew != nil {
 			p.skew = h.Skew.Factor
@@ -591,6 +704,8 @@ type planner struct {
 	// moves applied (heapLeftToBuiltin).
 	counted   *countState
 	countedAt int
+	// first names the hot node relieved before the others (planCycle's order search).
+	first string
 }
 
 // heapRefusesAll reports whether every node but c's own is, for c, either told NO by the heap

@@ -210,6 +210,10 @@ func (p *planner) hotspots(hs []Hotspot) {
 		}
 		return 1
 	})
+	if i := slices.IndexFunc(hot, func(h Hotspot) bool { return h.Node == p.first }); i > 0 {
+		h := hot[i]
+		hot = slices.Insert(slices.Delete(hot, i, i+1), 0, h)
+	}
 	for _, h := range hot {
 		outcome, proof := p.relieve(h)
 		if outcome == reliefOutweighed {
