@@ -314,7 +314,8 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool) (
 	hotspots, streaks := DetectHotspots(snap, mem.Streaks, cfg)
 	trends := RecordTrends(snap, mem.Trends, cfg)
 	hotspots, climbing := detectRising(snap, hotspots, trends, cfg)
-	plan, next, screened, v := planOn(snap, mem, cfg, shortcuts, hotspots, streaks, trends, climbing, "")
+	plan, next, screened, pl := planOn(snap, mem, cfg, shortcuts, hotspots, streaks, trends, climbing, "")
+	v := pl.v
 	if firsts := sharingHot(snap, hotspots); len(firsts) > 1 {
 		// Hot nodes that hold copies of the same shards compete for them (never two copies of a
 		// shard in flight at once): the node relieved first takes the shard the other may need
@@ -323,10 +324,14 @@ func planCycle(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool) (
 		base := orderCost(v, plan.Moves, hotspots)
 		best, chosen := base, ""
 		for _, first := range firsts {
-			op, on, os, ov := planOn(snap, mem, cfg, shortcuts, hotspots, streaks, trends, climbing, first)
+			if first == pl.firstHot {
+				// The default order plans it first already: the same plan.
+				continue
+			}
+			op, on, os, opl := planOn(snap, mem, cfg, shortcuts, hotspots, streaks, trends, climbing, first)
 			screened += os
-			if c := orderCost(ov, op.Moves, hotspots); c < best-1e-9 {
-				plan, next, v, best, chosen = op, on, ov, c, first
+			if c := orderCost(opl.v, op.Moves, hotspots); c < best-1e-9 {
+				plan, next, v, best, chosen = op, on, opl.v, c, first
 			}
 		}
 		if chosen != "" {
@@ -441,9 +446,10 @@ func orderCost(v *View, moves []Move, hotspots []Hotspot) float64 {
 const orderHorizon = 7200.0
 
 // planOn plans the cycle for hotspots, as planCycle describes; first, when set, names the hot
-// node relieved first (planCycle's order search).
+// node relieved first (planCycle's order search). It returns the planner, whose view holds the
+// plan's moves.
 func planOn(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool, hotspots []Hotspot, streaks map[string]Streak,
-	trends map[string]TrendHistory, climbing map[string]bool, first string) (Plan, Memory, int, *View) {
+	trends map[string]TrendHistory, climbing map[string]bool, first string) (Plan, Memory, int, *planner) {
 	orig := snap
 	v, demandFactor := plannedView(snap, hotspots, cfg)
 	snap = v.Snap
@@ -516,7 +522,7 @@ func planOn(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool, hots
 		next.Departed = append(next.Departed, Departure{Index: m.Index, Shard: m.Shard, Node: m.From, To: m.To, At: snap.At, ClearedWay: m.Phase == PhaseClearWay && !m.Primary,
 			Utilization: p.utilNow(m.From)})
 	}
-	return p.plan, next, p.screened, v
+	return p.plan, next, p.screened, p
 }
 
 // isHeld reports whether a relief group of the planner's own is relocating to or from node
@@ -704,8 +710,9 @@ type planner struct {
 	// moves applied (heapLeftToBuiltin).
 	counted   *countState
 	countedAt int
-	// first names the hot node relieved before the others (planCycle's order search).
-	first string
+	// first names the hot node relieved before the others (planCycle's order search), and
+	// firstHot the one that was (hotspots).
+	first, firstHot string
 }
 
 // heapRefusesAll reports whether every node but c's own is, for c, either told NO by the heap

@@ -214,6 +214,9 @@ func (p *planner) hotspots(hs []Hotspot) {
 		h := hot[i]
 		hot = slices.Insert(slices.Delete(hot, i, i+1), 0, h)
 	}
+	if len(hot) > 0 {
+		p.firstHot = hot[0].Node
+	}
 	for _, h := range hot {
 		outcome, proof := p.relieve(h)
 		if outcome == reliefOutweighed {
