@@ -682,14 +682,49 @@ type function struct {
 // startFunction runs bootstrap under the emulator on free ports of 127.0.0.1 with env as the
 // whole environment (the emulator passes its own to the function, as Lambda sets a function's),
 // and stops both when t ends. The function starts at its first invocation.
+//
+// The ports come from freeAddr, so another process can bind one before the emulator does. The
+// emulator then exits at once saying the address is in use, and the start is tried again on new
+// ports, up to startAttempts times.
 func startFunction(t *testing.T, rie, bootstrap, name string, env map[string]string) *function {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		f, stop, err := startEmulator(t, rie, bootstrap, name, env)
+		if err == nil {
+			t.Cleanup(func() {
+				stop()
+				if t.Failed() {
+					t.Logf("%s: emulator and function log:\n%s", name, f.log(t))
+				}
+			})
+			return f
+		}
+		stop()
+		if !errors.Is(err, errPortTaken) || attempt == startAttempts {
+			t.Fatalf("%s: %v:\n%s", name, err, f.log(t))
+		}
+		t.Logf("%s: %v; starting again on new ports (attempt %d of %d)", name, err, attempt+1, startAttempts)
+	}
+}
+
+// startAttempts bounds the starts of one emulator that lose their ports to another process.
+const startAttempts = 5
+
+// errPortTaken marks an emulator that exited because another process had bound its port.
+var errPortTaken = errors.New("another process took the emulator's port")
+
+// startEmulator makes one attempt of startFunction. It returns the function, a stop that ends the
+// emulator and the runtime it started (always non-nil, to be called once), and an error when the
+// emulator did not come up listening.
+func startEmulator(t *testing.T, rie, bootstrap, name string, env map[string]string) (*function, func(), error) {
 	t.Helper()
 	addr, apiAddr := freeAddr(t), freeAddr(t)
 	f := &function{name: name, url: "http://" + addr + "/2015-03-31/functions/function/invocations",
 		logPath: filepath.Join(t.TempDir(), name+".log")}
+	noop := func() {}
 	logFile, err := os.Create(f.logPath)
 	if err != nil {
-		t.Fatal(err)
+		return f, noop, err
 	}
 	e := maps.Clone(env)
 	e["AWS_LAMBDA_FUNCTION_NAME"] = "shardwise-" + name
@@ -728,20 +763,16 @@ func startFunction(t *testing.T, rie, bootstrap, name string, env map[string]str
 	}
 	if startErr != nil {
 		cancel()
-		t.Fatalf("start %s: %v", cmd.Path, startErr)
+		return f, noop, fmt.Errorf("start %s: %w", cmd.Path, startErr)
 	}
-	t.Cleanup(func() {
+	stop := func() {
 		cancel()
 		<-exited
 		if err := stopRuntime(bootstrap); err != nil {
 			t.Error(err)
 		}
-		if t.Failed() {
-			t.Logf("%s: emulator and function log:\n%s", name, f.log(t))
-		}
-	})
-	waitListening(t, addr, exited, f)
-	return f
+	}
+	return f, stop, waitListening(t, addr, exited, f)
 }
 
 // stopRuntime waits for the function process the emulator started to exit: the emulator runs it
@@ -785,8 +816,9 @@ func processesOf(path string) []int {
 	return pids
 }
 
-// waitListening waits until the emulator accepts connections.
-func waitListening(t *testing.T, addr string, exited <-chan struct{}, f *function) {
+// waitListening waits until the emulator accepts connections. An emulator that exits first
+// returns errPortTaken when its log says a port was in use.
+func waitListening(t *testing.T, addr string, exited <-chan struct{}, f *function) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), readyTimeout)
 	defer cancel()
@@ -794,16 +826,16 @@ func waitListening(t *testing.T, addr string, exited <-chan struct{}, f *functio
 	for {
 		conn, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
-			if err := conn.Close(); err != nil {
-				t.Fatal(err)
-			}
-			return
+			return conn.Close()
 		}
 		select {
 		case <-exited:
-			t.Fatalf("%s: the emulator exited during start:\n%s", f.name, f.log(t))
+			if strings.Contains(f.log(t), "address already in use") {
+				return fmt.Errorf("the emulator exited during start: %w", errPortTaken)
+			}
+			return errors.New("the emulator exited during start")
 		case <-ctx.Done():
-			t.Fatalf("%s: the emulator did not listen on %s within %s:\n%s", f.name, addr, readyTimeout, f.log(t))
+			return fmt.Errorf("the emulator did not listen on %s within %s", addr, readyTimeout)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -1133,7 +1165,7 @@ func sleepUntil(t *testing.T, when time.Time) {
 }
 
 // freeAddr asks the kernel for a free TCP port on 127.0.0.1. Another process could take it before
-// the emulator binds it; the emulator then exits at once and waitListening reports that.
+// the emulator binds it; startFunction then starts the emulator again on new ports.
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	l, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
