@@ -109,7 +109,16 @@ func Endpoint(t testing.TB) string {
 		t.Fatalf("dynamotest: %s is unset, and the moto server this test would start could not be stopped: "+
 			"add func TestMain(m *testing.M) { dynamotest.Main(m) } to the package's tests", EndpointEnv)
 	}
-	startOnce.Do(func() { server, startErr = start(t) })
+	startOnce.Do(func() {
+		// Another process can bind the free port before moto does (see freePort); moto then
+		// exits at once, and a start on a new port follows.
+		for range startAttempts {
+			if server, startErr = start(t); !errors.Is(startErr, errPortTaken) {
+				return
+			}
+			t.Logf("dynamotest: %v; starting again on a new port", startErr)
+		}
+	})
 	if startErr != nil {
 		t.Fatalf("dynamotest: no moto server (%s is unset, so the tests start their own): %v", EndpointEnv, startErr)
 	}
@@ -272,7 +281,11 @@ func (s *motoServer) waitReady() error {
 		}
 		select {
 		case <-s.exited:
-			return fmt.Errorf("moto exited during start; its log:\n%s", s.logTail())
+			log := s.logTail()
+			if strings.Contains(strings.ToLower(log), "address already in use") {
+				return fmt.Errorf("moto exited during start (%w); its log:\n%s", errPortTaken, log)
+			}
+			return fmt.Errorf("moto exited during start; its log:\n%s", log)
 		case <-ctx.Done():
 			return fmt.Errorf("moto did not answer at %s within %s; its log:\n%s", s.endpoint, startTimeout, s.logTail())
 		case <-time.After(pollInterval):
@@ -395,8 +408,15 @@ func installed(dir string) bool {
 	return err == nil
 }
 
+// startAttempts bounds the starts of moto that lose their port to another process.
+const startAttempts = 5
+
+// errPortTaken marks a moto that exited because another process had bound its port.
+var errPortTaken = errors.New("another process took moto's port")
+
 // freePort asks the kernel for a free TCP port on 127.0.0.1. Another process could take it
-// before moto binds it; moto then exits at once and start reports that.
+// before moto binds it; moto then exits at once, start returns errPortTaken, and Endpoint
+// starts moto again on a new port.
 func freePort() (int, error) {
 	l, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
