@@ -44,8 +44,8 @@ type StagedReturn struct {
 // shardwise's relief moves in flight that still relocate by then fill cluster_concurrent_rebalance.
 // Other relocations in flight are not counted, as one may land before the returns go and free a
 // slot (random seed 83 of 200: the balancer took one the moment a relocation landed and evened the
-// counts with a copy shardwise had moved). A group whose returns go first (a target at a shard-count limit), a chain, and a
-// hot copy that would land soon after its files or lose little by sharing are left whole.
+// counts with a copy shardwise had moved). A group whose returns go first (a target at a shard-count limit), a chain, a
+// bundle, and a hot copy that would land soon after its files or lose little by sharing are left whole.
 func (p *planner) stageReturns() {
 	v := p.v
 	limit := v.Snap.Settings.Recoveries.Effective().ClusterRebalance
@@ -76,6 +76,12 @@ func (p *planner) stageReturns() {
 		}
 		switch {
 		case s.hot == -2:
+		case m.Phase == PhaseWriteHotspot && s.hot >= 0:
+			// A bundle, several copies off the hot node: left whole. Its first move alone would
+			// leave the node hot and held while it relocates (random seed 173 of 200: the budget
+			// of one move per node per cycle let it go alone, and the node waited 33 minutes), and
+			// a return may not follow while another of the group's moves still relocates.
+			s.hot = -2
 		case m.Phase == PhaseWriteHotspot:
 			s.hot = i
 		case m.Phase == PhaseSwapReturn:

@@ -183,3 +183,51 @@ func TestStagedReturnTimedToLand(t *testing.T) {
 		})
 	}
 }
+
+// TestStagedBundleLeftWhole: a relief group that moves several copies off the hot node (a bundle)
+// keeps its return with it and all its moves in one group, so the budgets and the throttle let it
+// go whole or not at all; the same group with one hot move stages its return.
+func TestStagedBundleLeftWhole(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.BuiltinBalancer.Enabled = false
+	s := swapAndLone()
+	plan, _ := PlanCycle(s, Memory{Streaks: streaks(s, "a", "d")}, cfg)
+	if len(plan.Moves) != 2 || len(plan.Moves[0].StagedReturns) != 1 {
+		t.Fatalf("fixture: want hot[0] a→b with its return staged, and h2[1] d→c; got %v", moveNames(plan))
+	}
+	hot, ret, lone := plan.Moves[0], plan.Moves[0].StagedReturns[0], plan.Moves[1]
+	hot.StagedReturns = nil
+	const group = 7
+	hot.SwapGroup, ret.SwapGroup = group, group
+	second := hot
+	second.Index, second.Shard, second.To, second.ToName = "small", 0, "id-c", "c"
+	cases := []struct {
+		name   string
+		moves  []Move
+		staged bool
+	}{
+		{"one hot move: its return is staged", []Move{hot, ret, lone}, true},
+		{"a bundle: left whole", []Move{second, hot, ret, lone}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &planner{v: NewView(s, cfg, nil)}
+			p.plan.Moves = slices.Clone(tc.moves)
+			p.stageReturns()
+			if got := len(p.staged) > 0; got != tc.staged {
+				t.Fatalf("staged %v, want %v (%d returns staged)", got, tc.staged, len(p.staged))
+			}
+			if tc.staged {
+				return
+			}
+			if len(p.plan.Moves) != len(tc.moves) {
+				t.Fatalf("moves %d, want all %d kept", len(p.plan.Moves), len(tc.moves))
+			}
+			for _, m := range p.plan.Moves[:len(tc.moves)-1] {
+				if m.SwapGroup != group {
+					t.Errorf("%s: swap group %d, want %d (issued together)", m.Key(), m.SwapGroup, group)
+				}
+			}
+		})
+	}
+}
