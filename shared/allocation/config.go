@@ -24,6 +24,10 @@ type Config struct {
 	// cluster's time, however often pushes and alerts ask for a sample. 0 leaves only
 	// streakMinStep between samples.
 	sampleInterval time.Duration
+	// ownInFlight are shardwise's own moves still in flight by its ledger, of every phase, set by
+	// the caller with WithOwnInFlight: the move function holds each node one of them relocates
+	// from or to (safety.Throttle), so the planner plans no group there (planner.holdOwnInFlight).
+	ownInFlight []Moved
 	// AllocationUtilization: a target whose utilization plus the shard's load would pass this is
 	// NOT_PREFERRED by the write-load decider; it is also the level a hot node must get under.
 	AllocationUtilization float64 `json:"allocation_utilization"`
@@ -93,6 +97,15 @@ type BuiltinBalancer struct {
 // configuration's refresh_period, or the interval of a run that samples at its own pace.
 func (c Config) WithSampleInterval(d time.Duration) Config {
 	c.sampleInterval = d
+	return c
+}
+
+// WithOwnInFlight returns c with shardwise's own moves still in flight by its ledger.
+func (c Config) WithOwnInFlight(moves []Move) Config {
+	c.ownInFlight = nil
+	for _, m := range moves {
+		c.ownInFlight = append(c.ownInFlight, Moved{Index: m.Index, Shard: m.Shard, From: m.From, To: m.To})
+	}
 	return c
 }
 

@@ -20,7 +20,10 @@ func TestReliefInFlight(t *testing.T) {
 		// served is a's WRITE load by its counters: hot[0], hot[1], hot[2] and idx[0] on a.
 		loads []float64
 		// own: the relocation of hot[0] a→c is a move of a relief group the planner projected.
-		own       bool
+		own bool
+		// ledger: the relocation is a move of shardwise's of another phase (an index-balance
+		// move, say), known from its ledger only (Config.WithOwnInFlight).
+		ledger    bool
 		wantMoves bool
 		wantNote  string
 		wantWhy   string
@@ -34,7 +37,13 @@ func TestReliefInFlight(t *testing.T) {
 			name:     "relief of its own in flight leaves it over the goal: it waits for it to land",
 			loads:    []float64{2, 2.5, 2, 1.5},
 			own:      true,
-			wantNote: "hot[0] a→c, a relief group's move, still relocates",
+			wantNote: "hot[0] a→c, one of shardwise's moves, still relocates",
+		},
+		{
+			name:     "a move of its own of another phase, from the ledger, leaves it over the goal: it waits",
+			loads:    []float64{2, 2.5, 2, 1.5},
+			ledger:   true,
+			wantNote: "hot[0] a→c, one of shardwise's moves, still relocates",
 		},
 		{
 			name:      "a relocation not of its own leaves it over the goal: a further group",
@@ -64,12 +73,16 @@ func TestReliefInFlight(t *testing.T) {
 				mem.Projections = []ReliefProjection{{Node: a.ID, NodeName: "a", Kind: PlanMove, At: s.At.Add(-2 * time.Minute), Threads: 8,
 					Target: "id-c", TargetName: "c", Moves: []Moved{{Index: "hot", Shard: 0, From: a.ID, To: "id-c", Underway: s.At.Add(-time.Minute)}}}}
 			}
-			plan, _ := PlanCycle(s, mem, DefaultConfig())
+			cfg := DefaultConfig()
+			if tc.ledger {
+				cfg = cfg.WithOwnInFlight([]Move{{Index: "hot", Shard: 0, From: a.ID, To: "id-c", Phase: PhaseIndexBalance}})
+			}
+			plan, _ := PlanCycle(s, mem, cfg)
 			if len(plan.Hotspots) == 0 || !plan.Hotspots[0].Hot || plan.Hotspots[0].Demand <= 8 {
 				t.Fatalf("hotspots %+v: want a hot with a demand over the 8 threads it serves", plan.Hotspots)
 			}
 			for _, m := range plan.Moves {
-				if tc.own && (m.From == a.ID || m.To == a.ID || m.From == "id-c" || m.To == "id-c") {
+				if (tc.own || tc.ledger) && (m.From == a.ID || m.To == a.ID || m.From == "id-c" || m.To == "id-c") {
 					t.Errorf("move %s[%d] %s→%s: want none touching a or c while hot[0] relocates between them", m.Index, m.Shard, m.FromName, m.ToName)
 				}
 			}

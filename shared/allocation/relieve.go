@@ -285,7 +285,7 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 		return reliefWaiting, nil
 	}
 	if m, ok := p.held[node.ID]; ok {
-		p.note(NoteReliefInFlight, node.Name, "", nil, "%s: %s[%d] %s→%s, a relief group's move, still relocates, leaving it at %.0f%% (goal %.0f%%); no further move touches it until that lands, so its effect is measured first (the move function holds it back too)",
+		p.note(NoteReliefInFlight, node.Name, "", nil, "%s: %s[%d] %s→%s, one of shardwise's moves, still relocates, leaving it at %.0f%% (goal %.0f%%); no further move touches it until that lands, so its effect is measured first (the move function holds it back too)",
 			node.Name, m.Index, m.Shard, p.nodeName(m.From), p.nodeName(m.To), v.Utilization(node.ID)*100, goal*100)
 		return reliefWaiting, nil
 	}
@@ -346,7 +346,7 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 	case len(srch.held) > 0:
 		// Not a failure to find room either: those nodes take copies again once shardwise's
 		// own moves on them land.
-		p.note(NoteThrottled, node.Name, "", nil, "%s: no move, swap or chain fits the nodes free of shardwise's own moves; %s still send or receive a relief group's move, and the move function holds them until it lands (own_move_in_flight_per_node); it is looked at again next cycle",
+		p.note(NoteThrottled, node.Name, "", nil, "%s: no move, swap or chain fits the nodes free of shardwise's own moves; %s still send or receive one of shardwise's moves, and the move function holds them until it lands (own_move_in_flight_per_node); it is looked at again next cycle",
 			node.Name, strings.Join(slices.Sorted(maps.Keys(srch.held)), ", "))
 		return reliefWaiting, nil
 	}

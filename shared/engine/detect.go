@@ -111,8 +111,15 @@ func (e *Engine) detect(ctx context.Context, name, snapshotKey, trigger string) 
 		return res, fmt.Errorf("detect %s: %w", name, err)
 	}
 	memStored := err == nil
+	// The move function holds the nodes of every move of shardwise's still in flight, whatever
+	// its phase: the planner plans nothing there.
+	own, err := e.ownMovesInFlight(ctx, name, snap)
+	if err != nil {
+		return res, fmt.Errorf("detect %s: %w", name, err)
+	}
+	cfg := e.Config.Allocation.WithSampleInterval(e.Config.RefreshPeriod.Std()).WithOwnInFlight(own)
 	start := time.Now()
-	plan, next := allocation.PlanCycle(snap, mem, e.Config.Allocation.WithSampleInterval(e.Config.RefreshPeriod.Std()))
+	plan, next := allocation.PlanCycle(snap, mem, cfg)
 	res.PlanTime = time.Since(start)
 	if trigger != "" {
 		plan.Notes = append(plan.Notes, allocation.Note{Kind: NoteTriggered,
