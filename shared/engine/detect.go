@@ -100,7 +100,10 @@ func (e *Engine) detect(ctx context.Context, name, snapshotKey, trigger string) 
 	if err != nil {
 		return res, fmt.Errorf("detect %s: %w", name, err)
 	}
-	if err := e.verifyMoves(ctx, name, snap); err != nil {
+	// The moves of shardwise's still in flight, of every phase: the move function holds their
+	// nodes, so the planner plans nothing there.
+	own, err := e.verifyMoves(ctx, name, snap)
+	if err != nil {
 		return res, fmt.Errorf("detect %s: %w", name, err)
 	}
 	mkey := state.Key{PK: pk(name), SK: memoryKey}
@@ -111,12 +114,6 @@ func (e *Engine) detect(ctx context.Context, name, snapshotKey, trigger string) 
 		return res, fmt.Errorf("detect %s: %w", name, err)
 	}
 	memStored := err == nil
-	// The move function holds the nodes of every move of shardwise's still in flight, whatever
-	// its phase: the planner plans nothing there.
-	own, err := e.ownMovesInFlight(ctx, name, snap)
-	if err != nil {
-		return res, fmt.Errorf("detect %s: %w", name, err)
-	}
 	cfg := e.Config.Allocation.WithSampleInterval(e.Config.RefreshPeriod.Std()).WithOwnInFlight(own)
 	start := time.Now()
 	plan, next := allocation.PlanCycle(snap, mem, cfg)

@@ -98,7 +98,8 @@ func TestLedgerOutlivesSnapshotTTLWhileRelocating(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := r.e.verifyMoves(t.Context(), "prod", &snap); err != nil {
+				verified, err := r.e.verifyMoves(t.Context(), "prod", &snap)
+				if err != nil {
 					t.Fatal(err)
 				}
 				own, err := r.e.ownMovesInFlight(t.Context(), "prod", &snap)
@@ -106,6 +107,11 @@ func TestLedgerOutlivesSnapshotTTLWhileRelocating(t *testing.T) {
 					t.Fatal(err)
 				}
 				got = append(got, len(own))
+				// Detect hands the planner what its verification found in flight: what the breaker
+				// then counts.
+				if a, b := moveKeys(verified), moveKeys(own); !slices.Equal(a, b) {
+					t.Errorf("cycle %d: verification found %v in flight, the breaker counts %v", i, a, b)
+				}
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("own moves in flight after each half-hour cycle: got %v, want %v", got, tc.want)
@@ -119,4 +125,14 @@ func TestLedgerOutlivesSnapshotTTLWhileRelocating(t *testing.T) {
 			}
 		})
 	}
+}
+
+// moveKeys are the moves' ledger keys, sorted.
+func moveKeys(moves []allocation.Move) []string {
+	out := make([]string, 0, len(moves))
+	for _, m := range moves {
+		out = append(out, m.Key())
+	}
+	slices.Sort(out)
+	return out
 }

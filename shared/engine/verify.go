@@ -23,21 +23,24 @@ const (
 // verifyMoves checks, on a new snapshot, every move the ledger says was issued: the copy is STARTED
 // on its target (arrived), still relocating (check again next cycle), or neither (it did not
 // arrive: cancelled, refused after acceptance, or undone). Each verdict is stored and published.
-func (e *Engine) verifyMoves(ctx context.Context, name string, snap *cluster.Snapshot) error {
+// It returns the moves still in flight once verified, as ownMovesInFlight reads them, from the
+// same read of the ledger: the planner holds their nodes as the breaker does.
+func (e *Engine) verifyMoves(ctx context.Context, name string, snap *cluster.Snapshot) ([]allocation.Move, error) {
 	items, err := e.Store.Query(ctx, pk(name), ledgerPrefix)
 	if err != nil {
-		return fmt.Errorf("verify moves: %w", err)
+		return nil, fmt.Errorf("verify moves: %w", err)
 	}
 	if len(items) == 0 {
-		return nil
+		return nil, nil
 	}
+	var own []allocation.Move
 	var events []bus.Event
 	at := indexCopies(snap)
 	heads := ledgerHeads.read(pk(name))
 	for _, it := range items {
 		head, err := heads.head(it)
 		if err != nil {
-			return fmt.Errorf("verify moves %s: %w", it.Key.SK, err)
+			return nil, fmt.Errorf("verify moves %s: %w", it.Key.SK, err)
 		}
 		// A claimed entry whose invocation recorded no outcome (it died, or its ledger write failed
 		// after the reroute) is verified like an issued one once that invocation is surely over:
@@ -45,21 +48,23 @@ func (e *Engine) verifyMoves(ctx context.Context, name string, snap *cluster.Sna
 		settled := head.Status == statusClaimed && !head.ClaimedAt.IsZero() && e.now().Sub(head.ClaimedAt) >= leaseTTL
 		if (head.Status != statusIssued && !settled) || head.Move.Phase == "" {
 			if err := e.keepInFlight(ctx, name, it, head, at); err != nil {
-				return err
+				return nil, err
 			}
+			own = append(own, entryInFlight(head, at)...)
 			continue
 		}
 		// The entry is rewritten with its outcome: read all of it.
 		entry, err := state.DecodeJSON[ledgerEntry](it.Value)
 		if err != nil {
-			return fmt.Errorf("verify moves %s: %w", it.Key.SK, err)
+			return nil, fmt.Errorf("verify moves %s: %w", it.Key.SK, err)
 		}
 		m := entry.Move
 		onTarget, inFlight := whereIs(entry, at)
 		if inFlight {
 			if err := e.keepInFlight(ctx, name, it, head, at); err != nil {
-				return err
+				return nil, err
 			}
+			own = append(own, entryInFlight(head, at)...)
 			continue
 		}
 		outcome, status := OutcomeArrived, statusArrived
@@ -69,9 +74,12 @@ func (e *Engine) verifyMoves(ctx context.Context, name string, snap *cluster.Sna
 			reason = fmt.Sprintf("%s[%d] is neither relocating to nor started on %s", m.Index, m.Shard, m.ToName)
 		}
 		entry.Status, entry.Reason = status, reason
+		// The group's other moves may still relocate once the first has landed.
+		head.Status = status
+		own = append(own, entryInFlight(head, at)...)
 		if _, err := state.PutJSON(ctx, e.Store, it.Key, entry, state.Condition{IfVersion: it.Version}, e.ttl(), e.now()); err != nil {
 			if !errors.Is(err, state.ErrConflict) {
-				return fmt.Errorf("verify moves: %s: %w", it.Key.SK, err)
+				return nil, fmt.Errorf("verify moves: %s: %w", it.Key.SK, err)
 			}
 			e.log().Info("move already verified by another invocation", "cluster", name, "key", it.Key.SK)
 			continue
@@ -84,12 +92,12 @@ func (e *Engine) verifyMoves(ctx context.Context, name string, snap *cluster.Sna
 	}
 	heads.done()
 	if len(events) == 0 {
-		return nil
+		return own, nil
 	}
 	if err := e.Bus.Publish(ctx, events...); err != nil {
-		return fmt.Errorf("verify moves: %w", err)
+		return nil, fmt.Errorf("verify moves: %w", err)
 	}
-	return nil
+	return own, nil
 }
 
 // ledgerHead is what reading the ledger for verification and for the breaker needs of an entry:
