@@ -24,6 +24,10 @@ type Config struct {
 	// cluster's time, however often pushes and alerts ask for a sample. 0 leaves only
 	// streakMinStep between samples.
 	sampleInterval time.Duration
+	// movesPerCycle is the move function's budget of moves per cycle (safety.max_moves_per_cycle),
+	// set by the caller with WithMoveBudget: a relief group that would pass it, with the moves
+	// planned before it, is not planned, as the move function would refuse it whole. 0: no budget.
+	movesPerCycle int
 	// ownInFlight are shardwise's own moves still in flight by its ledger, of every phase, set by
 	// the caller with WithOwnInFlight: the move function holds each node one of them relocates
 	// from or to (safety.Throttle), so the planner plans no group there (planner.holdOwnInFlight).
@@ -97,6 +101,13 @@ type BuiltinBalancer struct {
 // configuration's refresh_period, or the interval of a run that samples at its own pace.
 func (c Config) WithSampleInterval(d time.Duration) Config {
 	c.sampleInterval = d
+	return c
+}
+
+// WithMoveBudget returns c with the move function's budget of moves per cycle
+// (safety.max_moves_per_cycle), so the planner plans no relief group the budget would refuse.
+func (c Config) WithMoveBudget(perCycle int) Config {
+	c.movesPerCycle = perCycle
 	return c
 }
 

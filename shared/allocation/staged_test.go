@@ -231,3 +231,41 @@ func TestStagedBundleLeftWhole(t *testing.T) {
 		})
 	}
 }
+
+// TestMoveBudget: the planner plans no relief group that the cycle's move budget
+// (Config.WithMoveBudget, safety.max_moves_per_cycle) would refuse after the groups planned before
+// it; the node it leaves gets a throttled note, not an unrelieved one.
+func TestMoveBudget(t *testing.T) {
+	cases := []struct {
+		name      string
+		budget    int
+		want      []string
+		throttled bool
+	}{
+		{"no budget", 0, []string{"hot[0] a->b write-hotspot", "h2[1] d->c write-hotspot"}, false},
+		{"room for both groups", 3, []string{"hot[0] a->b write-hotspot", "h2[1] d->c write-hotspot"}, false},
+		// a's swap (hot[0] and its return) takes both: d's move waits for the next cycle, and with
+		// one relocation planned the return is not staged.
+		{"the first group fills it", 2, []string{"hot[0] a->b write-hotspot", "warm[0] b->a swap-return"}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig().WithMoveBudget(tc.budget)
+			cfg.BuiltinBalancer.Enabled = false
+			s := swapAndLone()
+			plan, _ := PlanCycle(s, Memory{Streaks: streaks(s, "a", "d")}, cfg)
+			if got := moveNames(plan); !slices.Equal(got, tc.want) {
+				t.Fatalf("moves: got %v want %v\nnotes %+v", got, tc.want, plan.Notes)
+			}
+			throttled := slices.ContainsFunc(plan.Notes, func(n Note) bool {
+				return n.Kind == NoteThrottled && n.Node == "d" && strings.Contains(n.Reason, "max_moves_per_cycle 2")
+			})
+			if throttled != tc.throttled {
+				t.Errorf("d throttled by the budget: got %v want %v; notes %+v", throttled, tc.throttled, plan.Notes)
+			}
+			if len(plan.Unrelieved) > 0 {
+				t.Errorf("unrelieved %+v: a node the budget holds back is throttled, not unrelieved", plan.Unrelieved)
+			}
+		})
+	}
+}

@@ -48,20 +48,28 @@ import (
 // Tightened when a cycle with hot nodes that share shards came to try each first (planCycle's
 // order search): seed 9 0.81 → 0.70 and 10 0.63 → 0.57; over the 200 seeds the mean share went
 // 0.6799 → 0.6739 and the moves undone 13 → 12.
+//
+// Re-held when the planner came to plan no relief group the cycle's move budget would refuse
+// (Config.WithMoveBudget): seed 9 0.70 → 0.72 (0.7101), 10 0.57 → 0.50 with a move undone (a
+// document-replication copy sent back as a swap's return at 6m30s, which the balancer took at
+// 28m30s once later moves had changed the counts), 18 0.61 → 0.67 (0.6641); 16 went 0.79 → 0.78
+// and the other 12 are unchanged. Over 400 seeds the mean share went 0.7071 → 0.7024 and the moves undone 33 → 32;
+// over 400 random document-replication clusters 0.4975 → 0.4920, with 2 seeds fixed and none
+// failing anew.
 var segrepGaps = map[uint64]gap{
 	2:  {ratio: 0.83},
 	5:  {ratio: 0.61},
 	6:  {ratio: 0.80},
 	8:  {ratio: 0.70},
-	9:  {ratio: 0.71},
-	10: {ratio: 0.58},
+	9:  {ratio: 0.72},
+	10: {ratio: 0.51, undone: 1},
 	11: {ratio: 0.53},
 	12: {ratio: 0.71},
 	14: {ratio: 0.70},
 	15: {ratio: 0.62},
 	16: {ratio: 0.79},
 	17: {ratio: 0.75},
-	18: {ratio: 0.62, undone: 1},
+	18: {ratio: 0.67, undone: 1},
 	20: {ratio: 0.81},
 	22: {ratio: 0.98},
 	23: {ratio: 0.77},
