@@ -406,7 +406,7 @@ func (v *View) builtinPlay(index string, moves []Move) (ours, moved bool) {
 // (indices.recovery.max_bytes_per_sec is one limiter per node, inbound and outbound), about
 // doubling how long the node stays hot; the balancer's step is a cooler copy of its own choosing.
 //
-// It is harmless, without allocation awareness, when the counts of the indices m touches were within the balancer's threshold
+// It is harmless when the counts of the indices m touches were within the balancer's threshold
 // before it; the predicted copy is not one the planner moved this cycle or within the hour (the
 // balancer moving it would undo a move); it carries under half m's load (as swapReturn's returns);
 // the lightest node is m's source or stays within its goal with it; and the balancer is content
@@ -416,11 +416,6 @@ func (p *planner) builtinReturn(m Move) (ret Move, turn []ExpectedReturn, why st
 	v := p.v
 	if !v.Cfg.BuiltinBalancer.Enabled {
 		return Move{}, nil, "no model of the balancer's choice", false
-	}
-	if len(v.Snap.Settings.AwarenessAttributes) > 0 {
-		// Under allocation awareness the balancer's step also depends on the zones' copies, which
-		// builtinStep does not weigh: over 200 random clusters, relying on it there had moves undone.
-		return Move{}, nil, "under allocation awareness the balancer's first step is not predicted", false
 	}
 	if ix := v.unsettledAmong([]Move{m}); ix != "" {
 		// The balancer has work of its own on these nodes once the relocations land: its first
@@ -631,11 +626,16 @@ func (p *planner) returnsInTurn(m, ret Move) (mine Move, turn []ExpectedReturn, 
 }
 
 // builtinStep is the first relocation OpenSearch's balancer makes on the view's counts, given the
-// indices spread past its threshold: it weighs the index spread widest first, sorts the nodes by
-// weight (stably, in node order), and relocates the highest-numbered started copy of the index on
-// the heaviest node holding one that may go to the lightest (BalancedShardsAllocator's
-// balanceByWeights and tryRelocateShard). A copy still arriving on the heaviest node is returned
-// with its index, shard and nodes only. err says why no step is predicted.
+// indices spread past its threshold: it weighs the index spread widest first, sorts the nodes that
+// hold a copy of it or that the filters allow by weight (stably, in node order), and walks their
+// pairs as BalancedShardsAllocator's balanceByWeights does: the heaviest node holding a copy and
+// the lightest first, then lighter nodes inwards, then the next heaviest; at the first pair whose
+// weights differ by more than the threshold and where some copy may go, it relocates the
+// highest-numbered started copy on the heavier node every decider lets go to the lighter
+// (tryRelocateShard). A pair whose copies the deciders keep (allocation awareness often does, for
+// the lightest node) is passed over, as the balancer passes it. A copy still arriving on the
+// heavier node is returned with its index, shard and nodes only. err says why no step is
+// predicted.
 func (v *View) builtinStep(spread map[string]float64) (step Move, err string) {
 	b := v.Cfg.BuiltinBalancer
 	widest := ""
@@ -654,44 +654,68 @@ func (v *View) builtinStep(spread map[string]float64) (step Move, err string) {
 		return Move{}, "no index spread past the balancer's threshold"
 	}
 	cs := v.counts()
-	held := v.indexOn[ix.Name]
-	total := 0
-	for node, share := range held {
-		if cs.isLive[node] {
-			total += int(share.copies)
-		}
-	}
-	avgIdx := float64(total) / float64(max(len(cs.live), 1))
-	weight := func(node string) float64 {
-		return b.Shard*(float64(v.NodeCopies(node))-cs.avg) + b.Index*(float64(held[node].copies)-avgIdx)
-	}
-	var lo, hi *cluster.Node
+	var nodes []*cluster.Node
 	for _, n := range v.DataNodes() {
 		if !cs.isLive[n.ID] {
 			continue
 		}
-		if lo == nil || weight(n.ID) < weight(lo.ID) {
-			lo = n
-		}
-		if held[n.ID].copies > 0 && (hi == nil || weight(n.ID) >= weight(hi.ID)) {
-			hi = n
+		if v.IndexCopies(ix.Name, n.ID) > 0 {
+			nodes = append(nodes, n)
+		} else if ok, _ := FiltersAllow(ix.Filters, n); ok {
+			if ok, _ := FiltersAllow(v.Snap.Settings.Filters, n); ok {
+				nodes = append(nodes, n)
+			}
 		}
 	}
-	if lo == nil || hi == nil || lo == hi || weight(hi.ID)-weight(lo.ID) <= b.Threshold+0.001 {
+	if len(nodes) < 2 {
 		return Move{}, "the balancer's first step is not predictable from the counts"
 	}
-	for shard := ix.Primaries - 1; shard >= 0; shard-- {
-		id := cluster.ShardID{Index: ix.Name, Shard: shard}
-		if !v.Holds(hi.ID, id) || v.Holds(lo.ID, id) {
-			continue
-		}
-		if c := v.copyOn(ix.Name, shard, hi.ID); c != nil {
-			if firstNo(Evaluate(v, c, lo)) != nil {
+	weights := make(map[string]float64, len(nodes))
+	for _, n := range nodes {
+		weights[n.ID] = b.Shard*float64(v.NodeCopies(n.ID)) + b.Index*float64(v.IndexCopies(ix.Name, n.ID))
+	}
+	slices.SortStableFunc(nodes, func(x, y *cluster.Node) int { return cmp.Compare(weights[x.ID], weights[y.ID]) })
+	w := func(i int) float64 { return weights[nodes[i].ID] }
+	// pick is the copy the balancer relocates from heavy to light: the highest-numbered shard heavy
+	// holds and light does not whose copy every decider lets go there (a copy still arriving on
+	// heavy stands for itself, unjudged). ok is false when there is none.
+	pick := func(heavy, light *cluster.Node) (Move, bool) {
+		for shard := ix.Primaries - 1; shard >= 0; shard-- {
+			id := cluster.ShardID{Index: ix.Name, Shard: shard}
+			if !v.Holds(heavy.ID, id) || v.Holds(light.ID, id) {
 				continue
 			}
-			return newMove(c, hi, lo, c.WriteLoad, PhaseSwapReturn), ""
+			c := v.copyOn(ix.Name, shard, heavy.ID)
+			if c == nil {
+				return Move{Index: ix.Name, Shard: shard, From: heavy.ID, To: light.ID, FromName: heavy.Name, ToName: light.Name, Phase: PhaseSwapReturn}, true
+			}
+			if firstNo(Evaluate(v, c, light)) != nil {
+				continue
+			}
+			return newMove(c, heavy, light, c.WriteLoad, PhaseSwapReturn), true
 		}
-		return Move{Index: ix.Name, Shard: shard, From: hi.ID, To: lo.ID, FromName: hi.Name, ToName: lo.Name, Phase: PhaseSwapReturn}, ""
+		return Move{}, false
+	}
+	lo, hi := 0, len(nodes)-1
+	for picks := 0; picks < builtinPlayPicks; picks++ {
+		light, heavy := nodes[lo], nodes[hi]
+		if v.IndexCopies(ix.Name, heavy.ID) > 0 {
+			if w(hi)-w(lo) <= b.Threshold+0.001 {
+				if !(lo > 0 && hi-1 > 0 && w(hi-1)-w(0) > b.Threshold) {
+					break
+				}
+			} else if m, ok := pick(heavy, light); ok {
+				return m, ""
+			}
+		}
+		if lo >= hi-1 && lo == 0 {
+			break
+		}
+		if lo < hi-1 {
+			lo++
+		} else {
+			lo, hi = 0, hi-1
+		}
 	}
 	return Move{}, "no copy the balancer could move"
 }

@@ -172,10 +172,18 @@ func TestInvitesBuiltinNamesOneIndex(t *testing.T) {
 func TestBuiltinReturn(t *testing.T) {
 	// Three shards of x and of y, two copies each, two of each index per node: level counts.
 	// x[0] is hot (4 threads a copy); x[1] and x[2] are cool.
-	base := func(xLoads []float64) *planner {
+	base := func(xLoads []float64, zones bool) *planner {
 		f := newFixture("a", "b", "c").
 			index("x", 1<<30, xLoads, []string{"a", "b"}, []string{"b", "c"}, []string{"c", "a"}).
 			index("y", 1<<30, []float64{0.1, 0.1, 0.1}, []string{"a", "b"}, []string{"b", "c"}, []string{"c", "a"})
+		if zones {
+			// One zone per node: awareness allows what same-shard allows, and the balancer's step
+			// is predicted as without it.
+			f.s.Settings.AwarenessAttributes = []string{"zone"}
+			for _, n := range []string{"a", "b", "c"} {
+				f.node(n).Attributes = map[string]string{"zone": "z" + n}
+			}
+		}
 		return &planner{v: NewView(f.snap(), DefaultConfig(), nil)}
 	}
 	cases := []struct {
@@ -183,21 +191,24 @@ func TestBuiltinReturn(t *testing.T) {
 		loads   []float64
 		move    Move
 		moved   bool // the balancer's pick was moved by the planner within the hour
+		zones   bool
 		want    bool
 		wantRet string
 	}{
+		{"under allocation awareness, the balancer evens x by sending cool x[1] from the target back to the source",
+			[]float64{4, 0.1, 0.1}, Move{Index: "x", Shard: 0, From: "id-a", To: "id-c", WriteLoad: 4}, false, true, true, "x/1/id-c/id-a"},
 		{"the balancer evens x by sending cool x[1] from the target back to the source",
-			[]float64{4, 0.1, 0.1}, Move{Index: "x", Shard: 0, From: "id-a", To: "id-c", WriteLoad: 4}, false, true, "x/1/id-c/id-a"},
+			[]float64{4, 0.1, 0.1}, Move{Index: "x", Shard: 0, From: "id-a", To: "id-c", WriteLoad: 4}, false, false, true, "x/1/id-c/id-a"},
 		{"the balancer's pick carries half the moved load or more: the planner sends its own return",
-			[]float64{4, 2, 0.1}, Move{Index: "x", Shard: 0, From: "id-a", To: "id-c", WriteLoad: 4}, false, false, ""},
+			[]float64{4, 2, 0.1}, Move{Index: "x", Shard: 0, From: "id-a", To: "id-c", WriteLoad: 4}, false, false, false, ""},
 		{"the balancer's pick is a copy the planner moved: relying on it would have the balancer undo a move",
-			[]float64{4, 0.1, 0.1}, Move{Index: "x", Shard: 0, From: "id-a", To: "id-c", WriteLoad: 4}, true, false, ""},
+			[]float64{4, 0.1, 0.1}, Move{Index: "x", Shard: 0, From: "id-a", To: "id-c", WriteLoad: 4}, true, false, false, ""},
 		{"the balancer would move the moved copy itself back off its target",
-			[]float64{0.1, 0.1, 4}, Move{Index: "x", Shard: 2, From: "id-c", To: "id-b", WriteLoad: 4}, false, false, ""},
+			[]float64{0.1, 0.1, 4}, Move{Index: "x", Shard: 2, From: "id-c", To: "id-b", WriteLoad: 4}, false, false, false, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := base(tc.loads)
+			p := base(tc.loads, tc.zones)
 			if tc.moved {
 				p.departed = []Departure{{Index: "x", Shard: 1, Node: "id-a"}}
 			}
@@ -513,6 +524,44 @@ func TestInvitesBuiltinTakesOurs(t *testing.T) {
 			got, ix, spread := v.invitesBuiltin(tc.moves)
 			if got != tc.want {
 				t.Errorf("got %v (index %s spread %.2f) want %v", got, ix, spread, tc.want)
+			}
+		})
+	}
+}
+
+// TestBuiltinStepPassesKeptPairs: OpenSearch's balancer (balanceByWeights) walks the pairs of
+// nodes inwards when the deciders keep every copy of the heavier node from the lighter, and so
+// does the prediction of its first step. Under allocation awareness the lightest node is often in
+// the zone that holds each shard's other copy: the balancer then sends the copy to the next
+// lightest node, which is what the planner relies on for a lone move's return.
+func TestBuiltinStepPassesKeptPairs(t *testing.T) {
+	build := func(lZone string) *View {
+		f := newFixture("a", "h", "l", "m").
+			index("x", 1<<30, []float64{0.1, 0.1}, []string{"h", "a"}, []string{"h", "a"}).
+			index("y", 1<<30, []float64{0}, []string{"m"})
+		f.s.Settings.AwarenessAttributes = []string{"zone"}
+		for n, z := range map[string]string{"a": "za", "h": "zb", "l": lZone, "m": "zc"} {
+			f.node(n).Attributes = map[string]string{"zone": z}
+		}
+		return NewView(f.snap(), DefaultConfig(), nil)
+	}
+	cases := []struct {
+		name, lZone, want string
+	}{
+		// l is the lightest node, but each of h's copies has its twin on a, in l's zone.
+		{"the lightest node's zone holds every twin: the next lightest takes the copy", "za", "x/1/id-h/id-m"},
+		{"the lightest node may take a copy: it does", "zd", "x/1/id-h/id-l"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := build(tc.lZone)
+			spread := map[string]float64{"x": v.builtinDelta(v.counts(), "x")}
+			if spread["x"] <= v.Cfg.BuiltinBalancer.Threshold {
+				t.Fatalf("x spread %.2f, want it past the threshold", spread["x"])
+			}
+			step, err := v.builtinStep(spread)
+			if err != "" || step.Key() != tc.want {
+				t.Errorf("got %s (%s), want %s", step.Key(), err, tc.want)
 			}
 		})
 	}
