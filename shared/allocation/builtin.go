@@ -425,27 +425,28 @@ func (p *planner) builtinReturn(m Move) (ret Move, turn []ExpectedReturn, why st
 	spread := v.spreadIndices([]Move{m})
 	undo := v.try([]Move{m})
 	defer undo()
-	step, err := v.builtinStep(spread)
-	if err != "" {
-		return Move{}, nil, err, false
+	// Indices spread alike are weighed in an order the snapshot does not show: each one's step is
+	// what the balancer may take, and the return is relied on only when every one of them is
+	// harmless and settles the counts; the heaviest is the one expected.
+	widest := widestSpread(spread)
+	if len(widest) == 0 {
+		return Move{}, nil, "no index spread past the balancer's threshold", false
 	}
-	id := cluster.ShardID{Index: step.Index, Shard: step.Shard}
-	c := v.copyOn(step.Index, step.Shard, step.From)
-	switch {
-	case step.From == m.To && step.Index == m.Index && step.Shard == m.Shard:
-		return Move{}, nil, fmt.Sprintf("the balancer would move %s[%d] itself off %s", step.Index, step.Shard, step.FromName), false
-	case c == nil || p.moved[id] || p.departedShard(id):
-		return Move{}, nil, fmt.Sprintf("the balancer would move %s[%d], which shardwise moved, off %s", step.Index, step.Shard, step.FromName), false
-	case c.State != cluster.StateStarted || !c.LoadKnown:
-		return Move{}, nil, fmt.Sprintf("the balancer's pick %s[%d] on %s is not started with a known load", step.Index, step.Shard, step.FromName), false
-	case c.WriteLoad*2 >= m.WriteLoad:
-		return Move{}, nil, fmt.Sprintf("the balancer's pick %s[%d] carries %.2f WRITE threads, not under half of %.2f", step.Index, step.Shard, c.WriteLoad, m.WriteLoad), false
-	case step.To != m.From && (v.hot[step.To] || v.utilOf(step.To, v.WriteLoad(step.To)+c.WriteLoad) > v.Goal(step.To)):
-		return Move{}, nil, fmt.Sprintf("the balancer would move %s[%d] to %s, which it would leave over its goal", step.Index, step.Shard, step.ToName), false
-	}
-	ret = newMove(c, v.Node(step.From), v.Node(step.To), c.WriteLoad, PhaseSwapReturn)
-	if invites, _, _ := v.invitesBuiltin([]Move{ret}); invites || !v.settles(ret, spread) {
-		return Move{}, nil, "the balancer would go on moving after its first step", false
+	for _, index := range widest {
+		step, err := v.builtinStepOf(index)
+		if err != "" {
+			return Move{}, nil, err, false
+		}
+		alt, why, ok := p.harmlessReturn(m, step, spread)
+		if !ok {
+			if len(widest) > 1 {
+				why = fmt.Sprintf("%s and %s are spread alike, and should the balancer weigh %s first: %s", widest[0], widest[1], index, why)
+			}
+			return Move{}, nil, why, false
+		}
+		if ret.Index == "" || alt.WriteLoad > ret.WriteLoad {
+			ret = alt
+		}
 	}
 	if ret, turn, why, ok = p.returnsInTurn(m, ret); !ok {
 		return Move{}, nil, why, false
@@ -465,6 +466,33 @@ func (p *planner) builtinReturn(m Move) (ret Move, turn []ExpectedReturn, why st
 		}
 	}
 	return ret, turn, why, true
+}
+
+// harmlessReturn checks step, the balancer's predicted first step once lone move m lands (applied
+// to the view), as a return builtinReturn may rely on: a started cool copy shardwise did not move,
+// other than m's, carrying under half m's load, to m's source or a node it leaves within its goal,
+// after which the balancer is content. It returns the step as a move, or why not.
+func (p *planner) harmlessReturn(m, step Move, spread map[string]float64) (Move, string, bool) {
+	v := p.v
+	id := cluster.ShardID{Index: step.Index, Shard: step.Shard}
+	c := v.copyOn(step.Index, step.Shard, step.From)
+	switch {
+	case step.From == m.To && step.Index == m.Index && step.Shard == m.Shard:
+		return Move{}, fmt.Sprintf("the balancer would move %s[%d] itself off %s", step.Index, step.Shard, step.FromName), false
+	case c == nil || p.moved[id] || p.departedShard(id):
+		return Move{}, fmt.Sprintf("the balancer would move %s[%d], which shardwise moved, off %s", step.Index, step.Shard, step.FromName), false
+	case c.State != cluster.StateStarted || !c.LoadKnown:
+		return Move{}, fmt.Sprintf("the balancer's pick %s[%d] on %s is not started with a known load", step.Index, step.Shard, step.FromName), false
+	case c.WriteLoad*2 >= m.WriteLoad:
+		return Move{}, fmt.Sprintf("the balancer's pick %s[%d] carries %.2f WRITE threads, not under half of %.2f", step.Index, step.Shard, c.WriteLoad, m.WriteLoad), false
+	case step.To != m.From && (v.hot[step.To] || v.utilOf(step.To, v.WriteLoad(step.To)+c.WriteLoad) > v.Goal(step.To)):
+		return Move{}, fmt.Sprintf("the balancer would move %s[%d] to %s, which it would leave over its goal", step.Index, step.Shard, step.ToName), false
+	}
+	ret := newMove(c, v.Node(step.From), v.Node(step.To), c.WriteLoad, PhaseSwapReturn)
+	if invites, _, _ := v.invitesBuiltin([]Move{ret}); invites || !v.settles(ret, spread) {
+		return Move{}, "the balancer would go on moving after its first step", false
+	}
+	return ret, "", true
 }
 
 // returnStep is one relocation OpenSearch's balancer is expected to make: a copy and its nodes.
@@ -637,19 +665,36 @@ func (p *planner) returnsInTurn(m, ret Move) (mine Move, turn []ExpectedReturn, 
 // heavier node is returned with its index, shard and nodes only. err says why no step is
 // predicted.
 func (v *View) builtinStep(spread map[string]float64) (step Move, err string) {
+	widest := widestSpread(spread)
+	if len(widest) > 1 {
+		return Move{}, fmt.Sprintf("%s and %s are spread alike: which the balancer weighs first is not predictable", widest[0], widest[1])
+	}
+	if len(widest) == 0 {
+		return Move{}, "no index spread past the balancer's threshold"
+	}
+	return v.builtinStepOf(widest[0])
+}
+
+// widestSpread names the indices spread widest (spread's largest value), by name.
+func widestSpread(spread map[string]float64) []string {
+	most := math.Inf(-1)
+	for _, d := range spread {
+		most = max(most, d)
+	}
+	var out []string
+	for ix, d := range spread {
+		if math.Abs(d-most) <= 1e-9 {
+			out = append(out, ix)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// builtinStepOf is the balancer's first relocation of a copy of index (see builtinStep).
+func (v *View) builtinStepOf(index string) (step Move, err string) {
 	b := v.Cfg.BuiltinBalancer
-	widest := ""
-	for ix, d := range spread {
-		if widest == "" || d > spread[widest]+1e-9 || math.Abs(d-spread[widest]) <= 1e-9 && ix < widest {
-			widest = ix
-		}
-	}
-	for ix, d := range spread {
-		if ix != widest && math.Abs(d-spread[widest]) <= 1e-9 {
-			return Move{}, fmt.Sprintf("%s and %s are spread alike: which the balancer weighs first is not predictable", widest, ix)
-		}
-	}
-	ix := v.Index(widest)
+	ix := v.Index(index)
 	if ix == nil {
 		return Move{}, "no index spread past the balancer's threshold"
 	}

@@ -3,6 +3,7 @@ package allocation
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/shardwise/shardwise/shared/cluster"
@@ -562,6 +563,44 @@ func TestBuiltinStepPassesKeptPairs(t *testing.T) {
 			step, err := v.builtinStep(spread)
 			if err != "" || step.Key() != tc.want {
 				t.Errorf("got %s (%s), want %s", step.Key(), err, tc.want)
+			}
+		})
+	}
+}
+
+// TestBuiltinReturnSpreadAlike: a lone move that spreads two indices alike past the balancer's
+// threshold leaves it a choice the snapshot does not settle (which index it weighs first). The
+// return is relied on when the step it takes for either index is harmless and settles the counts,
+// and the heavier of the two is the one expected; when either is not, the planner sends its own.
+func TestBuiltinReturnSpreadAlike(t *testing.T) {
+	build := func(yLoad float64) *planner {
+		f := newFixture("a", "b", "c", "d").
+			index("x", 1<<30, []float64{4, 0.1, 0.1}, []string{"b", "d"}, []string{"a", "d"}, []string{"c", "b"}).
+			index("y", 1<<30, []float64{yLoad, yLoad, yLoad}, []string{"d", "a"}, []string{"c", "b"}, []string{"c", "a"}).
+			index("z", 1<<30, []float64{0.1, 0.1}, []string{"d", "b"}, []string{"a", "c"})
+		return &planner{v: NewView(f.snap(), DefaultConfig(), nil)}
+	}
+	m := Move{Index: "x", Shard: 0, From: "id-b", To: "id-a", FromName: "b", ToName: "a", WriteLoad: 4}
+	cases := []struct {
+		name    string
+		yLoad   float64
+		want    bool
+		wantRet string
+		why     string
+	}{
+		{"both steps are cool copies back to the hot node", 0.1, true, "x/1/id-a/id-b", "expected to even the counts by moving x[1]"},
+		{"y's step carries half the moved load: the planner sends its own return", 2.5, false, "", "x and y are spread alike"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := build(tc.yLoad)
+			spread := p.v.spreadIndices([]Move{m})
+			if w := widestSpread(spread); len(w) != 2 {
+				t.Fatalf("spread %v: want x and y spread alike", spread)
+			}
+			ret, _, why, ok := p.builtinReturn(m)
+			if ok != tc.want || ok && ret.Key() != tc.wantRet || !strings.Contains(why, tc.why) {
+				t.Errorf("got %v %s (%s), want %v %s (%s)", ok, ret.Key(), why, tc.want, tc.wantRet, tc.why)
 			}
 		})
 	}
