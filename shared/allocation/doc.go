@@ -26,7 +26,8 @@
 //     when its backlog would not drain within DrainWithin, never under HotUtilization.
 //  4. Before any search (relieve.go): relocations already leaving the node that bring it to its goal,
 //     or one that ended since the last sample, make it wait (notes "relief-in-flight",
-//     "relief-settling"); a copy whose load alone is at or over AllocationUtilization × the threads
+//     "relief-settling"), as does a queue that shrinks fast enough to empty before the best plan
+//     found could land (drainsSooner, Hotspot.DrainingDemand); a copy whose load alone is at or over AllocationUtilization × the threads
 //     of the largest node it may go to makes the node unfixable (note "unfixable-hotspot").
 //  5. Candidates ([ChooseOrder], choose.go): the node's copies ranked by the ½-of-hottest heuristic
 //     (tier 1: loads in [T, max) with T half the hottest, closest to T first; then (0, T); then the

@@ -48,6 +48,11 @@ type Hotspot struct {
 	// thread-seconds per second, plus the rejected tasks at the completed tasks' cost. A saturated
 	// node's counters show only what it served. Zero when the backlog neither grows nor overflows.
 	Demand float64 `json:"demand_threads,omitempty"`
+	// DrainingDemand estimates, when the node's backlog shrank since the last sample and it rejected
+	// nothing, the WRITE threads it is asked for: what it serves less the backlog's shrink in
+	// thread-seconds per second. Under its threads the queue empties without a move; zero when
+	// the backlog did not shrink.
+	DrainingDemand float64 `json:"draining_demand_threads,omitempty"`
 	// Hot is true once both criteria held for StreakLimit samples.
 	Hot bool `json:"hot"`
 	// Rising is set, on a node not hot, when its WRITE use climbs steadily toward saturation sooner
@@ -124,6 +129,14 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 				demand = served + g*float64(n.Write.Threads)
 			}
 		}
+		drainingDemand := 0.0
+		if prev.Count > 0 && prev.Latency > 0 && snap.At.After(prev.At) && n.Write.Threads > 0 {
+			// A shrinking backlog is served faster than it fills: the pool serves its threads, so
+			// the shrink, times the threads, is what the node is no longer asked for.
+			if g := (n.Write.QueueLatencySeconds - prev.Latency) / snap.At.Sub(prev.At).Seconds(); g < 0 {
+				drainingDemand = max(served+g*float64(n.Write.Threads), 1e-9)
+			}
+		}
 		if n.Write.Rejected > 0 && snap.IntervalSeconds > 0 && n.Write.CompletedPerSecond > 0 {
 			// A full queue rejects what it cannot hold: the rejected tasks, costing what the completed
 			// ones did, are demand the pool never served.
@@ -138,7 +151,7 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 			QueueLatencySeconds: n.Write.QueueLatencySeconds, LatencyLimit: limit,
 			Utilization: util, UtilizationLimit: cfg.HotUtilization,
 			Queue: n.Write.Queue, Rejected: n.Write.Rejected, Stalled: n.Write.Stalled,
-			Draining: draining, Streak: s.Count, StreakLimit: cfg.SustainedSamples, Demand: demand,
+			Draining: draining, Streak: s.Count, StreakLimit: cfg.SustainedSamples, Demand: demand, DrainingDemand: drainingDemand,
 			Hot:         s.Count >= cfg.SustainedSamples && !draining && s.At.Sub(s.Since) >= sustainSpan(cfg),
 			SpanSeconds: s.At.Sub(s.Since).Seconds(), WindowSeconds: sustainSpan(cfg).Seconds(),
 		}

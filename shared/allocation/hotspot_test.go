@@ -65,22 +65,26 @@ func TestDetectHotspots(t *testing.T) {
 }
 
 // A growing backlog, or a full queue's rejections, tell what a saturated pool is asked for beyond
-// what it serves.
+// what it serves; a shrinking backlog tells what it is asked for under it (DrainingDemand).
 func TestHotspotDemand(t *testing.T) {
 	cases := []struct {
-		name       string
-		prevLat    float64
-		latency    float64
-		rejected   int64 // over the fixture's 30 s interval, against 100 completed per second
-		wantDemand float64
+		name         string
+		prevLat      float64
+		latency      float64
+		rejected     int64 // over the fixture's 30 s interval, against 100 completed per second
+		wantDemand   float64
+		wantDraining float64
 	}{
-		{"backlog grew 9 s in 30 s: 8 served + 0.3 × 8 queued", 43.5, 52.5, 0, 10.4},
-		{"backlog steady: no estimate", 20, 20, 0, 0},
-		{"backlog shrinking: no estimate", 30, 20, 0, 0},
-		{"no earlier latency: no estimate", 0, 20, 0, 0},
-		{"full queue rejecting 20 a second against 100 completed: 8 served × 1.2", 62.5, 62.5, 600, 9.6},
-		{"rejecting while the backlog grows: both count", 43.5, 52.5, 600, 12},
-		{"rejections without an earlier sample still count", 0, 62.5, 300, 8.8},
+		{"backlog grew 9 s in 30 s: 8 served + 0.3 × 8 queued", 43.5, 52.5, 0, 10.4, 0},
+		{"backlog steady: no estimate", 20, 20, 0, 0, 0},
+		{"backlog shrinking 10 s in 30 s: asked for 8 served − 1/3 × 8", 30, 20, 0, 0, 16.0 / 3},
+		{"no earlier latency: no estimate", 0, 20, 0, 0, 0},
+		{"full queue rejecting 20 a second against 100 completed: 8 served × 1.2", 62.5, 62.5, 600, 9.6, 0},
+		{"rejecting while the backlog grows: both count", 43.5, 52.5, 600, 12, 0},
+		{"rejections without an earlier sample still count", 0, 62.5, 300, 8.8, 0},
+		// The queue stopped overflowing during the interval: the shrink over the whole of it
+		// understates the drain since, so what the node is asked for is overstated, never under.
+		{"a full queue that started to shrink: both estimates", 62.5, 57.5, 300, 8.8, 8 - 8.0/6},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,6 +100,9 @@ func TestHotspotDemand(t *testing.T) {
 			}
 			if got := hs[0].Demand; got < tc.wantDemand-1e-9 || got > tc.wantDemand+1e-9 {
 				t.Errorf("demand: got %v want %v", got, tc.wantDemand)
+			}
+			if got := hs[0].DrainingDemand; got < tc.wantDraining-1e-9 || got > tc.wantDraining+1e-9 {
+				t.Errorf("draining demand: got %v want %v", got, tc.wantDraining)
 			}
 			if next["id-a"].Latency != tc.latency {
 				t.Errorf("stored latency: got %v want %v", next["id-a"].Latency, tc.latency)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardwise/shardwise/shared/cluster"
 )
@@ -1017,4 +1018,56 @@ func TestReliefStepOverBundle(t *testing.T) {
 		moves: []string{"mid[0] a->b write-hotspot"},
 		why:   []string{"a ends at 95% (goal 90%)", "short of the goal, but it takes a off saturation", "as a bundle, which would reach the goal"},
 	})
+}
+
+// TestReliefWaitsForDrain: a hot node whose WRITE queue shrinks (by under a tenth of its tasks, so
+// not draining) is asked for less than its threads (Hotspot.DrainingDemand); when its backlog
+// drains before the best plan's relocation could land, the plan would only cost bytes, and the
+// node waits (random seed 165 of 200). A backlog that drains slowly still gets the move.
+func TestReliefWaitsForDrain(t *testing.T) {
+	cases := []struct {
+		name      string
+		prevLat   float64 // the queue's latency 30 s before, now 20 s
+		wantMoves int
+		why       string
+	}{
+		// 10 s of latency drained in 30 s: asked for 8 − 8/3 threads (67 %); the 20 s left drain in
+		// a minute, and a 2-thread copy's relocation takes minutes (its files, then its replay).
+		{"the backlog drains in a minute: no move", 30, 0, "drains in about 1m0s with no move, before the best plan found"},
+		// 1 s in 30 s: asked for 97 % of its threads; the backlog takes 10 minutes to drain.
+		{"the backlog drains in ten minutes: the move goes", 21, 1, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture("a", "b", "c").
+				index("x", 1<<30, []float64{2, 2, 2, 2}, []string{"a"}, []string{"a"}, []string{"a"}, []string{"a"}).
+				queueing("a", 20)
+			s := f.snap()
+			cfg := DefaultConfig()
+			cfg.BuiltinBalancer.Enabled = false
+			mem := Memory{Streaks: map[string]Streak{"id-a": {Count: 3, Since: s.At.Add(-2 * time.Minute), At: s.At.Add(-30 * time.Second), Queue: 520, Latency: tc.prevLat}}}
+			plan, _ := PlanCycle(s, mem, cfg)
+			if len(plan.Hotspots) == 0 || !plan.Hotspots[0].Hot {
+				t.Fatalf("a is not hot: %+v", plan.Hotspots)
+			}
+			var moves []Move
+			for _, m := range plan.Moves {
+				if m.Phase == PhaseWriteHotspot {
+					moves = append(moves, m)
+				}
+			}
+			if len(moves) != tc.wantMoves {
+				t.Fatalf("moves: got %v want %d\nnotes: %+v", moveNames(plan), tc.wantMoves, plan.Notes)
+			}
+			if tc.why == "" {
+				return
+			}
+			for _, n := range plan.Notes {
+				if n.Kind == NoteReliefInFlight && strings.Contains(n.Reason, tc.why) {
+					return
+				}
+			}
+			t.Errorf("no note says %q: %+v", tc.why, plan.Notes)
+		})
+	}
 }

@@ -515,6 +515,16 @@ func (v *View) SetDemand(node string, threads float64) {
 	}
 }
 
+// demandUtil is a node's WRITE utilization were it asked for threads with the copies it serves now:
+// the relocations in flight moved out of it and into it, as SetDemand does.
+func (v *View) demandUtil(node string, threads float64) float64 {
+	st := v.node[node]
+	if st == nil || st.node == nil || st.node.Write.Threads <= 0 {
+		return 0
+	}
+	return (threads + st.inFlight) / float64(st.node.Write.Threads)
+}
+
 // addGrowth raises a rising node's projected load by the threads its climb adds by the time its
 // relief lands (Rise.Growth), over what the view holds for it: relocations in flight off it stay
 // counted.
