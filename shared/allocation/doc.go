@@ -48,8 +48,9 @@
 //     cannot-remain.
 //  9. Choice: for one copy (better), a group that reaches the goal, then the gentler rule, then the
 //     larger drop in excess, then the preferred target; across copies (cheaper), reaching the goal
-//     (unless a group short of it takes the node off saturation and empties its queue more than
-//     reliefSpeedup times sooner: soonerStep, drainTime), the gentler rule, then the sooner relief ([EstimateRelocation]: a move's files at the
+//     (unless, for a hot node, a group short of it takes the node off saturation and empties its
+//     queue more than reliefSpeedup times sooner: soonerStep, drainTime, quicker; a rising or
+//     skewed node has no queue to empty), the gentler rule, then the sooner relief ([EstimateRelocation]: a move's files at the
 //     cluster's recovery rate shared on its busier node, then the translog replay of the copy's
 //     writes meanwhile at TranslogReplaySpeed, so a cooler copy can land before a smaller hot one),
 //     then the fewer bytes. A lone move OpenSearch's own balancer would undo

@@ -738,7 +738,9 @@ func (p *planner) searchRelief(node *cluster.Node, order []Candidate, goal float
 // node-0 also held) and node-leave-mid-hotspot had a move undone (a quick bundle's copy moved on
 // by OpenSearch's balancer filling the node that had just joined).
 func (s *search) quicker(best *option, order []Candidate, goal float64) *option {
-	if s.bundling || !best.sufficient(goal) {
+	if s.bundling || s.early || !best.sufficient(goal) {
+		// A node spread ahead of its peak (early) has no queue to empty: what reaches its goal
+		// by the peak relieves it (soonerStep).
 		return nil
 	}
 	limit := s.drainTime(best) / reliefSpeedup
@@ -980,7 +982,11 @@ const reliefSpeedup = 2
 // while a cooler copy's relocation ends its queue in a fraction of the time (random seed 1:
 // hot[0], 4.94 threads, est. 47m57s).
 func (s *search) soonerStep(step, whole *option) bool {
-	if s.bundling || !s.drains(step) {
+	// A node spread ahead of its peak (early) has no queue to empty: a step short of its goal
+	// leaves it short at the peak. With quicker left out for it too, over 400 random clusters the
+	// mean share of hot node-seconds without shardwise went 0.4717 → 0.4580 and 65 → 61 failed
+	// the property test (segment-replication clusters: unchanged).
+	if s.bundling || s.early || !s.drains(step) {
 		return false
 	}
 	return reliefSpeedup*s.drainTime(step) < s.drainTime(whole)

@@ -895,6 +895,26 @@ func TestReliefWeighsRelocationTime(t *testing.T) {
 				"short of the goal, but it takes a off saturation and empties its queue in about 4m6s, over 2× sooner than bulk[0] (1.25 threads) to b as a move, which would reach the goal (its relocations land in about 11m25s, the queue empty in about 12m21s)"},
 		},
 	}
+	cases = append(cases, reliefCase{
+		// The same loads before a's queue forms, with a's last three filler copies as one copy
+		// of 32 GiB: a carries twice the cluster's share (b, c and d hold 2.1 threads each), so
+		// it is spread ahead of the peak. filler[0] still lands over twice sooner than bulk[0],
+		// but there is no queue to empty: a step short of the goal leaves a short at the peak.
+		name: "a node spread ahead of its peak takes what reaches the goal, not the quick step",
+		build: func() (*cluster.Snapshot, []string) {
+			f := newFixture("a", "b", "c", "d").
+				index("burst", 2<<30, []float64{3.5}, []string{"a"}).
+				index("bulk", 4<<30, []float64{1.25}, []string{"a"}).
+				index("filler", 1<<30, []float64{0.9125}, []string{"a"}).
+				index("rest", 32<<30, []float64{2.7375}, []string{"a"})
+			for _, n := range []string{"b", "c", "d"} {
+				f.index("base-"+n, 1<<30, []float64{2.5}, []string{n})
+			}
+			return f.snap(), nil
+		},
+		moves: []string{"bulk[0] a->b write-hotspot"},
+		why:   []string{"skew: a:", "a ends at"},
+	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			plan := runRelief(t, tc)
