@@ -28,6 +28,10 @@ type Config struct {
 	// set by the caller with WithMoveBudget: a relief group that would pass it, with the moves
 	// planned before it, is not planned, as the move function would refuse it whole. 0: no budget.
 	movesPerCycle int
+	// movesPerNode is the move function's budget of groups per node and cycle
+	// (safety.max_moves_per_node, a swap counting once), set with WithMoveBudget: a relief group
+	// through a node the groups planned before it have used up is not planned. 0: no budget.
+	movesPerNode int
 	// ownInFlight are shardwise's own moves still in flight by its ledger, of every phase, set by
 	// the caller with WithOwnInFlight: the move function holds each node one of them relocates
 	// from or to (safety.Throttle), so the planner plans no group there (planner.holdOwnInFlight).
@@ -104,10 +108,11 @@ func (c Config) WithSampleInterval(d time.Duration) Config {
 	return c
 }
 
-// WithMoveBudget returns c with the move function's budget of moves per cycle
-// (safety.max_moves_per_cycle), so the planner plans no relief group the budget would refuse.
-func (c Config) WithMoveBudget(perCycle int) Config {
-	c.movesPerCycle = perCycle
+// WithMoveBudget returns c with the move function's budgets of moves per cycle
+// (safety.max_moves_per_cycle) and per node (safety.max_moves_per_node), so the planner plans no
+// relief group the budgets would refuse.
+func (c Config) WithMoveBudget(perCycle, perNode int) Config {
+	c.movesPerCycle, c.movesPerNode = perCycle, perNode
 	return c
 }
 

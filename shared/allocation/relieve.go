@@ -140,6 +140,9 @@ type search struct {
 	// overBudget is set when a group was passed over because the cycle's move budget could not
 	// take it (planner.budgetFits): a search that found nothing then waits, it did not fail.
 	overBudget bool
+	// spentOn holds the nodes a group was passed over for, as the groups planned before it used up
+	// their budget of groups per cycle (planner.spentNode).
+	spentOn map[string]bool
 }
 
 func (s *search) spent() bool { return s.bounds.Evaluations >= s.bounds.MaxEvaluations }
@@ -349,6 +352,15 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 		p.note(NoteThrottled, node.Name, "", nil, "%s: no move, swap or chain fits the nodes with an incoming recovery slot free; %s have none (node_concurrent_incoming_recoveries %d); it is looked at again next cycle",
 			node.Name, strings.Join(slices.Sorted(maps.Keys(srch.full)), ", "), v.Snap.Settings.Recoveries.Effective().NodeIncoming)
 		return reliefWaiting, nil
+	case len(srch.spentOn) > 0:
+		names := make([]string, 0, len(srch.spentOn))
+		for id := range srch.spentOn {
+			names = append(names, p.nodeName(id))
+		}
+		slices.Sort(names)
+		p.note(NoteThrottled, node.Name, "", nil, "%s: the groups that relieve it go through %s, which the groups planned before them use up (max_moves_per_node %d); it is looked at again next cycle",
+			node.Name, strings.Join(names, ", "), v.Cfg.movesPerNode)
+		return reliefWaiting, nil
 	case srch.overBudget:
 		// The move function would refuse any group found: the cycle's budget went to the groups
 		// planned before this node's.
@@ -461,6 +473,34 @@ func (p *planner) withinRecoveries(group []Move) bool {
 func (p *planner) budgetFits(n int) bool {
 	limit := p.v.Cfg.movesPerCycle
 	return limit <= 0 || len(p.plan.Moves)+n <= limit
+}
+
+// spentNode is a node of group whose budget of groups per cycle (Config.WithMoveBudget,
+// safety.max_moves_per_node) the groups already planned use up, "" if none: the move function
+// would refuse the group whole (safety.Budget: a group counts once on each node it touches).
+func (p *planner) spentNode(group []Move) string {
+	limit := p.v.Cfg.movesPerNode
+	if limit <= 0 || len(p.plan.Moves) == 0 {
+		return ""
+	}
+	used := map[string]int{}
+	for _, g := range Groups(p.plan.Moves) {
+		nodes := map[string]bool{}
+		for _, m := range g {
+			nodes[m.From], nodes[m.To] = true, true
+		}
+		for n := range nodes {
+			used[n]++
+		}
+	}
+	for _, m := range group {
+		for _, n := range []string{m.From, m.To} {
+			if used[n]+1 > limit {
+				return n
+			}
+		}
+	}
+	return ""
 }
 
 // minRelief is the least load a group must take off the hot node for a hot copy of load: a quarter
@@ -1300,6 +1340,15 @@ func (s *search) admit(group []Move, kind string, t *cluster.Node, rank int) *op
 		// the groups planned before it (random seed 122 of 200: a second hot node's four-move
 		// bundle after the first node's move, with max_moves_per_cycle 4).
 		s.overBudget = true
+		return nil
+	}
+	if n := s.p.spentNode(group); n != "" {
+		// The same, for the groups a node may take part in a cycle (random seed 51 of 200: a hot
+		// node's three-move bundle into node-2, which another hot node's move had just used).
+		if s.spentOn == nil {
+			s.spentOn = map[string]bool{}
+		}
+		s.spentOn[n] = true
 		return nil
 	}
 	o := &option{group: group, judged: judged, kind: kind, target: t, rank: rank, expect: expect, builtin: builtin, turn: reorder}

@@ -1091,3 +1091,54 @@ func TestReliefWaitsForDrain(t *testing.T) {
 		})
 	}
 }
+
+// The move function refuses a group through a node the cycle's earlier groups have used up
+// (safety.max_moves_per_node, a swap counting once): the planner plans the next hot node's relief
+// through other nodes, or has it wait, rather than plan a group that would be refused whole.
+func TestReliefWithinNodeBudget(t *testing.T) {
+	cases := []struct {
+		name    string
+		perNode int
+		idle    bool // d is as cool as c: the second hot node has another target
+		moves   []string
+		notes   []string
+	}{
+		{"no node budget: both hot nodes' moves go to the coolest node", 0, false,
+			[]string{"x[0] a->c write-hotspot", "y[0] b->c write-hotspot"}, nil},
+		{"one group per node: the second hot node's move goes to the next target", 1, true,
+			[]string{"x[0] a->c write-hotspot", "y[0] b->d write-hotspot"}, nil},
+		{"one group per node and no other target: the second hot node waits", 1, false,
+			[]string{"x[0] a->c write-hotspot"}, []string{NoteThrottled}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// a and b are hot at 9 threads of 8, each with one copy of 2 threads to shed and
+			// filler; c is idle and d carries 6 threads unless idle, so that only c takes 2.
+			dLoad := 6.0
+			if tc.idle {
+				dLoad = 0.5
+			}
+			f := newFixture("a", "b", "c", "d").
+				index("x", 1<<30, []float64{2}, []string{"a"}).
+				index("y", 1<<30, []float64{2}, []string{"b"}).
+				index("fa", 1<<30, []float64{3.5, 3.5}, []string{"a"}, []string{"a"}).
+				index("fb", 1<<30, []float64{3.5, 3.5}, []string{"b"}, []string{"b"}).
+				index("fd", 1<<30, []float64{dLoad}, []string{"d"}).
+				queueing("a", 6).queueing("b", 5)
+			s := f.snap()
+			cfg := DefaultConfig().WithMoveBudget(0, tc.perNode)
+			cfg.BuiltinBalancer.Enabled = false
+			plan, _ := PlanCycle(s, Memory{Streaks: streaks(s, "a", "b")}, cfg)
+			if got := moveNames(plan); !slices.Equal(got, tc.moves) {
+				t.Errorf("moves: got %v want %v\nnotes: %+v", got, tc.moves, plan.Notes)
+			}
+			var kinds []string
+			for _, n := range plan.Notes {
+				kinds = append(kinds, n.Kind)
+			}
+			if !slices.Equal(kinds, tc.notes) {
+				t.Errorf("notes: got %+v want kinds %v", plan.Notes, tc.notes)
+			}
+		})
+	}
+}

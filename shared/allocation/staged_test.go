@@ -250,7 +250,7 @@ func TestMoveBudget(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := DefaultConfig().WithMoveBudget(tc.budget)
+			cfg := DefaultConfig().WithMoveBudget(tc.budget, 0)
 			cfg.BuiltinBalancer.Enabled = false
 			s := swapAndLone()
 			plan, _ := PlanCycle(s, Memory{Streaks: streaks(s, "a", "d")}, cfg)
