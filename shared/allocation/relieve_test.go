@@ -914,6 +914,26 @@ func TestReliefWeighsRelocationTime(t *testing.T) {
 		},
 		moves: []string{"bulk[0] a->b write-hotspot"},
 		why:   []string{"skew: a:", "a ends at"},
+	}, reliefCase{
+		// The same cluster recovering at 6 MiB/s: bulk[0]'s 4 GiB take 11 minutes, and its replay
+		// an hour more, past earlyHorizon: a would stay held through the peak it is spread ahead
+		// of. filler[0] lands in about 17 minutes.
+		name: "a node spread ahead of its peak takes the quick step when what reaches the goal lands past the horizon",
+		build: func() (*cluster.Snapshot, []string) {
+			f := newFixture("a", "b", "c", "d").
+				index("burst", 2<<30, []float64{3.5}, []string{"a"}).
+				index("bulk", 4<<30, []float64{1.25}, []string{"a"}).
+				index("filler", 1<<30, []float64{0.9125}, []string{"a"}).
+				index("rest", 32<<30, []float64{2.7375}, []string{"a"})
+			for _, n := range []string{"b", "c", "d"} {
+				f.index("base-"+n, 1<<30, []float64{2.5}, []string{n})
+			}
+			s := f.snap()
+			s.Settings.RecoveryBytesPerSecond = 6 << 20
+			return s, nil
+		},
+		moves: []string{"filler[0] a->b write-hotspot"},
+		why:   []string{"skew: a:", "short of the goal"},
 	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
