@@ -93,6 +93,11 @@ type Moved struct {
 	Landed   time.Time `json:"landed,omitzero"`
 }
 
+// same reports whether m and o are one relocation: the same copy between the same nodes.
+func (m Moved) same(o Moved) bool {
+	return m.Index == o.Index && m.Shard == o.Shard && m.From == o.From && m.To == o.To
+}
+
 // key identifies the group: a dry-run plans the same group every cycle, and it is projected once.
 func (p *ReliefProjection) key() string {
 	parts := []string{p.Node}
@@ -296,11 +301,11 @@ func (p *planner) coolingOff(node, kind string) *Measurement {
 func (p *planner) holdOwnInFlight() {
 	hold := func(m Moved) {
 		if p.held == nil {
-			p.held = map[string]Moved{}
+			p.held = map[string][]Moved{}
 		}
 		for _, n := range []string{m.From, m.To} {
-			if _, ok := p.held[n]; !ok {
-				p.held[n] = m
+			if !slices.ContainsFunc(p.held[n], m.same) {
+				p.held[n] = append(p.held[n], m)
 			}
 		}
 	}

@@ -529,8 +529,19 @@ func planOn(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool, hots
 // (holdOwnInFlight): the move function refuses any group touching it until that lands
 // (safety.Throttle, own_move_in_flight_per_node).
 func (p *planner) isHeld(node string) bool {
-	_, ok := p.held[node]
-	return ok
+	return len(p.held[node]) > 0
+}
+
+// heldBesides is the first of shardwise's own moves in flight on node other than m, and whether
+// there is one: the move function lets a staged return through its hot move's hold only
+// (safety.Throttle).
+func (p *planner) heldBesides(node string, m Moved) (Moved, bool) {
+	for _, h := range p.held[node] {
+		if !h.same(m) {
+			return h, true
+		}
+	}
+	return Moved{}, false
 }
 
 // utilNow is a node's WRITE utilization as the planner measures relief (planner.measured: while it
@@ -703,9 +714,9 @@ type planner struct {
 	// expected are the returns OpenSearch's balancer is expected to make for lone moves relying
 	// on it (builtinReturn), carried in the memory while those moves relocate.
 	expected []ExpectedReturn
-	// held is, by node id, a move of the planner's own relief groups relocating from or to it
-	// (holdOwnInFlight): no further group touches the node until it lands.
-	held map[string]Moved
+	// held is, by node id, shardwise's own moves relocating from or to it (holdOwnInFlight), in
+	// the order found: no further group touches the node until they land.
+	held map[string][]Moved
 	// counted is the shard counts OpenSearch's balancer weighs (View.counts), taken at countedAt
 	// moves applied (heapLeftToBuiltin).
 	counted   *countState

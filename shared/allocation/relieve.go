@@ -290,7 +290,8 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 			node.Name, v.Utilization(node.ID)*100, goal*100)
 		return reliefWaiting, nil
 	}
-	if m, ok := p.held[node.ID]; ok {
+	if held := p.held[node.ID]; len(held) > 0 {
+		m := held[0]
 		p.note(NoteReliefInFlight, node.Name, "", nil, "%s: %s[%d] %s→%s, one of shardwise's moves, still relocates, leaving it at %.0f%% (goal %.0f%%); no further move touches it until that lands, so its effect is measured first (the move function holds it back too)",
 			node.Name, m.Index, m.Shard, p.nodeName(m.From), p.nodeName(m.To), v.Utilization(node.ID)*100, goal*100)
 		return reliefWaiting, nil

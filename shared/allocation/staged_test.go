@@ -77,13 +77,25 @@ func TestStagedReturns(t *testing.T) {
 		kept     bool
 		noteHas  string
 		reasonIn string
+		// own are shardwise's moves in flight besides the plan's (Config.WithOwnInFlight).
+		own []Move
 	}{
-		{"before its due time it waits, counted", later(s, 20*time.Second, under...), false, true, "the return of hot[0], waits until 00:00:25 so as not to share its recovery rate", ""},
-		{"once due it goes as a staged return", later(s, 30*time.Second, under...), true, true, "", "staged return for hot[0] a→b: its due time has come"},
-		{"its hot move never ran: dropped", later(s, 30*time.Second, under[1]), false, false, "hot[0] no longer relocates a→b nor has landed", ""},
+		{"before its due time it waits, counted", later(s, 20*time.Second, under...), false, true, "the return of hot[0], waits until 00:00:25 so as not to share its recovery rate", "", nil},
+		{"once due it goes as a staged return", later(s, 30*time.Second, under...), true, true, "", "staged return for hot[0] a→b: its due time has come", nil},
+		{"its hot move never ran: dropped", later(s, 30*time.Second, under[1]), false, false, "hot[0] no longer relocates a→b nor has landed", "", nil},
+		{
+			// The move function would hold it back (own_move_in_flight_per_node): it waits, counted.
+			"once due, with another of shardwise's moves in flight on its node, it waits", later(s, 30*time.Second, append(under, [4]string{"filler", "0", "b", "c"})...), false, true,
+			"the return of hot[0], is due and waits: b has another of shardwise's moves still relocating (filler[0] b→c)", "",
+			[]Move{{Index: "hot", Shard: 0, From: "id-a", To: "id-b"}, {Index: "filler", Shard: 0, From: "id-b", To: "id-c"}},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			cfg := cfg
+			if tc.own != nil {
+				cfg = cfg.WithOwnInFlight(tc.own)
+			}
 			next, nm := PlanCycle(tc.snap, mem, cfg)
 			var ret *Move
 			for i, m := range next.Moves {

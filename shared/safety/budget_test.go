@@ -175,7 +175,7 @@ func TestBudget(t *testing.T) {
 func TestHold(t *testing.T) {
 	// Node a has one of shardwise's moves in flight; b has a free slot.
 	inFlight := Recoveries{PerNode: true, Limits: cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 2, Known: true},
-		OwnAt:    map[string]allocation.Move{"id-a": mv("w", 0, "a", "z", 1, 0)},
+		OwnAt:    map[string][]allocation.Move{"id-a": {mv("w", 0, "a", "z", 1, 0)}},
 		Incoming: map[string]int{"id-z": 1}, Outgoing: map[string]int{"id-a": 1}}
 	cfg := DefaultConfig()
 	cfg.MaxMovesPerCycle = 4

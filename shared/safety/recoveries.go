@@ -17,8 +17,8 @@ type Recoveries struct {
 	// Relocating counts every relocation in the cluster; Own is how many of them shardwise started.
 	Relocating int
 	Own        int
-	// OwnAt holds, by node id, one of shardwise's moves still in flight from or to that node.
-	OwnAt map[string]allocation.Move
+	// OwnAt holds, by node id, shardwise's moves still in flight from or to that node.
+	OwnAt map[string][]allocation.Move
 	// Incoming and Outgoing count peer recoveries per node id (relocations, and replicas recovering
 	// from their primary). PerNode is false when only the cluster's totals are known.
 	Incoming, Outgoing map[string]int
@@ -32,10 +32,11 @@ type Recoveries struct {
 // RecoveriesOf counts the recoveries in flight in a snapshot's routing table; own are shardwise's
 // moves still in flight.
 func RecoveriesOf(s *cluster.Snapshot, own []allocation.Move) Recoveries {
-	r := Recoveries{Limits: s.Settings.Recoveries.Effective(), Own: len(own), PerNode: true, OwnAt: map[string]allocation.Move{},
+	r := Recoveries{Limits: s.Settings.Recoveries.Effective(), Own: len(own), PerNode: true, OwnAt: map[string][]allocation.Move{},
 		Incoming: map[string]int{}, Outgoing: map[string]int{}, Recovering: map[cluster.ShardID]*cluster.Copy{}, names: map[string]string{}}
 	for _, m := range own {
-		r.OwnAt[m.From], r.OwnAt[m.To] = m, m
+		r.OwnAt[m.From] = append(r.OwnAt[m.From], m)
+		r.OwnAt[m.To] = append(r.OwnAt[m.To], m)
 	}
 	for i := range s.Nodes {
 		r.names[s.Nodes[i].ID] = s.Nodes[i].Name
@@ -140,14 +141,17 @@ func (r Recoveries) checks(reachable bool) []Check {
 	return out
 }
 
-// ownAt is shardwise's move in flight on node that holds m back: none for a staged return and the
-// hot move it completes (allocation.PhaseStagedReturn), which are one swap.
+// ownAt is shardwise's move in flight on node that holds m back, the zero Move if none: the hot move
+// a staged return completes (allocation.PhaseStagedReturn) does not hold it, as the two are one
+// swap, but any other of shardwise's moves on the node does.
 func (r Recoveries) ownAt(m allocation.Move, node string) allocation.Move {
-	busy := r.OwnAt[node]
-	if c := m.Completes; c != nil && busy.Index == c.Index && busy.Shard == c.Shard && busy.From == c.From && busy.To == c.To {
-		return allocation.Move{}
+	for _, busy := range r.OwnAt[node] {
+		if c := m.Completes; c != nil && busy.Index == c.Index && busy.Shard == c.Shard && busy.From == c.From && busy.To == c.To {
+			continue
+		}
+		return busy
 	}
-	return busy
+	return allocation.Move{}
 }
 
 // Throttle keeps the moves that touch no node with one of shardwise's moves still in flight (its

@@ -159,7 +159,7 @@ func TestThrottle(t *testing.T) {
 			moves: []allocation.Move{mv("x", 0, "a", "b", 1, 0), mv("x", 1, "c", "d", 1, 0), mv("x", 2, "e", "a", 1, 0)},
 			rec: func() Recoveries {
 				r := busy(map[string]int{"id-a": 1}, map[string]int{"id-f": 1})
-				r.OwnAt = map[string]allocation.Move{"id-f": mv("w", 0, "f", "a", 1, 0), "id-a": mv("w", 0, "f", "a", 1, 0)}
+				r.OwnAt = map[string][]allocation.Move{"id-f": {mv("w", 0, "f", "a", 1, 0)}, "id-a": {mv("w", 0, "f", "a", 1, 0)}}
 				return r
 			}(),
 			kept: []string{"x[1] c->d"},
@@ -178,11 +178,26 @@ func TestThrottle(t *testing.T) {
 			}(),
 			rec: func() Recoveries {
 				r := busy(map[string]int{"id-b": 1}, map[string]int{"id-a": 1})
-				r.OwnAt = map[string]allocation.Move{"id-a": mv("hot", 0, "a", "b", 1, 0), "id-b": mv("hot", 0, "a", "b", 1, 0)}
+				r.OwnAt = map[string][]allocation.Move{"id-a": {mv("hot", 0, "a", "b", 1, 0)}, "id-b": {mv("hot", 0, "a", "b", 1, 0)}}
 				return r
 			}(),
 			kept:    []string{"cold[0] b->a"},
 			refused: []refusal{{"cold[1] b->a", "own_move_in_flight_per_node", "b has one of shardwise's moves still relocating (hot[0] a→b)"}},
+		},
+		{
+			name: "a staged return waits for another of shardwise's moves on its node beside the hot move it completes",
+			moves: func() []allocation.Move {
+				back := mv("cold", 0, "b", "a", 1, 0)
+				back.Phase, back.Completes = allocation.PhaseStagedReturn, &allocation.Moved{Index: "hot", Shard: 0, From: "id-a", To: "id-b"}
+				return []allocation.Move{back}
+			}(),
+			rec: func() Recoveries {
+				r := busy(map[string]int{"id-b": 1, "id-c": 1}, map[string]int{"id-a": 1, "id-b": 1})
+				r.OwnAt = map[string][]allocation.Move{"id-a": {mv("hot", 0, "a", "b", 1, 0)},
+					"id-b": {mv("hot", 0, "a", "b", 1, 0), mv("w", 0, "b", "c", 1, 0)}, "id-c": {mv("w", 0, "b", "c", 1, 0)}}
+				return r
+			}(),
+			refused: []refusal{{"cold[0] b->a", "own_move_in_flight_per_node", "b has one of shardwise's moves still relocating (w[0] b→c)"}},
 		},
 		{
 			name:  "a shard with a copy relocating or initializing: no other copy of it moves",
