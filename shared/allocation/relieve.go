@@ -331,6 +331,9 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 	if best != nil && p.drainsSooner(h, srch, best) {
 		return reliefWaiting, nil
 	}
+	if best != nil && !early && p.waitsForTwin(node, srch, best, waiting) {
+		return reliefWaiting, nil
+	}
 	cooled := p.coolingNotes(node, srch, best)
 	if best != nil {
 		p.addOption(h, node, goal, best)
@@ -422,6 +425,70 @@ func (p *planner) drainsSooner(h Hotspot, s *search, best *option) bool {
 	p.note(NoteReliefInFlight, h.NodeName, "", nil, "%s: its WRITE queue shrinks: it is asked for %.2f WRITE threads (%.0f%% of its threads, relocations in flight counted), so its backlog (%.1fs) drains in about %s with no move, before the best plan found (%s[%d] to %s) would land (in about %s); it is looked at again next cycle",
 		h.NodeName, h.DrainingDemand, u*100, h.QueueLatencySeconds, roundSeconds(wait), best.group[0].Index, best.group[0].Shard, best.target.Name, roundSeconds(lands))
 	return true
+}
+
+// waitsForTwin reports, and notes, whether a hot node is better left to wait for a copy whose shard
+// is moving elsewhere than given best, a step that leaves it saturated: the step holds the node
+// (no further group touches it) until it lands, while the waiting copy, whose removal alone takes
+// the node off saturation, is free to move once its shard's other copy lands (twinLands), before
+// the step would. Taking the step would put that relief off until the step lands. Random seed 151
+// of 200: node-0 at 121 %, hot[1] waiting on its twin's relocation off node-1 (est. 20m50s, 13
+// minutes left), took idx-1[2] (0.49 threads, est. 42m45s) and moved hot[1] only at minute 51.
+func (p *planner) waitsForTwin(node *cluster.Node, s *search, best *option, waiting []*cluster.Copy) bool {
+	if s.drains(best) || node.Write.Threads <= 0 {
+		return false
+	}
+	v := p.v
+	step := s.reliefTime(best)
+	var copy *cluster.Copy
+	var lands float64
+	for _, c := range waiting {
+		if v.Utilization(node.ID)-v.CopyLoad(c)/float64(node.Write.Threads) >= 1-1e-9 {
+			continue
+		}
+		t, ok := p.twinLands(c)
+		if ok && t < step && (copy == nil || t < lands) {
+			copy, lands = c, t
+		}
+	}
+	if copy == nil {
+		return false
+	}
+	hm := best.group[best.hot()]
+	shard := copy.Shard
+	p.note(NoteDeferred, node.Name, copy.Index, &shard, "%s: its best step now, %s[%d] (%.2f WRITE threads), leaves it saturated and holds it until it lands (est. %s); %s[%d] (%.2f threads) alone takes it off saturation and may move once its shard's other copy lands (est. %s): it waits for that",
+		node.Name, hm.Index, hm.Shard, hm.WriteLoad, roundSeconds(step), copy.Index, copy.Shard, v.CopyLoad(copy), roundSeconds(lands))
+	return true
+}
+
+// twinLands estimates, in seconds from now, when the relocation of c's shard that keeps c waiting
+// ends: a move planned this cycle takes its estimate; one of shardwise's moves in flight its
+// estimate less the time since the first sample showed it under way; any other relocation its
+// whole estimate from now, as its progress is unknown (an upper bound). False when no copy of the
+// shard relocates, as when it initializes.
+func (p *planner) twinLands(c *cluster.Copy) (float64, bool) {
+	v := p.v
+	for _, m := range p.plan.Moves {
+		if m.Index == c.Index && m.Shard == c.Shard {
+			return m.EstimatedSeconds, m.EstimatedSeconds > 0
+		}
+	}
+	for i := range v.Snap.Copies {
+		o := &v.Snap.Copies[i]
+		if o.Index != c.Index || o.Shard != c.Shard || o.State != cluster.StateRelocating || o.RelocatingNode == "" {
+			continue
+		}
+		e := EstimateRelocation(v.Snap.Settings, v.Cfg, o.SizeBytes, v.CopyLoad(o), 1).Seconds()
+		for _, pr := range p.projections {
+			for _, m := range pr.Moves {
+				if m.Index == o.Index && m.Shard == o.Shard && m.From == o.Node && m.To == o.RelocatingNode && !m.Underway.IsZero() {
+					e -= v.Snap.At.Sub(m.Underway).Seconds()
+				}
+			}
+		}
+		return max(0, e), true
+	}
+	return 0, false
 }
 
 // coolingNotes notes each kind of plan the search passed over on node because it measured no relief
