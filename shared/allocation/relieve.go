@@ -462,10 +462,14 @@ func (p *planner) waitsForTwin(node *cluster.Node, s *search, best *option, wait
 }
 
 // twinLands estimates, in seconds from now, when the relocation of c's shard that keeps c waiting
-// ends: a move planned this cycle takes its estimate; one of shardwise's moves in flight its
-// estimate less the time since the first sample showed it under way; any other relocation its
-// whole estimate from now, as its progress is unknown (an upper bound). False when no copy of the
-// shard relocates, as when it initializes.
+// ends: a move planned this cycle takes its estimate; one of shardwise's moves in flight the
+// estimate it was planned with (its files shared as they were then, and their replay) less the
+// time since the first sample showed it under way, 0 once past it; any other relocation its
+// estimate alone from now, as its progress is unknown. False when no copy of the shard relocates
+// (as when one initializes), or when shardwise's move has taken over twice its estimate: a wait on
+// it then rests on a guess. Over 400 random clusters, not waiting past the estimate at all left
+// more unrelieved cycles (270 against 210) and the mean share of hot node-seconds at 0.4544
+// against 0.4524: a relocation past its estimate mostly lands soon after.
 func (p *planner) twinLands(c *cluster.Copy) (float64, bool) {
 	v := p.v
 	for _, m := range p.plan.Moves {
@@ -478,15 +482,20 @@ func (p *planner) twinLands(c *cluster.Copy) (float64, bool) {
 		if o.Index != c.Index || o.Shard != c.Shard || o.State != cluster.StateRelocating || o.RelocatingNode == "" {
 			continue
 		}
-		e := EstimateRelocation(v.Snap.Settings, v.Cfg, o.SizeBytes, v.CopyLoad(o), 1).Seconds()
 		for _, pr := range p.projections {
 			for _, m := range pr.Moves {
-				if m.Index == o.Index && m.Shard == o.Shard && m.From == o.Node && m.To == o.RelocatingNode && !m.Underway.IsZero() {
-					e -= v.Snap.At.Sub(m.Underway).Seconds()
+				if m.Index != o.Index || m.Shard != o.Shard || m.From != o.Node || m.To != o.RelocatingNode || m.Underway.IsZero() || m.FileSeconds <= 0 {
+					continue
 				}
+				whole := m.FileSeconds
+				if speed := v.Cfg.TranslogReplaySpeed; speed > 0 {
+					whole += m.WriteLoad * m.FileSeconds / speed
+				}
+				left := whole - v.Snap.At.Sub(m.Underway).Seconds()
+				return max(left, 0), left > -whole
 			}
 		}
-		return max(0, e), true
+		return EstimateRelocation(v.Snap.Settings, v.Cfg, o.SizeBytes, v.CopyLoad(o), 1).Seconds(), true
 	}
 	return 0, false
 }

@@ -23,11 +23,23 @@ func TestReliefWaitsForTwin(t *testing.T) {
 		note     string
 	}{
 		{
-			// slow[0]: 16 GiB, est. 22m6s with its overhead; hot[0]: 1 GiB, 26 s of files
-			// and 7m25s of replay, under way for a minute.
+			// slow[0]: 16 GiB, est. 22m6s with its overhead; hot[0]: 1 GiB, planned at 26 s of
+			// files and 7m25s of replay, under way for a minute.
 			name: "the step lands after the twin: a waits for hot[0]", slowSize: 16 << 30, underway: time.Minute,
 			note: "a: its best step now, slow[0] (0.50 WRITE threads), leaves it saturated and holds it until it lands (est. 22m6s); hot[0] (4.00 threads) alone takes it off saturation and may move once its shard's other copy lands (est. 6m51s): it waits for that",
 		},
+		{
+			// hot[0] under way for 16 minutes, over twice its estimate (7m51s): a wait on it rests
+			// on a guess.
+			name: "the twin is past twice its estimate: the step goes", slowSize: 16 << 30, underway: 16 * time.Minute,
+			moves: []string{"slow[0] a->d write-hotspot"},
+		},
+		{
+			// hot[0] under way for 10 minutes, past its estimate but not twice: it lands any moment.
+			name: "the twin is past its estimate: a waits", slowSize: 16 << 30, underway: 10 * time.Minute,
+			note: "a: its best step now, slow[0] (0.50 WRITE threads), leaves it saturated and holds it until it lands (est. 22m6s); hot[0] (4.00 threads) alone takes it off saturation and may move once its shard's other copy lands (est. 0s): it waits for that",
+		},
+
 		{
 			// slow[0]: 256 MiB, its relocation under two minutes.
 			name: "the step lands first: it goes", slowSize: 256 << 20, underway: time.Minute,
@@ -53,7 +65,7 @@ func TestReliefWaitsForTwin(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.BuiltinBalancer.Enabled = false
 			mem := Memory{Streaks: streaks(s, "a"), Projections: []ReliefProjection{{Node: b.ID, NodeName: "b", Kind: PlanMove, At: s.At.Add(-tc.underway - 30*time.Second), Threads: 8,
-				Target: "id-c", TargetName: "c", Moves: []Moved{{Index: "hot", Shard: 0, From: b.ID, To: "id-c", Underway: s.At.Add(-tc.underway)}}}}}
+				Target: "id-c", TargetName: "c", Moves: []Moved{{Index: "hot", Shard: 0, From: b.ID, To: "id-c", Underway: s.At.Add(-tc.underway), FileSeconds: 25.6, WriteLoad: 4}}}}}
 			plan, _ := PlanCycle(s, mem, cfg)
 			var off []string
 			for _, m := range moveNames(plan) {
