@@ -440,24 +440,24 @@ func (p *planner) waitsForTwin(node *cluster.Node, s *search, best *option, wait
 	}
 	v := p.v
 	step := s.reliefTime(best)
-	var copy *cluster.Copy
+	var twin *cluster.Copy
 	var lands float64
 	for _, c := range waiting {
 		if v.Utilization(node.ID)-v.CopyLoad(c)/float64(node.Write.Threads) >= 1-1e-9 {
 			continue
 		}
 		t, ok := p.twinLands(c)
-		if ok && t < step && (copy == nil || t < lands) {
-			copy, lands = c, t
+		if ok && t < step && (twin == nil || t < lands) {
+			twin, lands = c, t
 		}
 	}
-	if copy == nil {
+	if twin == nil {
 		return false
 	}
 	hm := best.group[best.hot()]
-	shard := copy.Shard
-	p.note(NoteDeferred, node.Name, copy.Index, &shard, "%s: its best step now, %s[%d] (%.2f WRITE threads), leaves it saturated and holds it until it lands (est. %s); %s[%d] (%.2f threads) alone takes it off saturation and may move once its shard's other copy lands (est. %s): it waits for that",
-		node.Name, hm.Index, hm.Shard, hm.WriteLoad, roundSeconds(step), copy.Index, copy.Shard, v.CopyLoad(copy), roundSeconds(lands))
+	shard := twin.Shard
+	p.note(NoteDeferred, node.Name, twin.Index, &shard, "%s: its best step now, %s[%d] (%.2f WRITE threads), leaves it saturated and holds it until it lands (est. %s); %s[%d] (%.2f threads) alone takes it off saturation and may move once its shard's other copy lands (est. %s): it waits for that",
+		node.Name, hm.Index, hm.Shard, hm.WriteLoad, roundSeconds(step), twin.Index, twin.Shard, v.CopyLoad(twin), roundSeconds(lands))
 	return true
 }
 
