@@ -186,3 +186,33 @@ func TestKindCoolingOff(t *testing.T) {
 		})
 	}
 }
+
+// TestMeasurementString: a note on a measured group says what it did, and when the node's load did
+// not fall as projected while the group's copies took their load elsewhere, that the rest arrived
+// from elsewhere.
+func TestMeasurementString(t *testing.T) {
+	base := Measurement{NodeName: "a", Kind: PlanMove, TargetName: "b", Threads: 8, SourceBefore: 10, ProjectedAfter: 7, Tolerance: 1, ProjectedGroup: 3, MeasuredGroup: 3}
+	cases := []struct {
+		name     string
+		after    float64
+		relieved bool
+		want     string
+	}{
+		{"as projected", 7.2, true, "it relieved it as projected"},
+		{"more arrived from elsewhere", 9.5, true, "it relieved it as projected, its copies having taken their load elsewhere, while 2.50 threads more than projected reached it from elsewhere"},
+		{"nothing", 9.9, false, "it relieved nothing"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := base
+			m.MeasuredAfter, m.Relieved = tc.after, tc.relieved
+			got := m.String()
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("got %q, want it to contain %q", got, tc.want)
+			}
+			if tc.name == "as projected" && strings.Contains(got, "from elsewhere") {
+				t.Errorf("got %q: nothing arrived from elsewhere", got)
+			}
+		})
+	}
+}
