@@ -895,31 +895,9 @@ func TestReliefWeighsRelocationTime(t *testing.T) {
 				"short of the goal, but it takes a off saturation and empties its queue in about 4m6s, over 2× sooner than bulk[0] (1.25 threads) to b as a move, which would reach the goal (its relocations land in about 11m25s, the queue empty in about 12m21s)"},
 		},
 	}
-	cases = append(cases, reliefCase{
-		// The same loads before a's queue forms, with a's last three filler copies as one copy
-		// of 32 GiB: a carries twice the cluster's share (b, c and d hold 2.1 threads each), so
-		// it is spread ahead of the peak. filler[0] still lands over twice sooner than bulk[0],
-		// but there is no queue to empty: a step short of the goal leaves a short at the peak.
-		name: "a node spread ahead of its peak takes what reaches the goal, not the quick step",
-		build: func() (*cluster.Snapshot, []string) {
-			f := newFixture("a", "b", "c", "d").
-				index("burst", 2<<30, []float64{3.5}, []string{"a"}).
-				index("bulk", 4<<30, []float64{1.25}, []string{"a"}).
-				index("filler", 1<<30, []float64{0.9125}, []string{"a"}).
-				index("rest", 32<<30, []float64{2.7375}, []string{"a"})
-			for _, n := range []string{"b", "c", "d"} {
-				f.index("base-"+n, 1<<30, []float64{2.5}, []string{n})
-			}
-			return f.snap(), nil
-		},
-		moves: []string{"bulk[0] a->b write-hotspot"},
-		why:   []string{"skew: a:", "a ends at"},
-	}, reliefCase{
-		// The same cluster recovering at 6 MiB/s: bulk[0]'s 4 GiB take 11 minutes, and its replay
-		// an hour more, past earlyHorizon: a would stay held through the peak it is spread ahead
-		// of. filler[0] lands in about 17 minutes.
-		name: "a node spread ahead of its peak takes the quick step when what reaches the goal lands past the horizon",
-		build: func() (*cluster.Snapshot, []string) {
+	// spreadAhead is a's loads before its queue forms, recovering at rate bytes a second.
+	spreadAhead := func(rate int64) func() (*cluster.Snapshot, []string) {
+		return func() (*cluster.Snapshot, []string) {
 			f := newFixture("a", "b", "c", "d").
 				index("burst", 2<<30, []float64{3.5}, []string{"a"}).
 				index("bulk", 4<<30, []float64{1.25}, []string{"a"}).
@@ -929,9 +907,25 @@ func TestReliefWeighsRelocationTime(t *testing.T) {
 				f.index("base-"+n, 1<<30, []float64{2.5}, []string{n})
 			}
 			s := f.snap()
-			s.Settings.RecoveryBytesPerSecond = 6 << 20
+			s.Settings.RecoveryBytesPerSecond = rate
 			return s, nil
-		},
+		}
+	}
+	cases = append(cases, reliefCase{
+		// The same loads before a's queue forms, with a's last three filler copies as one copy
+		// of 32 GiB: a carries twice the cluster's share (b, c and d hold 2.1 threads each), so
+		// it is spread ahead of the peak. filler[0] still lands over twice sooner than bulk[0],
+		// but there is no queue to empty: a step short of the goal leaves a short at the peak.
+		name:  "a node spread ahead of its peak takes what reaches the goal, not the quick step",
+		build: spreadAhead(40 << 20),
+		moves: []string{"bulk[0] a->b write-hotspot"},
+		why:   []string{"skew: a:", "a ends at"},
+	}, reliefCase{
+		// The same cluster recovering at 6 MiB/s: bulk[0]'s 4 GiB take 11 minutes, and its replay
+		// an hour more, past earlyHorizon: a would stay held through the peak it is spread ahead
+		// of. filler[0] lands in about 17 minutes.
+		name:  "a node spread ahead of its peak takes the quick step when what reaches the goal lands past the horizon",
+		build: spreadAhead(6 << 20),
 		moves: []string{"filler[0] a->b write-hotspot"},
 		why:   []string{"skew: a:", "short of the goal"},
 	})
