@@ -21,6 +21,22 @@ type Streak struct {
 	Queue int `json:"queue"`
 	// Latency is the estimated WRITE queue latency at At, to measure how fast the backlog grows.
 	Latency float64 `json:"latency,omitempty"`
+	// StatsAt is the node's own stats timestamp at At: the backlog's growth is timed by the
+	// cluster's clock (elapsed).
+	StatsAt time.Time `json:"stats_at,omitzero"`
+}
+
+// elapsed is the cluster time, in seconds, from prev's sample to this one: between the node's own
+// stats timestamps when both are known, else between the snapshots. The collector's clock can run
+// apart from the cluster's: against the simulator served at 20× speed, samples 10 s apart on the
+// collector's clock were 200 s apart on the cluster's, and a backlog's growth timed by the first
+// read as twenty times the demand (write-hotspot: node-0 at 279 %, so every hot copy outweighed
+// the other nodes and the plan moved a cool one).
+func elapsed(n *cluster.Node, prev Streak, at time.Time) float64 {
+	if !n.StatsAt.IsZero() && !prev.StatsAt.IsZero() && n.StatsAt.After(prev.StatsAt) {
+		return n.StatsAt.Sub(prev.StatsAt).Seconds()
+	}
+	return at.Sub(prev.At).Seconds()
 }
 
 // Hotspot is one node's WRITE pool evidence for this sample.
@@ -125,7 +141,7 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 		if prev.Count > 0 && prev.Latency > 0 && snap.At.After(prev.At) && n.Write.Threads > 0 {
 			// Latency L is the queued work per thread: its growth g, times the threads, is the work
 			// arriving per second beyond what the pool serves.
-			if g := (n.Write.QueueLatencySeconds - prev.Latency) / snap.At.Sub(prev.At).Seconds(); g > 0 {
+			if g := (n.Write.QueueLatencySeconds - prev.Latency) / elapsed(n, prev, snap.At); g > 0 {
 				demand = served + g*float64(n.Write.Threads)
 			}
 		}
@@ -133,7 +149,7 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 		if prev.Count > 0 && prev.Latency > 0 && snap.At.After(prev.At) && n.Write.Threads > 0 {
 			// A shrinking backlog is served faster than it fills: the pool serves its threads, so
 			// the shrink, times the threads, is what the node is no longer asked for.
-			if g := (n.Write.QueueLatencySeconds - prev.Latency) / snap.At.Sub(prev.At).Seconds(); g < 0 {
+			if g := (n.Write.QueueLatencySeconds - prev.Latency) / elapsed(n, prev, snap.At); g < 0 {
 				drainingDemand = max(served+g*float64(n.Write.Threads), 1e-9)
 			}
 		}
@@ -145,6 +161,7 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 		}
 		s.Queue = n.Write.Queue
 		s.Latency = n.Write.QueueLatencySeconds
+		s.StatsAt = n.StatsAt
 		next[n.ID] = s
 		h := Hotspot{
 			Node: n.ID, NodeName: n.Name,

@@ -74,17 +74,22 @@ func TestHotspotDemand(t *testing.T) {
 		rejected     int64 // over the fixture's 30 s interval, against 100 completed per second
 		wantDemand   float64
 		wantDraining float64
+		// clusterSeconds, when set, is the time between the node's own stats timestamps, which
+		// time the backlog's growth in place of the snapshots' 30 s.
+		clusterSeconds float64
 	}{
-		{"backlog grew 9 s in 30 s: 8 served + 0.3 × 8 queued", 43.5, 52.5, 0, 10.4, 0},
-		{"backlog steady: no estimate", 20, 20, 0, 0, 0},
-		{"backlog shrinking 10 s in 30 s: asked for 8 served − 1/3 × 8", 30, 20, 0, 0, 16.0 / 3},
-		{"no earlier latency: no estimate", 0, 20, 0, 0, 0},
-		{"full queue rejecting 20 a second against 100 completed: 8 served × 1.2", 62.5, 62.5, 600, 9.6, 0},
-		{"rejecting while the backlog grows: both count", 43.5, 52.5, 600, 12, 0},
-		{"rejections without an earlier sample still count", 0, 62.5, 300, 8.8, 0},
+		{"backlog grew 9 s in 30 s: 8 served + 0.3 × 8 queued", 43.5, 52.5, 0, 10.4, 0, 0},
+		{"backlog steady: no estimate", 20, 20, 0, 0, 0, 0},
+		{"backlog shrinking 10 s in 30 s: asked for 8 served − 1/3 × 8", 30, 20, 0, 0, 16.0 / 3, 0},
+		{"no earlier latency: no estimate", 0, 20, 0, 0, 0, 0},
+		{"full queue rejecting 20 a second against 100 completed: 8 served × 1.2", 62.5, 62.5, 600, 9.6, 0, 0},
+		{"rejecting while the backlog grows: both count", 43.5, 52.5, 600, 12, 0, 0},
+		{"rejections without an earlier sample still count", 0, 62.5, 300, 8.8, 0, 0},
 		// The queue stopped overflowing during the interval: the shrink over the whole of it
 		// understates the drain since, so what the node is asked for is overstated, never under.
-		{"a full queue that started to shrink: both estimates", 62.5, 57.5, 300, 8.8, 8 - 8.0/6},
+		{"a full queue that started to shrink: both estimates", 62.5, 57.5, 300, 8.8, 8 - 8.0/6, 0},
+		{"the cluster's clock ran 600 s between the samples: the growth is timed by it", 43.5, 52.5, 0, 8 + 9.0/600*8, 0, 600},
+		{"a shrink timed by the cluster's clock", 30, 20, 0, 0, 8 - 10.0/600*8, 600},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,7 +98,13 @@ func TestHotspotDemand(t *testing.T) {
 			n.Write.Load, n.Write.Active, n.Write.QueueLatencySeconds, n.Write.Queue = 6, 8, tc.latency, 5000
 			n.Write.Rejected, n.Write.CompletedPerSecond = tc.rejected, 100
 			s := f.snap()
-			mem := map[string]Streak{"id-a": {Count: 2, Since: s.At.Add(-time.Minute), At: s.At.Add(-30 * time.Second), Queue: 4000, Latency: tc.prevLat}}
+			prev := Streak{Count: 2, Since: s.At.Add(-time.Minute), At: s.At.Add(-30 * time.Second), Queue: 4000, Latency: tc.prevLat}
+			if tc.clusterSeconds > 0 {
+				a := s.NodeByRef("a")
+				a.StatsAt = s.At.Add(time.Hour)
+				prev.StatsAt = a.StatsAt.Add(-time.Duration(tc.clusterSeconds * float64(time.Second)))
+			}
+			mem := map[string]Streak{"id-a": prev}
 			hs, next := DetectHotspots(s, mem, DefaultConfig())
 			if len(hs) != 1 {
 				t.Fatalf("hotspots: got %+v", hs)
@@ -106,6 +117,9 @@ func TestHotspotDemand(t *testing.T) {
 			}
 			if next["id-a"].Latency != tc.latency {
 				t.Errorf("stored latency: got %v want %v", next["id-a"].Latency, tc.latency)
+			}
+			if got, want := next["id-a"].StatsAt, s.NodeByRef("a").StatsAt; !got.Equal(want) {
+				t.Errorf("stored stats time: got %v want %v", got, want)
 			}
 		})
 	}
