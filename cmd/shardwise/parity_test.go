@@ -62,26 +62,29 @@ func TestPlanMatchesSimulate(t *testing.T) {
 			liveClock = s.Now
 			defer func() { waitSample, liveClock = oldWait, oldClock }()
 			s.Step() // simulate's first sample is at the end of its first tick
-			out, _, err := execute(t, "plan", "--url", srv.URL, "--samples", fmt.Sprint(tick), "--interval", "30s", "--json")
+			got := planOn(t, srv.URL, tick)
+			if have := labels(got.Moves, label); !slices.Equal(have, want) {
+				t.Fatalf("tick %d: plan planned\n  %v\nsimulate planned\n  %v", tick, have, want)
+			}
+			// The same with the collector's clock three times slower than the cluster's (samples
+			// 10 s apart on it, 30 s on the cluster's), as against `shardwise sim serve --speed
+			// 3`: the nodes' own stats timestamps time the streak and the backlog's growth.
+			slow, err := sim.New(sc, sim.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got struct {
-				Plan allocation.Plan `json:"plan"`
-			}
-			if err := json.Unmarshal([]byte(out), &got); err != nil {
-				t.Fatalf("plan --json: %v", err)
-			}
-			var have []string
-			for _, m := range got.Plan.Moves {
-				have = append(have, label(m))
-			}
-			if !slices.Equal(have, want) {
-				t.Fatalf("tick %d: plan planned\n  %v\nsimulate planned\n  %v", tick, have, want)
+			slowSrv := httptest.NewServer(slow.Handler())
+			defer slowSrv.Close()
+			start, samples := slow.Now(), 0
+			waitSample = func(context.Context, time.Duration) error { slow.Step(); samples++; return nil }
+			liveClock = func() time.Time { return start.Add(time.Duration(samples) * 10 * time.Second) }
+			slow.Step()
+			if have := labels(planOn(t, slowSrv.URL, tick).Moves, label); !slices.Equal(have, want) {
+				t.Fatalf("tick %d, the collector's clock 3× slower than the cluster's: plan planned\n  %v\nsimulate planned\n  %v", tick, have, want)
 			}
 			// explain, on a third simulator sampled alike, answers for the first move's copy and
 			// target what the plan's verdicts say.
-			m := got.Plan.Moves[0]
+			m := got.Moves[0]
 			s2, err := sim.New(sc, sim.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -95,7 +98,7 @@ func TestPlanMatchesSimulate(t *testing.T) {
 			if m.Primary {
 				args = append(args, "--primary")
 			}
-			out, _, err = execute(t, args...)
+			out, _, err := execute(t, args...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,4 +122,29 @@ func TestPlanMatchesSimulate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// planOn runs plan --json against url with samples samples, and returns its plan.
+func planOn(t *testing.T, url string, samples int) allocation.Plan {
+	t.Helper()
+	out, _, err := execute(t, "plan", "--url", url, "--samples", fmt.Sprint(samples), "--interval", "30s", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Plan allocation.Plan `json:"plan"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("plan --json: %v", err)
+	}
+	return got.Plan
+}
+
+// labels names each move by label.
+func labels(moves []allocation.Move, label func(allocation.Move) string) []string {
+	var out []string
+	for _, m := range moves {
+		out = append(out, label(m))
+	}
+	return out
 }

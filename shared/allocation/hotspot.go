@@ -21,22 +21,21 @@ type Streak struct {
 	Queue int `json:"queue"`
 	// Latency is the estimated WRITE queue latency at At, to measure how fast the backlog grows.
 	Latency float64 `json:"latency,omitempty"`
-	// StatsAt is the node's own stats timestamp at At: the backlog's growth is timed by the
-	// cluster's clock (elapsed).
-	StatsAt time.Time `json:"stats_at,omitzero"`
 }
 
-// elapsed is the cluster time, in seconds, from prev's sample to this one: between the node's own
-// stats timestamps when both are known, else between the snapshots. The collector's clock can run
-// apart from the cluster's: against the simulator served at 20× speed, samples 10 s apart on the
-// collector's clock were 200 s apart on the cluster's, and a backlog's growth timed by the first
-// read as twenty times the demand (write-hotspot: node-0 at 279 %, so every hot copy outweighed
-// the other nodes and the plan moved a cool one).
-func elapsed(n *cluster.Node, prev Streak, at time.Time) float64 {
-	if !n.StatsAt.IsZero() && !prev.StatsAt.IsZero() && n.StatsAt.After(prev.StatsAt) {
-		return n.StatsAt.Sub(prev.StatsAt).Seconds()
+// nodeTime is when the node's stats were taken by the cluster's clock: the node's own stats
+// timestamp, or the snapshot's time when the node gives none. A streak's samples, and the growth
+// of a backlog between them, are timed by it, as the collector's clock can run apart from the
+// cluster's: against the simulator served at 20× speed, samples 10 s apart on the collector's
+// clock were 200 s apart on the cluster's. Timed by the collector's, a backlog's growth read as
+// twenty times the demand (write-hotspot: node-0 at 279 %, so every hot copy outweighed the
+// other nodes and the plan moved a cool one), and two samples spanned too little to be
+// sustained.
+func nodeTime(n *cluster.Node, snap *cluster.Snapshot) time.Time {
+	if !n.StatsAt.IsZero() {
+		return n.StatsAt
 	}
-	return at.Sub(prev.At).Seconds()
+	return snap.At
 }
 
 // Hotspot is one node's WRITE pool evidence for this sample.
@@ -95,7 +94,8 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 			continue
 		}
 		prev := streaks[n.ID]
-		if streakBroken(prev, snap) {
+		now := nodeTime(n, snap)
+		if streakBroken(prev, n, snap, now) {
 			prev = Streak{}
 		}
 		if !n.Write.RateKnown {
@@ -119,49 +119,48 @@ func DetectHotspots(snap *cluster.Snapshot, streaks map[string]Streak, cfg Confi
 		if !queueing || !busy {
 			continue
 		}
-		draining := prev.Count > 0 && snap.At.After(prev.At) && n.Write.Rejected == 0 &&
+		draining := prev.Count > 0 && now.After(prev.At) && n.Write.Rejected == 0 &&
 			float64(n.Write.Queue) < float64(prev.Queue)*(1-drainRatio)
 		s := prev
 		switch {
 		case s.Count == 0:
-			s = Streak{Count: 1, Since: snap.At, At: snap.At}
-		case snap.At.Sub(s.At) < streakMinStep:
+			s = Streak{Count: 1, Since: now, At: now}
+		case now.Sub(s.At) < streakMinStep:
 			// The same snapshot again (a duplicate event), or a sample a push or an alert asked
 			// for moments after the last: the streak measures the cluster's time, so it counts
 			// once.
 		case draining:
 			// Evidence of relief, not of a hotspot: hold the count.
-			s.At = snap.At
+			s.At = now
 		default:
 			s.Count++
-			s.At = snap.At
+			s.At = now
 		}
 		demand := 0.0
 		served := max(n.Write.Load, float64(min(n.Write.Active, n.Write.Threads)))
-		if prev.Count > 0 && prev.Latency > 0 && snap.At.After(prev.At) && n.Write.Threads > 0 {
+		if prev.Count > 0 && prev.Latency > 0 && now.After(prev.At) && n.Write.Threads > 0 {
 			// Latency L is the queued work per thread: its growth g, times the threads, is the work
 			// arriving per second beyond what the pool serves.
-			if g := (n.Write.QueueLatencySeconds - prev.Latency) / elapsed(n, prev, snap.At); g > 0 {
+			if g := (n.Write.QueueLatencySeconds - prev.Latency) / now.Sub(prev.At).Seconds(); g > 0 {
 				demand = served + g*float64(n.Write.Threads)
 			}
 		}
 		drainingDemand := 0.0
-		if prev.Count > 0 && prev.Latency > 0 && snap.At.After(prev.At) && n.Write.Threads > 0 {
+		if prev.Count > 0 && prev.Latency > 0 && now.After(prev.At) && n.Write.Threads > 0 {
 			// A shrinking backlog is served faster than it fills: the pool serves its threads, so
 			// the shrink, times the threads, is what the node is no longer asked for.
-			if g := (n.Write.QueueLatencySeconds - prev.Latency) / elapsed(n, prev, snap.At); g < 0 {
+			if g := (n.Write.QueueLatencySeconds - prev.Latency) / now.Sub(prev.At).Seconds(); g < 0 {
 				drainingDemand = max(served+g*float64(n.Write.Threads), 1e-9)
 			}
 		}
-		if n.Write.Rejected > 0 && snap.IntervalSeconds > 0 && n.Write.CompletedPerSecond > 0 {
+		if interval := nodeInterval(n, snap); n.Write.Rejected > 0 && interval > 0 && n.Write.CompletedPerSecond > 0 {
 			// A full queue rejects what it cannot hold: the rejected tasks, costing what the completed
 			// ones did, are demand the pool never served.
-			rejectedPerSecond := float64(n.Write.Rejected) / snap.IntervalSeconds
+			rejectedPerSecond := float64(n.Write.Rejected) / interval
 			demand = max(demand, served) + served*rejectedPerSecond/n.Write.CompletedPerSecond
 		}
 		s.Queue = n.Write.Queue
 		s.Latency = n.Write.QueueLatencySeconds
-		s.StatsAt = n.StatsAt
 		next[n.ID] = s
 		h := Hotspot{
 			Node: n.ID, NodeName: n.Name,
@@ -209,11 +208,21 @@ const streakGapIntervals = 2.5
 
 // streakBroken reports whether a stored streak is too old to continue with this snapshot. Without a
 // sampling interval (a first sample) nothing says how old is too old, and the streak is kept.
-func streakBroken(prev Streak, snap *cluster.Snapshot) bool {
-	if prev.Count == 0 || snap.IntervalSeconds <= 0 {
+func streakBroken(prev Streak, n *cluster.Node, snap *cluster.Snapshot, now time.Time) bool {
+	interval := nodeInterval(n, snap)
+	if prev.Count == 0 || interval <= 0 {
 		return false
 	}
-	return snap.At.Sub(prev.At).Seconds() > streakGapIntervals*snap.IntervalSeconds
+	return now.Sub(prev.At).Seconds() > streakGapIntervals*interval
+}
+
+// nodeInterval is the time since the previous sample by the clock nodeTime reads: the node's own
+// stats timestamps, or the collector's when the node gives none.
+func nodeInterval(n *cluster.Node, snap *cluster.Snapshot) float64 {
+	if n.IntervalSeconds > 0 && !n.StatsAt.IsZero() {
+		return n.IntervalSeconds
+	}
+	return snap.IntervalSeconds
 }
 
 func hotspotReason(h Hotspot) string {

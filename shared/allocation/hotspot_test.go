@@ -100,9 +100,12 @@ func TestHotspotDemand(t *testing.T) {
 			s := f.snap()
 			prev := Streak{Count: 2, Since: s.At.Add(-time.Minute), At: s.At.Add(-30 * time.Second), Queue: 4000, Latency: tc.prevLat}
 			if tc.clusterSeconds > 0 {
+				// The node's clock is an hour ahead of the collector's, and ran clusterSeconds
+				// since the last sample while the collector's ran 30 s.
 				a := s.NodeByRef("a")
-				a.StatsAt = s.At.Add(time.Hour)
-				prev.StatsAt = a.StatsAt.Add(-time.Duration(tc.clusterSeconds * float64(time.Second)))
+				a.StatsAt, a.IntervalSeconds = s.At.Add(time.Hour), tc.clusterSeconds
+				prev.Since = a.StatsAt.Add(-2 * time.Duration(tc.clusterSeconds*float64(time.Second)))
+				prev.At = a.StatsAt.Add(-time.Duration(tc.clusterSeconds * float64(time.Second)))
 			}
 			mem := map[string]Streak{"id-a": prev}
 			hs, next := DetectHotspots(s, mem, DefaultConfig())
@@ -118,8 +121,8 @@ func TestHotspotDemand(t *testing.T) {
 			if next["id-a"].Latency != tc.latency {
 				t.Errorf("stored latency: got %v want %v", next["id-a"].Latency, tc.latency)
 			}
-			if got, want := next["id-a"].StatsAt, s.NodeByRef("a").StatsAt; !got.Equal(want) {
-				t.Errorf("stored stats time: got %v want %v", got, want)
+			if got, want := next["id-a"].At, nodeTime(s.NodeByRef("a"), s); !got.Equal(want) {
+				t.Errorf("stored time: got %v want %v (the node's own clock)", got, want)
 			}
 		})
 	}

@@ -157,6 +157,10 @@ type Node struct {
 
 	// StatsAt is the node's own stats timestamp; Age in seconds tells how stale its figures are.
 	StatsAt time.Time `json:"stats_at"`
+	// IntervalSeconds is the time since the previous sample by the node's own stats timestamps,
+	// the clock its rates are derived by (Derive); 0 without a previous sample or when the
+	// timestamp did not advance. The snapshot's IntervalSeconds is the collector's.
+	IntervalSeconds float64 `json:"interval_seconds,omitempty"`
 }
 
 // Pool is a thread pool's configuration and the signals derived from its counters.

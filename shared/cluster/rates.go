@@ -146,6 +146,7 @@ func Derive(prev *Counters, cur Sample) Snapshot {
 			// answer, a frozen clock), which says nothing about completions or a stall.
 			continue
 		}
+		n.IntervalSeconds = dt
 		derivePool(&n.Write, now.WriteCompleted-before.WriteCompleted, now.WriteRejected-before.WriteRejected, dt)
 		n.Write.BacklogServed = backlogServed(&n.Write, before.WriteQueue-now.WriteQueue, dt)
 		derivePool(&n.Search, now.SearchCompleted-before.SearchCompleted, now.SearchRejected-before.SearchRejected, dt)

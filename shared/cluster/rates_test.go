@@ -39,13 +39,15 @@ func TestDeriveRates(t *testing.T) {
 		wantWrite   float64
 		wantLatency float64
 		wantStalled bool
+		// wantInterval, when set, is n1's interval by its own stats timestamps.
+		wantInterval float64
 	}{
 		{
 			name: "steady counters give a rate",
 			prev: sample(t0, map[string][2]int64{"n1": {0, 0}}, 0, 0),
 			cur:  sample(t0.Add(30*time.Second), map[string][2]int64{"n1": {60_000, 3_000}}, 600, 40),
 			// 60 s of indexing over 30 s = 2 threads; 40 queued / 20 completions per s = 2 s.
-			wantKnown: true, wantWrite: 2, wantLatency: 2,
+			wantKnown: true, wantWrite: 2, wantLatency: 2, wantInterval: 30,
 		},
 		{
 			name:   "first sample has no rate",
@@ -81,7 +83,7 @@ func TestDeriveRates(t *testing.T) {
 			prev:      sample(t0, map[string][2]int64{"n1": {0, 0}}, 0, 0),
 			cur:       sample(t0.Add(30*time.Second), map[string][2]int64{"n1": {1_800_000, 0}}, 36_000, 40),
 			nodeStats: t0.Add(30 * time.Minute),
-			wantKnown: true, wantWrite: 1, wantLatency: 2,
+			wantKnown: true, wantWrite: 1, wantLatency: 2, wantInterval: 1800,
 		},
 		{
 			name:      "node stats timestamp did not advance: load unknown, not 0",
@@ -119,6 +121,9 @@ func TestDeriveRates(t *testing.T) {
 			}
 			if n1.Write.Stalled != tc.wantStalled {
 				t.Errorf("stalled: got %v want %v", n1.Write.Stalled, tc.wantStalled)
+			}
+			if tc.wantInterval != 0 && n1.IntervalSeconds != tc.wantInterval {
+				t.Errorf("node interval: got %v want %v", n1.IntervalSeconds, tc.wantInterval)
 			}
 		})
 	}
