@@ -164,6 +164,16 @@ func Admit(phase Phase, verdicts []Verdict, pr Projection) Admission {
 		}
 		return admission(false, RuleRefused, "the swap would not lower excess (%.3f → %.3f) or would leave the node it returns to no cooler (%.0f%% from %.0f%%)",
 			pr.ExcessBefore, pr.ExcessAfter, pr.TargetAfter*100, pr.TargetBefore*100)
+	case PhaseMakeRoom:
+		// A copy a target passes on to make room, or to keep an index's counts level: the group as
+		// a whole is weighed, as for the hot copy's own move. The node it goes to must end within
+		// its goal, and the group lower the excess.
+		if drop > excessEpsilon && pr.TargetAfter <= pr.TargetGoal && !pr.TargetHot {
+			return admission(true, RuleFitsAfterGroup, "with the moves issued alongside, the node it goes to ends at %.0f%%, within its goal %.0f%%; excess over the goal %.3f → %.3f",
+				pr.TargetAfter*100, pr.TargetGoal*100, pr.ExcessBefore, pr.ExcessAfter)
+		}
+		return admission(false, RuleRefused, "%s says NOT_PREFERRED (%s) and the group would leave the node it goes to at %.0f%% against its goal %.0f%%, excess %.3f → %.3f",
+			writeLoadNP.Decider, writeLoadNP.Why(), pr.TargetAfter*100, pr.TargetGoal*100, pr.ExcessBefore, pr.ExcessAfter)
 	case PhaseStagedReturn:
 		// The swap it completes was judged whole when planned, and its hot copy relocates: the node
 		// it returns to is hot in the stats, and no better than a swap's return issued with it.

@@ -55,7 +55,15 @@ func TestAdmit(t *testing.T) {
 		{"swap return refused when the swap lowers nothing", PhaseSwapReturn, wlNP,
 			Projection{SourceAfter: 0.75, TargetAfter: 0.73, ExcessBefore: 0, ExcessAfter: 0}, false, RuleRefused},
 		{"colocation needs every decider's yes", PhaseIndexBalance, wlNP, improves, false, RuleRefused},
-		{"room-making move needs every decider's yes", PhaseMakeRoom, wlNP, improves, false, RuleRefused},
+		{"a copy passed on is weighed on its group: the node it goes to ends within its goal", PhaseMakeRoom, wlNP, improves, true, RuleFitsAfterGroup},
+		{"a copy passed on is refused when the node it goes to ends over its goal", PhaseMakeRoom, wlNP,
+			Projection{SourceBefore: 1.1, SourceAfter: 0.7, TargetAfter: 0.92, TargetGoal: 0.9, ExcessBefore: 0.2, ExcessAfter: 0.02}, false, RuleRefused},
+		{"a copy passed on is refused when the group lowers nothing", PhaseMakeRoom, wlNP,
+			Projection{TargetAfter: 0.6, TargetGoal: 0.9}, false, RuleRefused},
+		{"a copy passed on is refused onto a hot node", PhaseMakeRoom, wlNP,
+			Projection{TargetAfter: 0.6, TargetGoal: 0.9, TargetHot: true, ExcessBefore: 0.2, ExcessAfter: 0}, false, RuleRefused},
+		{"a copy passed on still meets index balance by counts", PhaseMakeRoom, ibNP,
+			Projection{TargetAfter: 0.6, TargetGoal: 0.9, ExcessBefore: 0.2, ExcessAfter: 0, TargetIndexDelta: 1}, false, RuleRefused},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

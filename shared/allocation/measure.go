@@ -24,6 +24,10 @@ const (
 	PlanChain = "chain"
 	// PlanBundle is several groups for one hot node issued together.
 	PlanBundle = "bundle"
+	// PlanPassOn is the hot copy to a target that passes a copy of the same index on to a third
+	// node, so that no node's count of the index rises past OpenSearch's balance threshold (a step
+	// of a desired placement, placement.go).
+	PlanPassOn = "pass-on"
 	// PlanPrimaryBalance is a segment-replication primary off a node its primaries set apart, alone
 	// or swapped count-neutrally (primaries.go); it is measured like a relief group.
 	PlanPrimaryBalance = "primary-balance"

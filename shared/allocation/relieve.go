@@ -342,6 +342,9 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 	if p.clearWay(node, order) {
 		return reliefPlanned, nil
 	}
+	if !early && p.placeRelief(h, node, goal) {
+		return reliefPlanned, nil
+	}
 	switch {
 	case p.relocatingOff(node.ID):
 		// Relief is under way: the search is judged again once it lands.
