@@ -274,19 +274,19 @@ func (s *search) judgePlaced(group []Move, t *cluster.Node, rank int) *option {
 	return o
 }
 
-// placeRelief plans the desired placement for a hot node the relief search found no group for and
-// issues its first groups, merged into one group as a bundle is (the move function lets a node take
-// part in one group a cycle), as far as the cycle's move budget, the recovery slots and the deciders
-// on the view with them allow. The rest is planned again next cycle, on fresh stats. It reports
-// whether a group was issued.
-func (p *planner) placeRelief(h Hotspot, node *cluster.Node, goal float64) bool {
+// placed plans the desired placement for a hot node and returns its first groups, merged into one
+// group as a bundle is (the move function lets a node take part in one group a cycle), as far as the
+// cycle's move budget, the recovery slots and the deciders on the view with them allow; nil when the
+// placement, whole, leaves the node saturated. The rest is planned again next cycle, on fresh
+// stats.
+func (p *planner) placed(h Hotspot, node *cluster.Node, goal float64) *option {
 	s := &search{p: p, src: node, latency: h.QueueLatencySeconds, bounds: SearchBounds{MaxEvaluations: placementEvaluations,
 		MaxCandidates: placementCopies, MaxReturns: placementReturns}}
 	pl := s.place(goal)
 	if len(pl.steps) == 0 || pl.utilAfter >= 1-1e-9 {
 		// A placement that leaves the node saturated relieves nothing the samples would show: its
 		// queue still grows, and each step holds the node until it lands.
-		return false
+		return nil
 	}
 	v := p.v
 	var out *option
@@ -305,13 +305,9 @@ func (p *planner) placeRelief(h Hotspot, node *cluster.Node, goal float64) bool 
 		if invites, _, _ := v.invitesBuiltin(group); invites {
 			break
 		}
-		kind := step.kind
+		o := &option{group: group, judged: judged, kind: step.kind, target: step.target, rank: step.rank}
 		if out != nil {
-			kind = PlanBundle
-		}
-		o := &option{group: group, judged: judged, kind: kind, target: step.target, rank: step.rank}
-		if out != nil {
-			o.target, o.rank = out.target, out.rank
+			o.kind, o.target, o.rank = PlanBundle, out.target, out.rank
 		}
 		delta := 0.0
 		for _, m := range group {
@@ -326,11 +322,14 @@ func (p *planner) placeRelief(h Hotspot, node *cluster.Node, goal float64) bool 
 		pr := v.Project(group, o.hot())
 		o.drop = pr.ExcessBefore - pr.ExcessAfter
 		out = o
+		if o.srcAfter < 1-1e-9 {
+			// Off saturation its queue drains; the rest waits for the samples that show it, and
+			// leaves shardwise's moves in flight to other nodes (safety.max_own_moves_in_flight).
+			break
+		}
 	}
-	if out == nil {
-		return false
+	if out != nil {
+		out.expect = fmt.Sprintf("%s; these are its first %d moves", pl, len(out.group))
 	}
-	out.expect = fmt.Sprintf("the relief search found no single group; %s; these are its first %d", pl, len(out.group))
-	p.addOption(h, node, goal, out)
-	return true
+	return out
 }

@@ -342,8 +342,12 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 	if p.clearWay(node, order) {
 		return reliefPlanned, nil
 	}
-	if !early && p.placeRelief(h, node, goal) {
-		return reliefPlanned, nil
+	if !early {
+		if o := p.placed(h, node, goal); o != nil {
+			o.expect = "the relief search found no single group; " + o.expect
+			p.addOption(h, node, goal, o)
+			return reliefPlanned, nil
+		}
 	}
 	switch {
 	case p.relocatingOff(node.ID):
