@@ -77,8 +77,12 @@
 //     own phase, rule and sentence.
 //
 // When no group is admitted and a segment-replication primary on the node would fit a cooler node
-// but for its replica there, that replica moves first ([PhaseClearWay], primaries.go). Otherwise
-// the node gets a [Note] instead: [NoteDeferred] (its shards already move
+// but for its replica there, that replica moves first ([PhaseClearWay], primaries.go). Failing
+// that, a desired placement for the node (placement.go): a bounded local search over every node for
+// moves, swaps, pass-ons ([PlanPassOn]) and rotations that lower the excess, each admitted as the
+// move function re-checks it and within OpenSearch's balance threshold; its first groups go out
+// merged when the whole placement takes the node off saturation. Otherwise the node gets a [Note]
+// instead: [NoteDeferred] (its shards already move
 // this cycle), [NoteThrottled] (the nodes with room have no recovery slot free), or
 // [NoteUnrelieved] with the first candidate's blockers and the [SearchBounds] used; such a node is
 // listed in [Plan.Unrelieved]. A search that found nothing is the planner's shortfall, never a
@@ -98,7 +102,7 @@
 // # What a relief group did
 //
 // Each group planned for a hot node is kept as a [ReliefProjection] in [Memory.Projections]: its
-// kind ([PlanMove], [PlanCountSwap], [PlanSwap], [PlanChain], [PlanBundle]), the hot node's load
+// kind ([PlanMove], [PlanCountSwap], [PlanSwap], [PlanChain], [PlanBundle], [PlanPassOn]), the hot node's load
 // then and what the group was to leave on it and on its target. Once every copy is started on its
 // target, the first sample whose interval starts after that measures the node again (measure.go):
 // a [Measurement] in a note, [NoteReliefMeasured] when its WRITE load fell as projected (short by at
