@@ -56,3 +56,30 @@ func TestPlacementRelief(t *testing.T) {
 		})
 	}
 }
+
+// TestPlacementDrainsWhereTheSearchDoesNot: when the relief search's best group leaves the hot node
+// saturated, the desired placement's first groups are taken instead if they take it off saturation
+// (in at most two moves, landing within the hour). Node a (150 %) holds big (4.4 threads) beside
+// copies it alone may hold; the search prefers big to b swapped with a 1.5-thread copy that keeps b
+// within its goal (the gentler rule), which leaves a at 114 %; the placement swaps it with a
+// 0.1-thread copy, leaving b at 92 %, under saturation, and a at 96 %.
+func TestPlacementDrainsWhereTheSearchDoesNot(t *testing.T) {
+	f := newFixture("a", "b", "c", "d").
+		index("big", 1<<30, []float64{4.4}, []string{"a"}).
+		index("mid", 12<<30, []float64{1.2, 1.2}, []string{"a"}, []string{"a"}).
+		index("pinned", 1<<30, []float64{5.2}, []string{"a"}).
+		index("base", 1<<30, []float64{1.5, 1.5, 1.5, 1.5, 4.5, 4.5}, []string{"b"}, []string{"c"}, []string{"d"}, []string{"b"}, []string{"c"}, []string{"d"}).
+		index("cool", 1<<30, []float64{0.1, 0.1, 0.1}, []string{"b"}, []string{"c"}, []string{"d"}).
+		queueing("a", 20)
+	exclude(f, "b,c,d", "pinned")
+	s := f.snap()
+	plan, _ := PlanCycle(s, Memory{Streaks: streaks(s, "a")}, DefaultConfig())
+	want := []string{"big[0] a->b write-hotspot", "cool[0] b->a swap-return"}
+	if got := moveNames(plan); !slices.Equal(got, want) {
+		t.Fatalf("moves: got %v want %v", got, want)
+	}
+	const why = "the relief search's best group (big[0] to b as a swap) leaves it saturated at 114%; a desired placement of 1 groups"
+	if !strings.Contains(plan.Moves[0].Reason, why) {
+		t.Errorf("reason %q does not say %q", plan.Moves[0].Reason, why)
+	}
+}
