@@ -252,15 +252,7 @@ func (s *search) judgePlaced(group []Move, t *cluster.Node, rank int) *option {
 	if p.coolingOff(src, kind) != nil {
 		return nil
 	}
-	delta := 0.0
-	for _, m := range group {
-		if m.From == src {
-			delta -= m.WriteLoad
-		}
-		if m.To == src {
-			delta += m.WriteLoad
-		}
-	}
+	delta := loadDelta(group, src)
 	o := &option{group: group, judged: judged, kind: kind, target: t, rank: rank}
 	if -delta < p.minRelief(group[o.hot()].WriteLoad) {
 		return nil
@@ -309,16 +301,7 @@ func (p *planner) placed(h Hotspot, node *cluster.Node, goal float64) *option {
 		if out != nil {
 			o.kind, o.target, o.rank = PlanBundle, out.target, out.rank
 		}
-		delta := 0.0
-		for _, m := range group {
-			if m.From == node.ID {
-				delta -= m.WriteLoad
-			}
-			if m.To == node.ID {
-				delta += m.WriteLoad
-			}
-		}
-		o.srcAfter = v.utilOf(node.ID, v.WriteLoad(node.ID)+delta)
+		o.srcAfter = v.utilOf(node.ID, v.WriteLoad(node.ID)+loadDelta(group, node.ID))
 		pr := v.Project(group, o.hot())
 		o.drop = pr.ExcessBefore - pr.ExcessAfter
 		out = o

@@ -608,6 +608,20 @@ func (p *planner) minRelief(load float64) float64 {
 	return max(p.v.Cfg.MinShardWriteLoad, load/4)
 }
 
+// loadDelta is the WRITE load a group brings to node: what it moves there less what it moves off.
+func loadDelta(group []Move, node string) float64 {
+	d := 0.0
+	for _, m := range group {
+		if m.From == node {
+			d -= m.WriteLoad
+		}
+		if m.To == node {
+			d += m.WriteLoad
+		}
+	}
+	return d
+}
+
 // nodeName is the name of the node with id, or the id when the snapshot does not list it.
 func (p *planner) nodeName(id string) string {
 	if n := p.v.Node(id); n != nil {
@@ -1473,15 +1487,7 @@ func (s *search) admit(group []Move, kind string, t *cluster.Node, rank int) *op
 	}
 	o := &option{group: group, judged: judged, kind: kind, target: t, rank: rank, expect: expect, builtin: builtin, turn: reorder}
 	src := s.src.ID
-	delta := 0.0
-	for _, m := range group {
-		if m.From == src {
-			delta -= m.WriteLoad
-		}
-		if m.To == src {
-			delta += m.WriteLoad
-		}
-	}
+	delta := loadDelta(group, src)
 	if -delta < s.p.minRelief(group[o.hot()].WriteLoad) {
 		// Copies of nearly equal load traded: the relocations cost bytes and relieve nothing.
 		return nil
