@@ -85,11 +85,11 @@ func (s *search) place(goal float64) placement {
 					continue
 				}
 				for _, g := range s.placementGroups(s.move(c, c.WriteLoad, t, vs), t, limited, used) {
-					o := s.judgePlaced(g, t, rank)
-					if o == nil {
-						continue
+					floor := -1.0
+					if best != nil {
+						floor = bestScore
 					}
-					if score := o.drop / (1 + s.reliefTime(o)/placementPace); best == nil || score > bestScore+1e-12 {
+					if o, score := s.judgePlaced(g, t, rank, floor); o != nil {
 						best, bestScore = o, score
 					}
 				}
@@ -225,21 +225,15 @@ func (s *search) onward(r *cluster.Copy, t *cluster.Node) []*cluster.Node {
 	return out
 }
 
-// judgePlaced judges one group of the desired placement on the view: the move function's admission
-// of every move, nothing OpenSearch's balancer would undo, no kind of plan that relieved nothing
-// here a short while ago, and a real relief: the excess falls and the hot node sheds at least
-// minRelief (a swap of copies of equal load is no relief). Nil when it fails any.
-func (s *search) judgePlaced(group []Move, t *cluster.Node, rank int) *option {
+// judgePlaced judges one group of the desired placement on the view and returns it with its score,
+// the excess it lowers per relief time: nil when the hot node sheds under minRelief (a swap of copies
+// of equal load is no relief), the excess does not fall, the score does not beat floor (the best
+// group so far: the cheap figures come first, as at a thousand nodes OpenSearch's balance is costly
+// to weigh), the move function would not admit it, OpenSearch's balancer would undo it, or that
+// kind of plan relieved nothing here a short while ago.
+func (s *search) judgePlaced(group []Move, t *cluster.Node, rank int, floor float64) (*option, float64) {
 	p, v := s.p, s.p.v
 	src := s.src.ID
-	judged, ok := admitGroup(v, group, false)
-	s.bounds.Evaluations += len(group)
-	if !ok {
-		return nil
-	}
-	if invites, _, _ := v.invitesBuiltin(group); invites {
-		return nil
-	}
 	kind := PlanMove
 	for _, m := range group {
 		switch {
@@ -249,21 +243,34 @@ func (s *search) judgePlaced(group []Move, t *cluster.Node, rank int) *option {
 			kind = PlanSwap
 		}
 	}
-	if p.coolingOff(src, kind) != nil {
-		return nil
-	}
 	delta := loadDelta(group, src)
-	o := &option{group: group, judged: judged, kind: kind, target: t, rank: rank}
+	o := &option{group: group, kind: kind, target: t, rank: rank}
 	if -delta < p.minRelief(group[o.hot()].WriteLoad) {
-		return nil
+		return nil, 0
 	}
 	pr := v.Project(group, o.hot())
 	o.drop = pr.ExcessBefore - pr.ExcessAfter
 	if o.drop <= excessEpsilon {
-		return nil
+		return nil, 0
 	}
+	score := o.drop / (1 + s.reliefTime(o)/placementPace)
+	if score <= floor+1e-12 {
+		return nil, 0
+	}
+	judged, ok := admitGroup(v, group, false)
+	s.bounds.Evaluations += len(group)
+	if !ok {
+		return nil, 0
+	}
+	if invites, _, _ := v.invitesBuiltin(group); invites {
+		return nil, 0
+	}
+	if p.coolingOff(src, kind) != nil {
+		return nil, 0
+	}
+	o.judged = judged
 	o.srcAfter = v.utilOf(src, v.WriteLoad(src)+delta)
-	return o
+	return o, score
 }
 
 // placed plans the desired placement for a hot node and returns its first groups, merged into one

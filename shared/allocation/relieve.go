@@ -356,13 +356,6 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 	if p.clearWay(node, order) {
 		return reliefPlanned, nil
 	}
-	if !early {
-		if o := p.placed(h, node, goal); o != nil {
-			o.expect = "the relief search found no single group; " + o.expect
-			p.addOption(h, node, goal, o)
-			return reliefPlanned, nil
-		}
-	}
 	switch {
 	case p.relocatingOff(node.ID):
 		// Relief is under way: the search is judged again once it lands.
@@ -398,6 +391,14 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 		p.note(NoteThrottled, node.Name, "", nil, "%s: no move, swap or chain fits the nodes free of shardwise's own moves; %s still send or receive one of shardwise's moves, and the move function holds them until it lands (own_move_in_flight_per_node); it is looked at again next cycle",
 			node.Name, strings.Join(slices.Sorted(maps.Keys(srch.held)), ", "))
 		return reliefWaiting, nil
+	}
+	if !early {
+		// The search failed, not for a throttle that lifts by itself: the desired placement.
+		if o := p.placed(h, node, goal); o != nil {
+			o.expect = "the relief search found no single group; " + o.expect
+			p.addOption(h, node, goal, o)
+			return reliefPlanned, nil
+		}
 	}
 	if early {
 		// Not hot yet: no hotspot goes unrelieved. The regular criteria take over if it saturates.
