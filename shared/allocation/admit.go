@@ -53,7 +53,8 @@ type Projection struct {
 	TargetAfter  float64 `json:"target_after"`
 	TargetGoal   float64 `json:"target_goal"`
 	TargetHot    bool    `json:"target_hot,omitempty"`
-	// TargetIndexDelta is how many copies of the move's index the whole group adds to its target.
+	// TargetIndexDelta is how many copies of the move's index the whole group adds to its target
+	// (for a staged return, with the hot move of the swap it completes).
 	TargetIndexDelta int     `json:"target_index_delta,omitempty"`
 	ExcessBefore     float64 `json:"excess_before"`
 	ExcessAfter      float64 `json:"excess_after"`
@@ -255,6 +256,11 @@ func (v *View) Project(group []Move, i int) Projection {
 				pr.TargetIndexDelta--
 			}
 		}
+	}
+	if c := m.Completes; c != nil && c.Index == m.Index && c.From == m.To {
+		// A staged return completes a swap whose hot copy of the same index left its target:
+		// judged with that move, as the swap was when planned, it adds no copy of the index there.
+		pr.TargetIndexDelta--
 	}
 	pr.SourceBefore = v.utilOf(m.From, v.WriteLoad(m.From))
 	pr.SourceAfter = v.utilOf(m.From, v.WriteLoad(m.From)+delta[m.From])

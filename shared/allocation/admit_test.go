@@ -218,6 +218,36 @@ func TestProject(t *testing.T) {
 	}
 }
 
+// A staged return is projected with the hot move of the swap it completes: a copy of the index
+// that move took off the return's target comes back to no more copies there than before the swap.
+// Random segment-replication seed 55 of 200: judged alone, the return of seg-2[1] to node-3 met
+// index balance's NOT_PREFERRED and was dropped, and OpenSearch's balancer evened the counts with a
+// copy shardwise had moved.
+func TestProjectStagedReturn(t *testing.T) {
+	f := newFixture("a", "b").
+		index("x", 1<<30, []float64{4, 1}, []string{"a"}, []string{"b"}).
+		index("y", 1<<30, []float64{1}, []string{"b"})
+	v := NewView(f.snap(), DefaultConfig(), map[string]bool{"id-a": true})
+	for _, tc := range []struct {
+		name      string
+		completes *Moved
+		index     string
+		want      int
+	}{
+		{"alone", nil, "x", 1},
+		{"completes a swap of the same index off its target", &Moved{Index: "x", Shard: 0, From: "id-a", To: "id-b"}, "x", 0},
+		{"completes a swap of another index", &Moved{Index: "y", Shard: 0, From: "id-a", To: "id-b"}, "x", 1},
+		{"completes a swap off another node", &Moved{Index: "x", Shard: 0, From: "id-b", To: "id-a"}, "x", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Move{Index: tc.index, Shard: 1, From: "id-b", To: "id-a", WriteLoad: 1, Phase: PhaseStagedReturn, Completes: tc.completes}
+			if got := v.Project([]Move{r}, 0).TargetIndexDelta; got != tc.want {
+				t.Errorf("TargetIndexDelta %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
 // AdmitGroup judges each move after the group's earlier ones: two copies that each fit a target
 // alone do not both fit it, and the target that left is named.
 func TestAdmitGroupOrder(t *testing.T) {
