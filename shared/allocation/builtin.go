@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/shardwise/shardwise/shared/cluster"
 )
@@ -13,9 +14,11 @@ import (
 // countState is the per-node shard counts OpenSearch's balancer weighs, taken once for measuring
 // many indices: the nodes in service sorted by count, and the mean count.
 type countState struct {
-	live   []*cluster.Node
-	isLive map[string]bool
-	avg    float64
+	live []*cluster.Node
+	// count and at are, for each of live, its copies and its place among the data nodes.
+	count, at []int
+	isLive    map[string]bool
+	avg       float64
 }
 
 func (v *View) counts() *countState {
@@ -39,13 +42,85 @@ func (v *View) counts() *countState {
 	}
 	slices.SortStableFunc(live, func(a, b counted) int { return cmp.Compare(a.count, b.count) })
 	cs.live = make([]*cluster.Node, len(live))
+	cs.count, cs.at = make([]int, len(live)), make([]int, len(live))
+	at := v.dataPlaces()
 	for i := range live {
-		cs.live[i] = live[i].n
+		cs.live[i], cs.count[i], cs.at[i] = live[i].n, live[i].count, at[live[i].n.ID]
 	}
 	if len(cs.live) > 0 {
 		cs.avg = float64(total) / float64(len(cs.live))
 	}
 	return cs
+}
+
+// allowedFor lists, in the data nodes' order, those the index's filters and the cluster's allow.
+// The filters do not change within a cycle: worked out once an index (at 750 nodes, for each play
+// of the balancer it was a tenth of planning).
+func (v *View) allowedFor(ix *cluster.Index) []bool {
+	if a, ok := v.allowed[ix.Name]; ok {
+		return a
+	}
+	a := make([]bool, len(v.data))
+	for i, n := range v.data {
+		if ok, _ := FiltersAllow(ix.Filters, n); ok {
+			a[i], _ = FiltersAllow(v.Snap.Settings.Filters, n)
+		}
+	}
+	if v.allowed == nil {
+		v.allowed = map[string][]bool{}
+	}
+	v.allowed[ix.Name] = a
+	return a
+}
+
+// shifted is counts() once moves have shifted the counts of the view base was taken on: base's
+// order with the moves' nodes put back in their places. The planner weighs the balancer for each
+// group it tries, and at 750 nodes sorting every node again for each was a third of planning.
+func (v *View) shifted(base *countState, moves []Move) *countState {
+	touched := make(map[string]bool, 2*len(moves))
+	total := base.avg * float64(len(base.live))
+	for _, m := range moves {
+		touched[m.From], touched[m.To] = true, true
+		if base.isLive[m.From] {
+			total--
+		}
+		if base.isLive[m.To] {
+			total++
+		}
+	}
+	n := len(base.live)
+	cs := &countState{isLive: base.isLive, live: make([]*cluster.Node, 0, n), count: make([]int, 0, n), at: make([]int, 0, n)}
+	var back []int
+	for i, node := range base.live {
+		if touched[node.ID] {
+			back = append(back, i)
+			continue
+		}
+		cs.live, cs.count, cs.at = append(cs.live, node), append(cs.count, base.count[i]), append(cs.at, base.at[i])
+	}
+	// In order of (copies, place among the data nodes), as counts' stable sort leaves them.
+	for _, i := range back {
+		node, k, at := base.live[i], v.NodeCopies(base.live[i].ID), base.at[i]
+		j := sort.Search(len(cs.live), func(j int) bool {
+			return cs.count[j] > k || cs.count[j] == k && cs.at[j] > at
+		})
+		cs.live, cs.count, cs.at = slices.Insert(cs.live, j, node), slices.Insert(cs.count, j, k), slices.Insert(cs.at, j, at)
+	}
+	if len(cs.live) > 0 {
+		cs.avg = total / float64(len(cs.live))
+	}
+	return cs
+}
+
+// dataPlaces maps each data node's id to its place among the data nodes.
+func (v *View) dataPlaces() map[string]int {
+	if v.dataAt == nil {
+		v.dataAt = make(map[string]int, len(v.data))
+		for i, n := range v.data {
+			v.dataAt[n.ID] = i
+		}
+	}
+	return v.dataAt
 }
 
 // builtinDelta is OpenSearch's BalancedShardsAllocator view of one index: weight(node) =
@@ -205,7 +280,7 @@ func (v *View) invitesBuiltin(moves []Move) (bool, string, float64) {
 		v.count(m.Index, from, to, false)
 	}
 	defer v.rollback(cp)
-	cs := v.counts()
+	cs := v.shifted(v.builtin.counts, moves)
 	// A moved index that spreads past the threshold is named first; past them, the other indices
 	// come in map order, so the one named is the widest spread (then the first by name): the same
 	// snapshot names the same index.
@@ -229,7 +304,7 @@ func (v *View) invitesBuiltin(moves []Move) (bool, string, float64) {
 	// 200).
 	for _, ix := range unsettled {
 		if after := v.builtinDelta(cs, ix); after > b.Threshold+0.001 {
-			if ours, _ := v.builtinPlay(ix, moves); ours {
+			if ours, _ := v.builtinPlay(ix, moves, cs); ours {
 				return true, ix, after
 			}
 		}
@@ -242,10 +317,10 @@ func (v *View) invitesBuiltin(moves []Move) (bool, string, float64) {
 // ties in weight by the order of its routing nodes, which the snapshot does not show, so whichever
 // tied node it takes first is as likely (node-leave-mid-hotspot: audit[0], sent to node-0 as
 // heavy as node-1, was the copy OpenSearch's balancer took on to node-6).
-func (v *View) tiedTakesOurs(nodes []*cluster.Node, weights map[string]float64, hi int, light *cluster.Node, primaries int,
+func (v *View) tiedTakesOurs(nodes []*cluster.Node, w func(int) float64, hi int, light *cluster.Node, primaries int,
 	copyAt func(shard int, node string) (*cluster.Copy, bool)) bool {
-	top := weights[nodes[hi].ID]
-	for j := hi - 1; j >= 0 && weights[nodes[j].ID] >= top-1e-9; j-- {
+	top := w(hi)
+	for j := hi - 1; j >= 0 && w(j) >= top-1e-9; j-- {
 		n := nodes[j]
 		for shard := primaries - 1; shard >= 0; shard-- {
 			c, ours := copyAt(shard, n.ID)
@@ -274,10 +349,18 @@ func (v *View) takenAnyway(index string) bool {
 	}
 	taken, ok := v.builtin.anyway[index]
 	if !ok {
-		taken, _ = v.builtinPlay(index, nil)
+		taken, _ = v.builtinPlay(index, nil, v.counts())
 		v.builtin.anyway[index] = taken
 	}
 	return taken
+}
+
+// weighed is a node as OpenSearch's balancer weighs it for one index (builtinPlay): at is its
+// place among the data nodes, which breaks ties in weight.
+type weighed struct {
+	n   *cluster.Node
+	at  int
+	wgt float64
 }
 
 // builtinPlayPicks bounds how many (heavy, light) node pairs builtinPlay lets the balancer try a
@@ -295,7 +378,7 @@ const builtinPlayPicks = 64
 // be once it lands. The balancer's own steps are applied as it goes and taken back. Only nodes that hold a copy of the index or that its and the
 // cluster's filters allow are weighed, as OpenSearch weighs them. Past builtinPlayPicks tries it
 // stops, reporting a relocation but none of ours: not proven either way, and no move is held back.
-func (v *View) builtinPlay(index string, moves []Move) (ours, moved bool) {
+func (v *View) builtinPlay(index string, moves []Move, cs *countState) (ours, moved bool) {
 	b := v.Cfg.BuiltinBalancer
 	ix := v.Index(index)
 	if ix == nil {
@@ -356,30 +439,70 @@ func (v *View) builtinPlay(index string, moves []Move) (ours, moved bool) {
 	}
 	mine := len(placed) > 0 || v.settledIn[index] > 0
 	picks := 0
+	// The nodes the balancer weighs for the index: those holding a copy, and those its filters and
+	// the cluster's allow. The filters do not change while the play runs: read once.
+	allowed := v.allowedFor(ix)
+	byWeight := func(x, y weighed) int {
+		if c := cmp.Compare(x.wgt, y.wgt); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.at, y.at)
+	}
+	// Sorted by weight, ties in the data nodes' order, on weights read once: at 750 nodes a stable
+	// sort reading them from maps inside the comparison was most of a cycle's planning. Each step
+	// relocates one copy, so only its two nodes are weighed again and put back in their places.
+	// The nodes without a copy weigh by their shard count alone, so cs (sorted on counts, then
+	// place) has them in order already: the few holding copies are sorted and merged in.
+	at := v.dataPlaces()
+	var holding []weighed
+	for id, share := range v.indexOn[index] {
+		if share.copies > 0 && cs.isLive[id] {
+			holding = append(holding, weighed{n: v.Node(id), at: at[id], wgt: b.Shard*float64(v.NodeCopies(id)) + b.Index*float64(share.copies)})
+		}
+	}
+	slices.SortFunc(holding, byWeight)
+	empty := v.playBuf.empty[:0]
+	for i, n := range cs.live {
+		if allowed[cs.at[i]] && !slices.ContainsFunc(holding, func(h weighed) bool { return h.n == n }) {
+			empty = append(empty, weighed{n: n, at: cs.at[i], wgt: b.Shard * float64(cs.count[i])})
+		}
+	}
+	if !(b.Shard > 0) {
+		slices.SortFunc(empty, byWeight)
+	}
+	v.playBuf.empty = empty[:0]
+	order := v.playBuf.order[:0]
+	for len(holding) > 0 || len(empty) > 0 {
+		if len(empty) == 0 || len(holding) > 0 && byWeight(holding[0], empty[0]) < 0 {
+			order, holding = append(order, holding[0]), holding[1:]
+		} else {
+			order, empty = append(order, empty[0]), empty[1:]
+		}
+	}
+	defer func() { v.playBuf.order = order[:0] }()
+	var last [2]weighed // the nodes the last step relocated a copy between
 	for step := 0; step <= ix.Primaries*(1+ix.Replicas); step++ {
-		cs := v.counts()
-		var nodes []*cluster.Node
-		for _, n := range v.DataNodes() {
-			if !cs.isLive[n.ID] {
-				continue
-			}
-			if v.IndexCopies(index, n.ID) > 0 {
-				nodes = append(nodes, n)
-			} else if ok, _ := FiltersAllow(ix.Filters, n); ok {
-				if ok, _ := FiltersAllow(v.Snap.Settings.Filters, n); ok {
-					nodes = append(nodes, n)
+		if step > 0 {
+			order = slices.DeleteFunc(order, func(e weighed) bool { return e.n == last[0].n || e.n == last[1].n })
+			for _, e := range last {
+				k := v.IndexCopies(index, e.n.ID)
+				if k == 0 && !allowed[e.at] {
+					continue
 				}
+				e.wgt = b.Shard*float64(v.NodeCopies(e.n.ID)) + b.Index*float64(k)
+				i, _ := slices.BinarySearchFunc(order, e, byWeight)
+				order = slices.Insert(order, i, e)
 			}
 		}
-		if len(nodes) < 2 {
+		if len(order) < 2 {
 			return false, moved
 		}
-		weights := make(map[string]float64, len(nodes))
-		for _, n := range nodes {
-			weights[n.ID] = b.Shard*float64(v.NodeCopies(n.ID)) + b.Index*float64(v.IndexCopies(index, n.ID))
+		nodes := v.playBuf.nodes[:0]
+		for i := range order {
+			nodes = append(nodes, order[i].n)
 		}
-		slices.SortStableFunc(nodes, func(x, y *cluster.Node) int { return cmp.Compare(weights[x.ID], weights[y.ID]) })
-		w := func(i int) float64 { return weights[nodes[i].ID] }
+		v.playBuf.nodes = nodes
+		w := func(i int) float64 { return order[i].wgt }
 		relocated := false
 		lo, hi := 0, len(nodes)-1
 		for !relocated {
@@ -393,7 +516,7 @@ func (v *View) builtinPlay(index string, moves []Move) (ours, moved bool) {
 					if picks++; picks > builtinPlayPicks {
 						return false, true
 					}
-					if mine && v.tiedTakesOurs(nodes, weights, hi, light, ix.Primaries, copyAt) {
+					if mine && v.tiedTakesOurs(nodes, w, hi, light, ix.Primaries, copyAt) {
 						return true, true
 					}
 					for shard := ix.Primaries - 1; shard >= 0 && !relocated; shard-- {
@@ -409,11 +532,17 @@ func (v *View) builtinPlay(index string, moves []Move) (ours, moved bool) {
 						}
 						v.apply(newMove(c, heavy, light, 0, PhaseSwapReturn))
 						relocated, moved = true, true
+						last = [2]weighed{order[hi], order[lo]}
 					}
 					if relocated {
 						break
 					}
 				}
+			} else {
+				// Nothing can leave a heavy node without a copy of the index, whatever the light
+				// one: on to the next heavy node. Walking every light node against it made a play
+				// quadratic in the nodes (750 nodes: one planning cycle took over ten minutes).
+				lo = max(lo, hi-1)
 			}
 			if lo >= hi-1 && lo == 0 {
 				return false, moved

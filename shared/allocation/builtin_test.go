@@ -367,7 +367,7 @@ func TestInvitesBuiltinStuckIndex(t *testing.T) {
 			if d := v.builtinDelta(v.counts(), "x"); d <= v.Cfg.BuiltinBalancer.Threshold {
 				t.Fatalf("x spread %.2f, want it past the threshold before the moves", d)
 			}
-			if _, moved := v.builtinPlay("x", nil); moved == (tc.lZone == "za") {
+			if _, moved := v.builtinPlay("x", nil, v.counts()); moved == (tc.lZone == "za") {
 				t.Fatalf("x stuck %v, want %v", !moved, moved)
 			}
 			if tc.moves == nil {
@@ -379,7 +379,7 @@ func TestInvitesBuiltinStuckIndex(t *testing.T) {
 						all = append(all, Move{Index: "x", Shard: shard, From: "id-" + n, To: "id-" + n})
 					}
 				}
-				if ours, moved := v.builtinPlay("x", all); ours || moved {
+				if ours, moved := v.builtinPlay("x", all, v.counts()); ours || moved {
 					t.Errorf("stuck: the balancer moves a copy (ours %v, any %v)", ours, moved)
 				}
 				return

@@ -672,6 +672,7 @@ type planner struct {
 	moved        map[cluster.ShardID]bool   // shards moving: planned this cycle, or a copy in flight in the snapshot
 	touched      map[string]bool            // nodes a planned move leaves or enters this cycle
 	byNode       map[string][]*cluster.Copy // started copies per node in the snapshot
+	inOrder      map[string][]*cluster.Copy // the same in the snapshot's order (startedIn)
 	sorted       map[string]bool            // byNode lists already sorted hottest first
 	// incoming and outgoing count, per node, the peer recoveries into and out of it: in flight in
 	// the snapshot (taken on first use, countRecoveries) and planned this cycle.
@@ -1165,11 +1166,10 @@ func (p *planner) swapReturn(m Move) (Move, bool) {
 		return Move{}, false
 	}
 	var cands []*cluster.Copy
-	for i := range v.Snap.Copies {
-		c := &v.Snap.Copies[i]
+	for _, c := range p.startedIn(dst.ID) {
 		// Under half the moved load: the source ends cooler by at least half of it, so the swap
 		// still relieves it.
-		if c.Node != dst.ID || !p.movable(c) || !c.LoadKnown || c.WriteLoad*2 >= m.WriteLoad || p.returning(c, src.ID) {
+		if !p.movable(c) || !c.LoadKnown || c.WriteLoad*2 >= m.WriteLoad || p.returning(c, src.ID) {
 			continue
 		}
 		cands = append(cands, c)

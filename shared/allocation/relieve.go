@@ -1802,6 +1802,21 @@ func allWeighable(vs []Verdict) bool {
 	return true
 }
 
+// startedIn lists the snapshot's started copies on a node in the snapshot's order. A swap's
+// return is looked for among its target's copies for each group the search weighs: at 100,000
+// copies, reading the whole snapshot for each was a tenth of a cycle's planning.
+func (p *planner) startedIn(node string) []*cluster.Copy {
+	if p.inOrder == nil {
+		p.inOrder = map[string][]*cluster.Copy{}
+		for i := range p.v.Snap.Copies {
+			if c := &p.v.Snap.Copies[i]; c.Node != "" && c.State == cluster.StateStarted {
+				p.inOrder[c.Node] = append(p.inOrder[c.Node], c)
+			}
+		}
+	}
+	return p.inOrder[node]
+}
+
 // copiesOn lists the snapshot's started copies on a node, hottest first (sorted on first use).
 func (p *planner) copiesOn(node string) []*cluster.Copy {
 	if p.byNode == nil {

@@ -13,7 +13,13 @@ type View struct {
 	Cfg      Config
 	deciders []Decider
 
-	data     []*cluster.Node
+	data    []*cluster.Node
+	dataAt  map[string]int    // node id → its place in data (filled on first use)
+	allowed map[string][]bool // index → the data nodes its filters and the cluster's allow (allowedFor)
+	playBuf struct {
+		empty, order []weighed
+		nodes        []*cluster.Node
+	} // builtinPlay's scratch, reused
 	node     map[string]*nodeState // node id → what the view projects for it
 	excluded map[string]bool
 	hot      map[string]bool
