@@ -230,6 +230,7 @@ func countNeutral(moves []Move) bool {
 // invitesBuiltin reports whether applying moves would push some index's builtin-balancer spread past
 // the threshold (and past where it already was): OpenSearch would then move shards to undo them.
 func (v *View) invitesBuiltin(moves []Move) (bool, string, float64) {
+	v.weighings++
 	b := v.Cfg.BuiltinBalancer
 	if !b.Enabled {
 		return false, "", 0

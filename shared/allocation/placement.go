@@ -13,7 +13,8 @@ import (
 const (
 	// placementSteps bounds the groups of one desired placement.
 	placementSteps = 6
-	// placementEvaluations bounds its decider evaluations and group admissions.
+	// placementEvaluations bounds its decider evaluations and group admissions, and apart its
+	// weighings against OpenSearch's balancer (searchWeighings).
 	placementEvaluations = 8192
 	// placementCopies bounds the hot node's copies tried for each step, hottest first.
 	placementCopies = 16
@@ -279,8 +280,8 @@ func (s *search) judgePlaced(group []Move, t *cluster.Node, rank int, floor floa
 // placement, whole, leaves the node saturated. The rest is planned again next cycle, on fresh
 // stats.
 func (p *planner) placed(h Hotspot, node *cluster.Node, goal float64) *option {
-	s := &search{p: p, src: node, latency: h.QueueLatencySeconds, bounds: SearchBounds{MaxEvaluations: placementEvaluations,
-		MaxCandidates: placementCopies, MaxReturns: placementReturns}}
+	s := &search{p: p, src: node, latency: h.QueueLatencySeconds, weighedFrom: p.v.weighings, bounds: SearchBounds{MaxEvaluations: placementEvaluations,
+		MaxWeighings: placementEvaluations, MaxCandidates: placementCopies, MaxReturns: placementReturns}}
 	pl := s.place(goal)
 	if len(pl.steps) == 0 || pl.utilAfter >= 1-1e-9 {
 		// A placement that leaves the node saturated relieves nothing the samples would show: its

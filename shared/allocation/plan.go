@@ -673,6 +673,7 @@ type planner struct {
 	touched      map[string]bool            // nodes a planned move leaves or enters this cycle
 	byNode       map[string][]*cluster.Copy // started copies per node in the snapshot
 	inOrder      map[string][]*cluster.Copy // the same in the snapshot's order (startedIn)
+	searched     []SearchBounds             // what each relief search used of its bounds, in order
 	sorted       map[string]bool            // byNode lists already sorted hottest first
 	// incoming and outgoing count, per node, the peer recoveries into and out of it: in flight in
 	// the snapshot (taken on first use, countRecoveries) and planned this cycle.

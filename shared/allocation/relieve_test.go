@@ -825,8 +825,8 @@ func TestReliefSearchBounds(t *testing.T) {
 				t.Fatalf("unrelieved: got %+v, want a with its search bounds", plan.Unrelieved)
 			}
 			u := plan.Unrelieved[0]
-			want := SearchBounds{Evaluations: tc.evals, MaxEvaluations: searchEvaluations, Candidates: tc.candidates, MaxCandidates: searchCandidates,
-				MaxReturns: swapReturns, MaxChainDepth: chainDepth}
+			want := SearchBounds{Evaluations: tc.evals, MaxEvaluations: searchEvaluations, MaxWeighings: searchWeighings, Candidates: tc.candidates,
+				MaxCandidates: searchCandidates, MaxReturns: swapReturns, MaxChainDepth: chainDepth}
 			if u.Search != want {
 				t.Errorf("bounds: got %+v want %+v", u.Search, want)
 			}
@@ -1154,5 +1154,33 @@ func TestReliefWithinNodeBudget(t *testing.T) {
 				t.Errorf("notes: got %+v want kinds %v", plan.Notes, tc.notes)
 			}
 		})
+	}
+}
+
+// The relief search weighs at most searchWeighings groups against OpenSearch's balancer per hot
+// node, past the evaluation that reaches the bound (one group and a target's swap returns): at 750
+// nodes a search that found nothing weighed about 26,500, and 20 hot nodes took 46 s to plan. On 150
+// nodes and 20,000 copies the second hot node's search reaches the bound with 638 of its 4,096
+// decider evaluations.
+func TestReliefSearchWeighingsBound(t *testing.T) {
+	s := benchSnapshot(benchShape{nodes: 150, indices: 3000, copies: 20000, copyLoad: 4.0 * 150 / 20000}, 3)
+	cfg := DefaultConfig()
+	hs, st := DetectHotspots(s, streaks(s, s.Nodes[0].Name, s.Nodes[1].Name, s.Nodes[2].Name), cfg)
+	_, _, _, pl := planOn(s, Memory{}, cfg, false, hs, st, nil, nil, "")
+	if len(pl.searched) == 0 {
+		t.Fatal("no relief search ran")
+	}
+	reached := false
+	for i, b := range pl.searched {
+		if b.MaxWeighings != searchWeighings {
+			t.Errorf("search %d: bound %d, want %d", i, b.MaxWeighings, searchWeighings)
+		}
+		if b.Weighings > b.MaxWeighings+1+roomCandidates {
+			t.Errorf("search %d: %s, past the bound by more than one evaluation's groups", i, b)
+		}
+		reached = reached || b.Weighings >= b.MaxWeighings
+	}
+	if !reached {
+		t.Errorf("no search reached the bound of %d weighings: %+v", searchWeighings, pl.searched)
 	}
 }

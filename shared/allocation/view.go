@@ -13,10 +13,11 @@ type View struct {
 	Cfg      Config
 	deciders []Decider
 
-	data    []*cluster.Node
-	dataAt  map[string]int    // node id → its place in data (filled on first use)
-	allowed map[string][]bool // index → the data nodes its filters and the cluster's allow (allowedFor)
-	playBuf struct {
+	data      []*cluster.Node
+	weighings int               // groups weighed against OpenSearch's balancer (invitesBuiltin), for the search's bound
+	dataAt    map[string]int    // node id → its place in data (filled on first use)
+	allowed   map[string][]bool // index → the data nodes its filters and the cluster's allow (allowedFor)
+	playBuf   struct {
 		empty, order []weighed
 		nodes        []*cluster.Node
 	} // builtinPlay's scratch, reused
