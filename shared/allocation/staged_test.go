@@ -62,6 +62,20 @@ func TestStagedReturns(t *testing.T) {
 	if !strings.Contains(hot.Reason, "its return waits until the hot copy's files are copied (est. 26s") {
 		t.Errorf("hot move reason lacks the staged return: %s", hot.Reason)
 	}
+	// Timed without its return sharing the hot copy's recovery rate: the reason, the estimate
+	// and the file phase its projection keeps (which the replay speed is fitted against) say so.
+	alone := EstimateRelocation(s.Settings, cfg, hot.SizeBytes, hot.WriteLoad, 1)
+	shared := EstimateRelocation(s.Settings, cfg, hot.SizeBytes, hot.WriteLoad, 2)
+	if hot.EstimatedSeconds != alone.Seconds() || !strings.Contains(hot.Reason, alone.String()+";") || strings.Contains(hot.Reason, shared.String()) {
+		t.Errorf("hot move: estimated %v s, want %v (%s, not %s); reason %s", hot.EstimatedSeconds, alone.Seconds(), alone, shared, hot.Reason)
+	}
+	for _, pr := range mem.Projections {
+		for _, m := range pr.Moves {
+			if m.Index == "hot" && m.FileSeconds != alone.FileSeconds {
+				t.Errorf("projection of hot[0]: file phase %v s, want %v", m.FileSeconds, alone.FileSeconds)
+			}
+		}
+	}
 	if got := WithStaged([]Move{hot}); len(got) != 2 || got[1].Key() != "warm/0/id-b/id-a" {
 		t.Errorf("WithStaged: got %v, want the hot move then its return", got)
 	}
