@@ -303,9 +303,11 @@ func (p *planner) addPrimaryGroup(heavy *cluster.Node, o *primaryOption) {
 // replica (the same-shard rule, NO): the replica, a tenth of the primary's load, moves this cycle
 // to a node every decider accepts, and the next cycle's search finds the primary's way clear. Two
 // copies of a shard are never in flight at once, so the two moves cannot share a call. The target
-// must end within its goal with the primary in place of its replica. It reports whether it
-// planned such a move.
-func (p *planner) clearWay(node *cluster.Node, order []Candidate) bool {
+// must end within its goal with the primary in place of its replica. It returns reliefPlanned
+// when it planned such a move, reliefWaiting when the one it found does not fit what the groups
+// planned before it leave of the move function's budgets (noted: the move function would refuse
+// it whole), and reliefNone otherwise.
+func (p *planner) clearWay(node *cluster.Node, order []Candidate) relief {
 	v := p.v
 	for i, cand := range order {
 		if i == roomCandidates {
@@ -361,6 +363,11 @@ func (p *planner) clearWay(node *cluster.Node, order []Candidate) bool {
 			if !ok {
 				continue
 			}
+			if !p.budgetFits(len(group)) || p.spentNode(group) != "" {
+				p.note(NoteThrottled, node.Name, "", nil, "%s: the replica of primary %s[%d] on %s would clear its way, but the groups planned before it use up the cycle's move budget (max_moves_per_cycle %d, %d planned; max_moves_per_node %d); it is looked at again next cycle",
+					node.Name, c.Index, c.Shard, t.Name, v.Cfg.movesPerCycle, len(p.plan.Moves), v.Cfg.movesPerNode)
+				return reliefWaiting
+			}
 			m.Reason = fmt.Sprintf("clearing the way for primary %s[%d] (%.2f WRITE threads, segment replication) off hot %s (%.0f%%): no move, swap or chain fits, and %s, at %.0f%%, would take it to %.0f%% (goal %.0f%%) but holds its replica (%.2f threads); the replica moves to %s first, the primary follows once it has left; rule %s: %s",
 				c.Index, c.Shard, cand.Load, node.Name, v.Utilization(node.ID)*100, t.Name, v.Utilization(t.ID)*100, after*100, v.Goal(t.ID)*100,
 				r.WriteLoad, u.Name, js[0].Admission.Rule, js[0].Admission.Why())
@@ -372,13 +379,13 @@ func (p *planner) clearWay(node *cluster.Node, order []Candidate) bool {
 				b.Reason = fmt.Sprintf("count-neutral return for %s[%d] (clearing the way): %s: %s", m.Index, m.Shard, js[1].Admission.Rule, js[1].Admission.Why())
 				p.add(m)
 				p.add(b)
-				return true
+				return reliefPlanned
 			}
 			p.add(m)
-			return true
+			return reliefPlanned
 		}
 	}
-	return false
+	return reliefNone
 }
 
 // clearWayReturn finds a copy on u to send to t with the replica m clearing the way, so shard counts

@@ -367,8 +367,8 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 		p.addOption(h, node, goal, best)
 		return reliefPlanned, nil
 	}
-	if p.clearWay(node, order) {
-		return reliefPlanned, nil
+	if r := p.clearWay(node, order); r != reliefNone {
+		return r, nil
 	}
 	switch {
 	case p.relocatingOff(node.ID):

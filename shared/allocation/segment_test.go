@@ -2,6 +2,7 @@ package allocation
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -308,4 +309,33 @@ func TestPlanClearWay(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { runPlanCase(t, tc) })
 	}
+}
+
+// TestClearWayWithinBudget: the replica that clears the way is a group the move function
+// budgets as any other (safety.max_moves_per_node): with d's relief, planned first, already
+// taking c's one group this cycle, a's way is cleared next cycle, not planned to be refused.
+func TestClearWayWithinBudget(t *testing.T) {
+	build := func() *cluster.Snapshot {
+		f := newFixture("a", "b", "c", "d", "e").
+			segment("events", 4<<30, []float64{5, 5, 5}, []string{"a", "c"}, []string{"a", "c"}, []string{"b", "c"}).
+			index("logs", 1<<30, []float64{1.2}, []string{"b"}).queueing("a", 5)
+		f.index("bulk", 1<<30, []float64{1}, []string{"d"}).index("base", 1<<30, []float64{3.25, 3.25}, []string{"d"}, []string{"d"}).queueing("d", 20)
+		// e, empty, takes d's copies but not events'.
+		exclude(f, "e", "events")
+		return f.snap()
+	}
+	runPlanCase(t, planCase{
+		name:  "the cycle's one move is d's",
+		build: build,
+		mem:   func(s *cluster.Snapshot) Memory { return Memory{Streaks: streaks(s, "a", "d")} },
+		cfg:   func(c *Config) { *c = c.WithMoveBudget(1, 1) },
+		moves: []string{"bulk[0] d->e write-hotspot"},
+		notes: []string{NoteThrottled},
+		why:   []string{"bulk[0]"},
+		check: func(t *testing.T, _ *cluster.Snapshot, p Plan, _ Memory) {
+			if n := p.Notes[0]; n.Node != "a" || !strings.Contains(n.Reason, "the replica of primary events[0] on c would clear its way") || !strings.Contains(n.Reason, "max_moves_per_cycle 1, 1 planned") {
+				t.Errorf("throttled note: got %+v", n)
+			}
+		},
+	})
 }
