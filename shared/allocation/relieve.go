@@ -349,7 +349,10 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 		// clusters: mean 0.4466 → 0.4406 of OpenSearch's balancer alone, seed 28 0.60 → 0.34; 200
 		// segment-replication clusters: 0.6558 → 0.6548. Without the bound of two moves, a
 		// four-move bundle beside moves in flight opened the circuit breaker for 25 minutes (segment
-		// replication seed 190: 0.59 → 1.03; mean 0.6590).
+		// replication seed 190: 0.59 → 1.03; mean 0.6590). A bound of three or four moves gave the
+		// same rows over 200 random clusters: there, a placement whose first groups take the node
+		// off saturation in more moves took longer than earlyHorizon to drain it (random seed 55:
+		// hot[0] swapped and idx-7[1], about an hour).
 		if o := p.placed(h, node, goal); o != nil && srch.drainTime(o) <= earlyHorizon && len(o.group) <= 2 {
 			o.expect = fmt.Sprintf("the relief search's best group (%s[%d] to %s as a %s) leaves it saturated at %.0f%%; %s",
 				best.group[best.hot()].Index, best.group[best.hot()].Shard, best.target.Name, best.kind, best.srcAfter*100, o.expect)
