@@ -110,7 +110,10 @@ func TestReliefLeavesTheReturnToTheBalancer(t *testing.T) {
 // TestReliefShortOfTheGoalLeavesTheReturnToTheBalancer: a lone move that takes the hot node off
 // saturation but leaves it over its goal relies on the return OpenSearch's balancer is expected to
 // make too, instead of a swap whose return would share the hot node's recovery rate with the hot
-// copy for its whole relocation (its file copy, and so its translog replay, twice as long).
+// copy for its whole relocation (its file copy, and so its translog replay, twice as long). With a
+// rebalance slot free the balancer may start that return at once, while the hot copy's files still
+// copy: the estimate counts it sharing the rate then, and alone when cluster_concurrent_rebalance
+// leaves the balancer no slot.
 func TestReliefShortOfTheGoalLeavesTheReturnToTheBalancer(t *testing.T) {
 	// a carries x[0] (3 threads), pinned[0] (4.5) and held[0] (3), both allowed on a alone: 10.5
 	// of 8 threads. With x[0] gone it is at 94 %, over its 90 % goal, and no other copy can go,
@@ -128,16 +131,34 @@ func TestReliefShortOfTheGoalLeavesTheReturnToTheBalancer(t *testing.T) {
 		f.s.Indices[2].Filters.Require = map[string]string{"_name": "a"}
 		return f.snap()
 	}
-	s := build()
-	cfg := DefaultConfig()
-	cfg.BuiltinBalancer.Enabled = true
-	plan, _ := PlanCycle(s, Memory{Streaks: streaks(s, "a")}, cfg)
-	if got, want := moveNames(plan), []string{"x[0] a->c write-hotspot"}; !slices.Equal(got, want) {
-		t.Fatalf("moves: got %v want %v\nnotes: %+v", got, want, plan.Notes)
-	}
-	for _, w := range []string{"a ends at 94% (goal 90%)", "shared by 1", "rule all-yes", "OpenSearch's balancer is expected to even the counts by moving x[2]"} {
-		if !strings.Contains(plan.Moves[0].Reason, w) {
-			t.Errorf("reason %q lacks %q", plan.Moves[0].Reason, w)
-		}
+	for _, tc := range []struct {
+		name      string
+		rebalance int
+		why       []string
+		not       string
+	}{
+		{"a rebalance slot free: the return may share the files' copy", 2,
+			[]string{"shared by 2", "with 1 relocations in flight or planned against 2 the balancer may start that return at once"}, "shared by 1"},
+		{"no rebalance slot: the return waits", 1, []string{"shared by 1"}, "may start that return at once"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := build()
+			s.Settings.Recoveries = cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 2, ClusterRebalance: tc.rebalance, Known: true}
+			cfg := DefaultConfig()
+			cfg.BuiltinBalancer.Enabled = true
+			plan, _ := PlanCycle(s, Memory{Streaks: streaks(s, "a")}, cfg)
+			if got, want := moveNames(plan), []string{"x[0] a->c write-hotspot"}; !slices.Equal(got, want) {
+				t.Fatalf("moves: got %v want %v\nnotes: %+v", got, want, plan.Notes)
+			}
+			r := plan.Moves[0].Reason
+			for _, w := range append([]string{"a ends at 94% (goal 90%)", "rule all-yes", "OpenSearch's balancer is expected to even the counts by moving x[2]"}, tc.why...) {
+				if !strings.Contains(r, w) {
+					t.Errorf("reason %q lacks %q", r, w)
+				}
+			}
+			if strings.Contains(r, tc.not) {
+				t.Errorf("reason %q has %q", r, tc.not)
+			}
+		})
 	}
 }

@@ -1742,6 +1742,19 @@ func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *opti
 	for i, m := range o.group {
 		est[i] = EstimateRelocation(v.Snap.Settings, v.Cfg, m.SizeBytes, m.WriteLoad, p.recoverySharers(o.group, m))
 	}
+	atOnce := ""
+	if r := o.builtin; r != nil {
+		if slots, free := p.rebalanceSlotFree(len(o.group)); free && (r.To == hm.From || r.From == hm.To) {
+			// OpenSearch's balancer counts the moved copy on its target and, with a rebalance
+			// slot free, starts its return at once: it shares the recovery rate of the move's
+			// nodes while the hot copy's files copy (random seed 168 of 200: hot[1], est. 16m54s
+			// alone, took 26.5 minutes beside the return). The estimate, the reason and the file
+			// phase the replay speed is fitted to count it; the search's choice does not
+			// (reliefTime: counting it there, 200 random clusters failed 37 against 32).
+			est[hi] = EstimateRelocation(v.Snap.Settings, v.Cfg, hm.SizeBytes, hm.WriteLoad, est[hi].Sharers+1)
+			atOnce = fmt.Sprintf("; with %s the balancer may start that return at once (cluster_concurrent_rebalance), sharing the recovery rate while the files copy, which the estimate counts", slots)
+		}
+	}
 	p.project(node, o, pr.TargetAfter, est)
 	hm.Reason = fmt.Sprintf("%s; moving %s[%d] (%.2f WRITE threads%s) to %s as a %s: %s ends at %.0f%% (goal %.0f%%), %s at %.0f%%; %s; rule %s: %s",
 		h.Reason, hm.Index, hm.Shard, hm.WriteLoad, tier, hm.ToName, o.kind, node.Name, o.srcAfter*100, goal*100, hm.ToName, pr.TargetAfter*100,
@@ -1750,7 +1763,7 @@ func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *opti
 		hm.Reason += "; with " + strings.Join(others, ", ")
 	}
 	if o.expect != "" {
-		hm.Reason += "; " + o.expect
+		hm.Reason += "; " + o.expect + atOnce
 	}
 	if w := o.over; w != nil {
 		wm := w.group[w.hot()]
@@ -1791,6 +1804,20 @@ func (p *planner) addOption(h Hotspot, node *cluster.Node, goal float64, o *opti
 		p.expected = append(p.expected, e)
 		v.awaiting = append(v.awaiting, e)
 	}
+}
+
+// rebalanceSlotFree reports whether OpenSearch's balancer has a rebalance slot free once group
+// more moves start (cluster_concurrent_rebalance counts every relocation, its own and reroute's),
+// and says how many relocations that makes against the limit.
+func (p *planner) rebalanceSlotFree(group int) (string, bool) {
+	limit := p.v.Snap.Settings.Recoveries.Effective().ClusterRebalance
+	n := len(p.plan.Moves) + group
+	for i := range p.v.Snap.Copies {
+		if p.v.Snap.Copies[i].State == cluster.StateRelocating {
+			n++
+		}
+	}
+	return fmt.Sprintf("%d relocations in flight or planned against %d", n, limit), limit < 0 || n < limit
 }
 
 // countLimitedOnly reports whether every verdict but YES and the weighable NOT_PREFERRED answers
