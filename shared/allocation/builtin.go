@@ -615,7 +615,7 @@ func (p *planner) builtinReturn(m Move) (ret Move, turn []ExpectedReturn, why st
 	if ret, turn, why, ok = p.returnsInTurn(m, ret); !ok {
 		return Move{}, nil, why, false
 	}
-	why = fmt.Sprintf("once it lands, OpenSearch's balancer is expected to even the counts by moving %s[%d] (%.2f WRITE threads) %s→%s, so no return shares %s's recovery rate with it",
+	why = fmt.Sprintf("once it lands, OpenSearch's balancer is expected to even the counts by moving %s[%d] (%.2f WRITE threads) %s→%s, so shardwise sends no return of its own to share %s's recovery rate with it",
 		ret.Index, ret.Shard, ret.WriteLoad, ret.FromName, ret.ToName, m.FromName)
 	name := func(id string) string {
 		if n := v.Node(id); n != nil {
