@@ -36,6 +36,12 @@ type Config struct {
 	// the caller with WithOwnInFlight: the move function holds each node one of them relocates
 	// from or to (safety.Throttle), so the planner plans no group there (planner.holdOwnInFlight).
 	ownInFlight []Moved
+	// movesByExclusion: the move function issues moves as index-level allocation exclusions (the
+	// allocation-filter strategy, or auto on a cluster that refused _cluster/reroute), set by the
+	// caller with WithMovesByExclusion. Excluding a node from an index moves every copy of the
+	// index there, so the planner moves no copy whose exclusion would put a second copy of any
+	// shard in flight (Exclusions).
+	movesByExclusion bool
 	// AllocationUtilization: a target whose utilization plus the shard's load would pass this is
 	// NOT_PREFERRED by the write-load decider; it is also the level a hot node must get under.
 	AllocationUtilization float64 `json:"allocation_utilization"`
@@ -122,6 +128,13 @@ func (c Config) WithOwnInFlight(moves []Move) Config {
 	for _, m := range moves {
 		c.ownInFlight = append(c.ownInFlight, Moved{Index: m.Index, Shard: m.Shard, From: m.From, To: m.To})
 	}
+	return c
+}
+
+// WithMovesByExclusion returns c planning for moves issued as index-level allocation exclusions
+// (on) or as _cluster/reroute commands (off).
+func (c Config) WithMovesByExclusion(on bool) Config {
+	c.movesByExclusion = on
 	return c
 }
 

@@ -458,6 +458,9 @@ func planOn(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool, hots
 	snap = v.Snap
 	p := &planner{v: v, demandFactor: demandFactor, plan: Plan{Cluster: snap.Cluster, SnapshotAt: snap.At, Hotspots: hotspots, Moves: []Move{}}, settling: map[string]bool{},
 		shortcuts: shortcuts, climbing: climbing, first: first}
+	if cfg.movesByExclusion {
+		p.exclusions = NewExclusions(v.Snap)
+	}
 	for _, h := range hotspots {
 		if h.Skew != nil {
 			p.skew = h.Skew.Factor
@@ -678,6 +681,10 @@ type planner struct {
 	inOrder      map[string][]*cluster.Copy // the same in the snapshot's order (startedIn)
 	searched     []SearchBounds             // what each relief search used of its bounds, in order
 	sorted       map[string]bool            // byNode lists already sorted hottest first
+	// exclusions, when moves go out as index-level exclusions (Config.WithMovesByExclusion), follow
+	// every copy a planned move's exclusion takes off its node: a copy is movable only when
+	// excluding its node from its index moves no shard with another copy in flight or leaving.
+	exclusions *Exclusions
 	// incoming and outgoing count, per node, the peer recoveries into and out of it: in flight in
 	// the snapshot (taken on first use, countRecoveries) and planned this cycle.
 	incoming, outgoing map[string]int
@@ -859,7 +866,8 @@ func (p *planner) unassigned() {
 }
 
 func (p *planner) movable(c *cluster.Copy) bool {
-	return c.State == cluster.StateStarted && c.Node != "" && !p.moved[c.ID()]
+	return c.State == cluster.StateStarted && c.Node != "" && !p.moved[c.ID()] &&
+		(p.exclusions == nil || p.exclusions.Conflict(c.Index, c.Node) == "")
 }
 
 func (p *planner) cannotRemain() {
@@ -1293,6 +1301,10 @@ func (p *planner) add(m Move) {
 		p.touched = map[string]bool{}
 	}
 	p.moved[cluster.ShardID{Index: m.Index, Shard: m.Shard}] = true
+	if p.exclusions != nil && m.Phase != PhaseSwapReturn && m.Phase != PhaseStagedReturn {
+		// The move function excludes the node from the index: every copy of it there leaves.
+		p.exclusions.Add(m.Index, m.From)
+	}
 	p.touched[m.From], p.touched[m.To] = true, true
 	p.applied++
 	if p.incoming != nil {

@@ -641,12 +641,7 @@ func loadDelta(group []Move, node string) float64 {
 }
 
 // nodeName is the name of the node with id, or the id when the snapshot does not list it.
-func (p *planner) nodeName(id string) string {
-	if n := p.v.Node(id); n != nil {
-		return n.Name
-	}
-	return id
-}
+func (p *planner) nodeName(id string) string { return p.v.NodeName(id) }
 
 // largestNode is the most WRITE threads any node in service has.
 func (p *planner) largestNode() int {

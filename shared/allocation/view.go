@@ -295,6 +295,14 @@ func (v *View) Node(id string) *cluster.Node {
 	return nil
 }
 
+// NodeName is the name of the node with id, or the id when the snapshot does not list it.
+func (v *View) NodeName(id string) string {
+	if n := v.Node(id); n != nil {
+		return n.Name
+	}
+	return id
+}
+
 // Index returns index metadata by name.
 func (v *View) Index(name string) *cluster.Index { return v.index[name] }
 

@@ -114,7 +114,12 @@ func (e *Engine) detect(ctx context.Context, name, snapshotKey, trigger string) 
 		return res, fmt.Errorf("detect %s: %w", name, err)
 	}
 	memStored := err == nil
-	cfg := e.Config.Allocation.WithSampleInterval(e.Config.RefreshPeriod.Std()).WithMoveBudget(e.Config.Safety.MaxMovesPerCycle, e.Config.Safety.MaxMovesPerNode).WithOwnInFlight(own)
+	byExclusion, err := e.movesByExclusion(ctx, name)
+	if err != nil {
+		return res, fmt.Errorf("detect %s: %w", name, err)
+	}
+	cfg := e.Config.Allocation.WithSampleInterval(e.Config.RefreshPeriod.Std()).WithMoveBudget(e.Config.Safety.MaxMovesPerCycle, e.Config.Safety.MaxMovesPerNode).
+		WithOwnInFlight(own).WithMovesByExclusion(byExclusion)
 	start := time.Now()
 	plan, next := allocation.PlanCycle(snap, mem, cfg)
 	res.PlanTime = time.Since(start)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/shardwise/shardwise/shared/allocation"
@@ -69,5 +70,52 @@ func TestFilterGroupAllOrNothing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFilterGroupsNeverTwoCopiesInFlight: excluding a node from an index moves every copy of the
+// index there. Two hot nodes holding copies of the same two shards: the second group's exclusion
+// would move the other copies of the shards the first's is moving, so it is skipped, and only the
+// first node is excluded.
+func TestFilterGroupsNeverTwoCopiesInFlight(t *testing.T) {
+	w := newWorld("a", "b", "c", "d").
+		index("clicks", 1, []float64{4, 3}, nil, []string{"a", "b"}, []string{"b", "a"}).
+		index("logs", 0, []float64{0.5}, nil, []string{"b"})
+	groups := [][]allocation.Move{
+		{{Index: "clicks", Shard: 1, From: "id-a", FromName: "a", To: "id-c", ToName: "c", SizeBytes: 1 << 30, Phase: "relieve"}},
+		{{Index: "clicks", Shard: 0, From: "id-b", FromName: "b", To: "id-d", ToName: "d", SizeBytes: 1 << 30, Phase: "relieve"}},
+		{{Index: "logs", Shard: 0, From: "id-b", FromName: "b", To: "id-d", ToName: "d", SizeBytes: 1 << 30, Phase: "relieve"}},
+	}
+	r := newRig(t, liveConfig("allocation-filter"), map[string]*world{"prod": w})
+	api := r.apis["prod"]
+	snap := w.sample().Snapshot
+	run := &moveRun{e: r.e, api: api, name: "prod", planKey: "plan#x", snap: &snap}
+	var claims []claim
+	for _, g := range groups {
+		lk := state.Key{PK: pk("prod"), SK: ledgerKey("plan#x", g[0])}
+		entry := ledgerEntry{Move: g[0], Group: g, Status: statusClaimed, PlanKey: "plan#x"}
+		if _, err := state.PutJSON(t.Context(), r.store, lk, entry, state.Condition{IfAbsent: true}, 0, w.Now()); err != nil {
+			t.Fatal(err)
+		}
+		claims = append(claims, run.claimOf(g, lk, entry))
+	}
+	outs := run.filterGroups(t.Context(), claims, "strategy allocation-filter")
+	want := []string{OutcomeExecuted, OutcomeSkipped, OutcomeExecuted}
+	if len(outs) != len(want) {
+		t.Fatalf("outcomes: %+v", outs)
+	}
+	for i, o := range outs {
+		if o.Outcome != want[i] {
+			t.Errorf("%s: %s (%s), want %s", moveLabel(o.Move), o.Outcome, o.Reason, want[i])
+		}
+	}
+	if r := outs[1].Reason; !strings.Contains(r, "clicks[0] among them, whose other copy is leaving a") || !strings.Contains(r, "never two copies of a shard in flight at once") {
+		t.Errorf("reason: %q", r)
+	}
+	if got := api.settings["clicks"][excludeSetting]; got != "a" {
+		t.Errorf("clicks excludes %q, want only a", got)
+	}
+	if got := api.settings["logs"][excludeSetting]; got != "b" {
+		t.Errorf("logs excludes %q, want b: its exclusion moves no shard in flight", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/state"
 )
 
@@ -68,6 +69,23 @@ func (e *Engine) addExclusion(ctx context.Context, api SettingsEditor, name stri
 		return fmt.Errorf("allocation filter on %s: %w", m.Index, err)
 	}
 	return nil
+}
+
+// movesByExclusion says whether the move function will issue this cycle's moves as index-level
+// exclusions: always under the allocation-filter strategy; under auto, while one of the exclusions
+// it fell back to on a cluster that refused _cluster/reroute is still recorded.
+func (e *Engine) movesByExclusion(ctx context.Context, name string) (bool, error) {
+	switch e.Config.MoveStrategy {
+	case config.StrategyAllocationFilter:
+		return true, nil
+	case config.StrategyAuto:
+		items, err := e.Store.Query(ctx, pk(name), filterPrefix)
+		if err != nil {
+			return false, fmt.Errorf("allocation filters: %w", err)
+		}
+		return len(items) > 0, nil
+	}
+	return false, nil
 }
 
 // cleanupFilters removes the exclusions shardwise added, restoring the value that was there

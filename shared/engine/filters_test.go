@@ -132,3 +132,30 @@ func TestFilterBudgetCountsEveryCopyItMoves(t *testing.T) {
 		})
 	}
 }
+
+// TestMovesByExclusion: the planner plans for exclusions under the allocation-filter strategy, and
+// under auto while an exclusion it fell back to is recorded; never under reroute.
+func TestMovesByExclusion(t *testing.T) {
+	for _, tc := range []struct {
+		strategy string
+		held     bool
+		want     bool
+	}{
+		{strategy: "reroute", held: true, want: false},
+		{strategy: "allocation-filter", want: true},
+		{strategy: "auto", want: false},
+		{strategy: "auto", held: true, want: true},
+	} {
+		t.Run(fmt.Sprintf("%s held %v", tc.strategy, tc.held), func(t *testing.T) {
+			w := hotWorld()
+			r := newRig(t, liveConfig(tc.strategy), map[string]*world{"prod": w})
+			if tc.held {
+				holdFilter(t, r, w.Now())
+			}
+			got, err := r.e.movesByExclusion(t.Context(), "prod")
+			if err != nil || got != tc.want {
+				t.Errorf("got %v (%v), want %v", got, err, tc.want)
+			}
+		})
+	}
+}

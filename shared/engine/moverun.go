@@ -363,8 +363,10 @@ func flatten(cs []claim) []allocation.Move {
 // filterGroups moves copies off their node with index-level allocation filtering, for managed
 // domains that refuse _cluster/reroute. OpenSearch then picks the target; the filter is recorded
 // so a later cycle removes it. A filter pushes every copy of the index off the node, so the cycle's
-// budgets count what it will move, not one move per filter. A group's exclusions go out all or
-// none: over budget, none is added; when one fails, those added before it are taken off again.
+// budgets count what it will move, not one move per filter, and a group whose exclusions would
+// move a copy of a shard with another copy in flight or leaving (by an exclusion of this cycle
+// too) is skipped: never two copies of a shard in flight at once. A group's exclusions go out all
+// or none: over budget, none is added; when one fails, those added before it are taken off again.
 func (r *moveRun) filterGroups(ctx context.Context, claimed []claim, why string) []MoveOutcome {
 	var outs []MoveOutcome
 	if stop := r.renew(ctx); stop != "" {
@@ -376,13 +378,26 @@ func (r *moveRun) filterGroups(ctx context.Context, claimed []claim, why string)
 	}
 	moves, bytes := 0, int64(0)
 	limits := r.e.Config.Safety
+	leaving := allocation.NewExclusions(r.snap)
 	for _, c := range claimed {
 		n, b := 0, int64(0)
+		after, conflict := leaving.Clone(), ""
 		for _, m := range c.group {
 			if m.Phase != allocation.PhaseSwapReturn {
 				mn, mb := filterCost(r.snap, m)
 				n, b = n+mn, b+mb
+				if conflict == "" {
+					conflict = after.Conflict(m.Index, m.From)
+					after.Add(m.Index, m.From)
+				}
 			}
+		}
+		if conflict != "" {
+			reason := fmt.Sprintf("%s: %s", why, conflict)
+			r.e.log().Info("allocation filter group not applied", "cluster", r.name, "reason", reason)
+			r.finish(ctx, c, config.StrategyAllocationFilter, statusSkipped, reason)
+			outs = append(outs, outcomes(c.group, OutcomeSkipped, config.StrategyAllocationFilter, reason)...)
+			continue
 		}
 		if moves+n > limits.MaxMovesPerCycle || bytes+b > int64(limits.MaxBytesPerCycle) {
 			reason := fmt.Sprintf("budget: excluding %s from %s moves every copy of the index there; the group's exclusions move %d copies, %s; with %d copies and %s already this cycle that passes max_moves_per_cycle %d or max_bytes_per_cycle %s",
@@ -394,6 +409,7 @@ func (r *moveRun) filterGroups(ctx context.Context, claimed []claim, why string)
 		o, issued := r.filterGroup(ctx, c, why)
 		if issued {
 			moves, bytes = moves+n, bytes+b
+			leaving = after
 		}
 		outs = append(outs, o...)
 	}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 )
@@ -10,8 +11,20 @@ import (
 // copies on newly excluded nodes start relocating. byOperator says the scenario made the change (a
 // set_index_settings event), not a client of the settings API: OpenSearch's relocations for it are
 // then the operator's, not the client's moves.
+//
+// A client's change that pushes a copy off its node while another copy of its shard is recovering
+// or leaving by a filter is a safety violation, as the same reroute move would be: two copies of a
+// shard in flight at once.
 func (s *Sim) ApplyIndexSettings(indices []*Index, updates map[string]*string, byOperator bool) {
 	for _, ix := range indices {
+		allowed := map[*ShardCopy]bool{}
+		if !byOperator {
+			for _, sh := range ix.Shards {
+				for _, c := range sh.Copies {
+					allowed[c] = c.Node == nil || ix.Filters.Check(c.Node, "index") == ""
+				}
+			}
+		}
 		for k, v := range updates {
 			if byOperator {
 				if v == nil {
@@ -36,6 +49,9 @@ func (s *Sim) ApplyIndexSettings(indices []*Index, updates map[string]*string, b
 		}
 		ix.compileSettings()
 		ix.SettingsVersion++
+		if !byOperator {
+			s.checkPushedOff(ix, allowed)
+		}
 	}
 	s.Changed()
 	s.alloc.AllocateAndMove()
@@ -69,4 +85,28 @@ func (s *Sim) setReplicas(ix *Index, want int) {
 	}
 	ix.Replicas = want
 	s.Changed()
+}
+
+// checkPushedOff records a violation for each shard of ix whose copy the settings change just
+// pushed off its node (allowed there before, not now) while another copy of the shard is
+// recovering or not allowed on its own node either.
+func (s *Sim) checkPushedOff(ix *Index, allowed map[*ShardCopy]bool) {
+shards:
+	for _, sh := range ix.Shards {
+		for _, c := range sh.Copies {
+			if c.Node == nil || c.State != StateStarted || !allowed[c] || ix.Filters.Check(c.Node, "index") == "" {
+				continue
+			}
+			for _, o := range sh.Copies {
+				if o == c || o.State == StateUnassigned {
+					continue
+				}
+				if o.State != StateStarted || o.Node != nil && ix.Filters.Check(o.Node, "index") != "" {
+					s.Violate(fmt.Sprintf("an allocation filter pushing %s off %s accepted while another copy of the shard was in flight or leaving: two copies of a shard in flight at once",
+						sh, c.Node.Name))
+					continue shards
+				}
+			}
+		}
+	}
 }

@@ -749,3 +749,33 @@ func TestBuiltinAfterTopologyChangeIsNoUndo(t *testing.T) {
 		})
 	}
 }
+
+// TestIndexExcludeSecondCopyInFlightIsAViolation: a client's exclusion that pushes a copy off its
+// node while another copy of the shard is leaving by an exclusion, or recovering, puts two copies
+// of a shard in flight at once, as the same reroute move would: a safety violation. One exclusion
+// alone is none.
+func TestIndexExcludeSecondCopyInFlightIsAViolation(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		puts       []string
+		violations int
+	}{
+		{name: "one node excluded", puts: []string{"a"}},
+		{name: "the node holding the other copy excluded while it relocates", puts: []string{"a", "a,b"}, violations: 1},
+		{name: "both at once", puts: []string{"a,b"}, violations: 1},
+		{name: "nodes sharing no shard", puts: []string{"a", "a,c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := simtest.MustSim(t, simtest.RerouteScenario)
+			for _, v := range tc.puts {
+				if code, body := simtest.Call(t, s, "PUT", "/x/_settings", `{"index.routing.allocation.exclude._name":"`+v+`"}`); code != 200 {
+					t.Fatalf("put settings: %d %s", code, body)
+				}
+			}
+			simtest.StepN(s, 1)
+			if r := s.Result(); r.SafetyViolations != tc.violations {
+				t.Errorf("violations %d (%+v), want %d", r.SafetyViolations, r.Violations, tc.violations)
+			}
+		})
+	}
+}

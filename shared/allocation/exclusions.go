@@ -1,0 +1,127 @@
+package allocation
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/shardwise/shardwise/shared/cluster"
+)
+
+// Exclusions follows what index-level allocation filters move, for managed domains that refuse
+// _cluster/reroute. Excluding node N from index I (index.routing.allocation.exclude._name) moves
+// every copy of I on N, not only the copy a plan chose, and OpenSearch picks their targets. So
+// before an exclusion goes out, each of those copies is checked against the rule that holds for
+// reroute moves: never two copies of a shard in flight at once. A copy's shard is in flight when
+// another of its copies is relocating or initializing in the snapshot, sits on a node its filters
+// no longer allow (OpenSearch moves it off), or leaves by an exclusion added before this one.
+type Exclusions struct {
+	snap *cluster.Snapshot
+	// away is, by shard, why copies of it are in flight or leaving, and from which node.
+	away map[cluster.ShardID][]leaving
+	// on is, by index and node, the copies there not relocating off it: what an exclusion moves.
+	on map[indexNode][]*cluster.Copy
+}
+
+type indexNode struct{ index, node string }
+
+// leaving is one copy of a shard in flight: from Node (empty for a copy initializing with no
+// source), and why.
+type leaving struct {
+	node string
+	why  string
+	// own: the copy relocating off node already; an exclusion of that node changes nothing for it.
+	own bool
+}
+
+// NewExclusions reads the copies in flight and leaving from snap.
+func NewExclusions(snap *cluster.Snapshot) *Exclusions {
+	x := &Exclusions{snap: snap, away: map[cluster.ShardID][]leaving{}, on: map[indexNode][]*cluster.Copy{}}
+	nodes := make(map[string]*cluster.Node, len(snap.Nodes))
+	for i := range snap.Nodes {
+		nodes[snap.Nodes[i].ID] = &snap.Nodes[i]
+	}
+	filtered := map[string]*cluster.Index{}
+	for i := range snap.Indices {
+		if !snap.Indices[i].Filters.Empty() {
+			filtered[snap.Indices[i].Name] = &snap.Indices[i]
+		}
+	}
+	for i := range snap.Copies {
+		c := &snap.Copies[i]
+		if c.Node != "" && c.State != cluster.StateRelocating {
+			k := indexNode{c.Index, c.Node}
+			x.on[k] = append(x.on[k], c)
+		}
+		switch {
+		case c.State == cluster.StateRelocating:
+			x.away[c.ID()] = append(x.away[c.ID()], leaving{node: c.Node, own: true,
+				why: fmt.Sprintf("relocating %s→%s", x.name(c.Node), x.name(c.RelocatingNode))})
+		case c.State == cluster.StateInitializing:
+			x.away[c.ID()] = append(x.away[c.ID()], leaving{why: fmt.Sprintf("initializing on %s", x.name(c.Node))})
+		case c.State == cluster.StateStarted && c.Node != "":
+			if n := nodes[c.Node]; n != nil {
+				if ok, why := filterRemains(snap, filtered[c.Index], n); !ok {
+					x.away[c.ID()] = append(x.away[c.ID()], leaving{node: c.Node, own: true,
+						why: fmt.Sprintf("leaving %s (%s)", n.Name, why)})
+				}
+			}
+		}
+	}
+	return x
+}
+
+// filterRemains is the filter decider's CanRemain: whether a copy of ix (nil: an index with no
+// filters of its own) may stay on n by the index's and the cluster's allocation filters.
+func filterRemains(snap *cluster.Snapshot, ix *cluster.Index, n *cluster.Node) (bool, string) {
+	if ix != nil {
+		if ok, why := FiltersAllow(ix.Filters, n); !ok {
+			return false, "index " + ix.Name + ": " + why
+		}
+	}
+	return FiltersAllow(snap.Settings.Filters, n)
+}
+
+// name is the name of the node with id, or the id when the snapshot does not list it.
+func (x *Exclusions) name(id string) string {
+	if n := x.snap.NodeByID(id); n != nil {
+		return n.Name
+	}
+	return id
+}
+
+// Leaves are the copies excluding node from index moves: every copy of the index there not already
+// relocating off it.
+func (x *Exclusions) Leaves(index, node string) []*cluster.Copy { return x.on[indexNode{index, node}] }
+
+// Conflict says why excluding node from index would put two copies of a shard in flight at once,
+// or "" when it would not.
+func (x *Exclusions) Conflict(index, node string) string {
+	for _, c := range x.Leaves(index, node) {
+		for _, l := range x.away[c.ID()] {
+			if l.own && l.node == node {
+				continue
+			}
+			return fmt.Sprintf("excluding %s from %s moves every copy of %s there, %s[%d] among them, whose other copy is %s; never two copies of a shard in flight at once",
+				x.name(node), index, index, c.Index, c.Shard, l.why)
+		}
+	}
+	return ""
+}
+
+// Add records the exclusion of node from index: its copies are leaving.
+func (x *Exclusions) Add(index, node string) {
+	for _, c := range x.Leaves(index, node) {
+		x.away[c.ID()] = append(x.away[c.ID()], leaving{node: node, own: true,
+			why: fmt.Sprintf("leaving %s by an exclusion from %s", x.name(node), index)})
+	}
+}
+
+// Clone is an independent copy, for judging a group's exclusions together before any is kept.
+func (x *Exclusions) Clone() *Exclusions {
+	y := &Exclusions{snap: x.snap, away: maps.Clone(x.away), on: x.on}
+	for id, ls := range y.away {
+		y.away[id] = slices.Clone(ls)
+	}
+	return y
+}
