@@ -71,21 +71,46 @@ func (e *Engine) addExclusion(ctx context.Context, api SettingsEditor, name stri
 	return nil
 }
 
+// rerouteRefusedFor is how long the auto strategy remembers that a cluster refused
+// _cluster/reroute: the planner plans for exclusions meanwhile, and a day later reroute is tried
+// again (a domain's access policy may have changed).
+const rerouteRefusedFor = 24 * time.Hour
+
+// rerouteRefusal records that the cluster answered a reroute with 401 or 403.
+type rerouteRefusal struct {
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason"`
+}
+
 // movesByExclusion says whether the move function will issue this cycle's moves as index-level
-// exclusions: always under the allocation-filter strategy; under auto, while one of the exclusions
-// it fell back to on a cluster that refused _cluster/reroute is still recorded.
+// exclusions: always under the allocation-filter strategy; under auto, for rerouteRefusedFor
+// after the cluster refused _cluster/reroute.
 func (e *Engine) movesByExclusion(ctx context.Context, name string) (bool, error) {
 	switch e.Config.MoveStrategy {
 	case config.StrategyAllocationFilter:
 		return true, nil
 	case config.StrategyAuto:
-		items, err := e.Store.Query(ctx, pk(name), filterPrefix)
-		if err != nil {
-			return false, fmt.Errorf("allocation filters: %w", err)
+		_, _, err := state.GetJSON[rerouteRefusal](ctx, e.Store, state.Key{PK: pk(name), SK: rerouteRefusedSK})
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, state.ErrNotFound):
+			return false, nil
+		default:
+			return false, fmt.Errorf("reroute refusal: %w", err)
 		}
-		return len(items) > 0, nil
 	}
 	return false, nil
+}
+
+// rememberRerouteRefused records that the cluster refused _cluster/reroute, so that the planner
+// plans for exclusions from the next cycle on. A failed write is logged: the next cycle then plans
+// for reroute once more and the move function falls back again.
+func (e *Engine) rememberRerouteRefused(ctx context.Context, name string, forbidden error) {
+	rec := rerouteRefusal{At: e.now(), Reason: forbidden.Error()}
+	if _, err := state.PutJSON(ctx, e.Store, state.Key{PK: pk(name), SK: rerouteRefusedSK}, rec, state.Condition{}, rerouteRefusedFor, e.now()); err != nil {
+		e.log().Warn("recording the reroute refusal failed; the next cycle plans for reroute again", "cluster", name, "error", err)
+	}
 }
 
 // cleanupFilters removes the exclusions shardwise added, restoring the value that was there

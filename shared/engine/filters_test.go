@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -134,23 +135,26 @@ func TestFilterBudgetCountsEveryCopyItMoves(t *testing.T) {
 }
 
 // TestMovesByExclusion: the planner plans for exclusions under the allocation-filter strategy, and
-// under auto while an exclusion it fell back to is recorded; never under reroute.
+// under auto for a day after the cluster refused _cluster/reroute; never under reroute.
 func TestMovesByExclusion(t *testing.T) {
 	for _, tc := range []struct {
 		strategy string
-		held     bool
+		refused  bool
+		after    time.Duration // since the refusal
 		want     bool
 	}{
-		{strategy: "reroute", held: true, want: false},
+		{strategy: "reroute", refused: true, want: false},
 		{strategy: "allocation-filter", want: true},
 		{strategy: "auto", want: false},
-		{strategy: "auto", held: true, want: true},
+		{strategy: "auto", refused: true, after: 23 * time.Hour, want: true},
+		{strategy: "auto", refused: true, after: 25 * time.Hour, want: false},
 	} {
-		t.Run(fmt.Sprintf("%s held %v", tc.strategy, tc.held), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s refused %v %s before", tc.strategy, tc.refused, tc.after), func(t *testing.T) {
 			w := hotWorld()
 			r := newRig(t, liveConfig(tc.strategy), map[string]*world{"prod": w})
-			if tc.held {
-				holdFilter(t, r, w.Now())
+			if tc.refused {
+				r.e.rememberRerouteRefused(t.Context(), "prod", errors.New("reroute: opensearch returned 403 Forbidden"))
+				w.tick(tc.after)
 			}
 			got, err := r.e.movesByExclusion(t.Context(), "prod")
 			if err != nil || got != tc.want {

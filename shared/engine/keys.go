@@ -21,6 +21,8 @@ import (
 //	signals#notified           what Scale Up Needed and Hotspot Unrelieved last notified, and when
 //	replicas#done#<snapshot>   the snapshot whose replica decisions are made
 //	filter#<index>#<node>      an allocation filter shardwise set
+//	move#reroute-refused       the cluster refused _cluster/reroute and auto fell back to filters
+//	                           (kept for rerouteRefusedFor)
 //	sandbox#history#<time>     one sandbox invocation's record (sandbox.Record), kept for
 //	                           sandbox.history_retention
 //
@@ -31,6 +33,7 @@ const (
 	claimPrefix       = "claim#"
 	ledgerPrefix      = "ledger#"
 	filterPrefix      = "filter#"
+	rerouteRefusedSK  = "move#reroute-refused"
 	replicasDoneSK    = "replicas#done#"
 	leaseSK           = "lease#allocation"
 	memoryKey         = "allocation#memory"

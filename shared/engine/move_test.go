@@ -418,6 +418,10 @@ func TestMoveAutoFallsBackToAllocationFilter(t *testing.T) {
 			if len(puts) != 1 || puts[0].Index != "h1" || puts[0].Settings[excl] != tc.added {
 				t.Fatalf("settings: got %+v, want %s=%q on h1", puts, excl, tc.added)
 			}
+			// The refusal is remembered: the next cycles plan for exclusions.
+			if by, err := r.e.movesByExclusion(t.Context(), "prod"); err != nil || !by {
+				t.Errorf("plans for exclusions after the refusal: %v (%v), want true", by, err)
+			}
 
 			// Nothing is cleaned up while the copy is still on a.
 			if _, err := r.e.Move(t.Context(), "prod", planKey); err != nil {

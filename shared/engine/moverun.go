@@ -100,6 +100,7 @@ func (r *moveRun) execute(ctx context.Context, groups [][]allocation.Move) []Mov
 	}
 	accepted, refused, forbidden := r.dryRun(ctx, claimed, strategy == config.StrategyAuto)
 	if forbidden != nil {
+		r.e.rememberRerouteRefused(ctx, r.name, forbidden)
 		return append(res, r.filterGroups(ctx, claimed, fmt.Sprintf("reroute forbidden (%v)", forbidden))...)
 	}
 	return append(append(res, refused...), r.issue(ctx, accepted)...)
