@@ -125,3 +125,35 @@ func (x *Exclusions) Clone() *Exclusions {
 	}
 	return y
 }
+
+// collateralDepartures adds, under exclusions, a departure for each copy relocating off a node that
+// one of shardwise's moves of the same index left within the hour: the exclusion that moved the
+// planned copy moves the index's other copies there too, to targets OpenSearch picks, and they are
+// kept off the node as the planned copy is (random managed seed 38: hot[0], taken off node-0 with
+// hot[1], was sent back 30 minutes later). They carry the planned copy's time and utilization.
+func collateralDepartures(snap *cluster.Snapshot, departed []Departure) []Departure {
+	type key struct{ index, node string }
+	left := map[key]Departure{}
+	for _, d := range departed {
+		if k := (key{d.Index, d.Node}); snap.At.Sub(d.At) < returnWithin {
+			if _, ok := left[k]; !ok {
+				left[k] = d
+			}
+		}
+	}
+	if len(left) == 0 {
+		return departed
+	}
+	for i := range snap.Copies {
+		c := &snap.Copies[i]
+		if c.State != cluster.StateRelocating {
+			continue
+		}
+		d, ok := left[key{c.Index, c.Node}]
+		if !ok || slices.ContainsFunc(departed, func(e Departure) bool { return e.Index == c.Index && e.Shard == c.Shard && e.Node == c.Node }) {
+			continue
+		}
+		departed = append(departed, Departure{Index: c.Index, Shard: c.Shard, Node: c.Node, To: c.RelocatingNode, At: d.At, Utilization: d.Utilization})
+	}
+	return departed
+}

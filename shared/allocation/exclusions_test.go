@@ -1,8 +1,11 @@
 package allocation
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardwise/shardwise/shared/cluster"
 )
@@ -127,6 +130,48 @@ func TestPlanUnderExclusions(t *testing.T) {
 					t.Errorf("planned %s[%d] off %s: %s", m.Index, m.Shard, m.FromName, why)
 				}
 				x.Add(m.Index, m.From)
+			}
+		})
+	}
+}
+
+// TestCollateralDepartures: under exclusions, a copy relocating off a node that a planned move of
+// its index left within the hour left with it, and is kept off the node as that copy is.
+func TestCollateralDepartures(t *testing.T) {
+	s := newFixture("a", "b", "c").
+		index("idx", 1<<30, []float64{1, 1, 1}, []string{"a"}, []string{"a"}, []string{"b"}).
+		index("other", 1<<30, []float64{1}, []string{"a"}).snap()
+	setCopy(s, "idx", 0, "id-a", cluster.StateRelocating, "id-c")
+	setCopy(s, "idx", 2, "id-b", cluster.StateRelocating, "id-c")
+	setCopy(s, "other", 0, "id-a", cluster.StateRelocating, "id-b")
+	planned := Departure{Index: "idx", Shard: 1, Node: "id-a", To: "id-b", At: s.At.Add(-5 * time.Minute), Utilization: 1.1}
+	for _, tc := range []struct {
+		name     string
+		departed []Departure
+		want     []string
+	}{
+		{name: "the index's other copy leaving the same node", departed: []Departure{planned},
+			want: []string{"idx[1] id-a", "idx[0] id-a→id-c at -5m0s"}},
+		{name: "already recorded", departed: []Departure{planned, {Index: "idx", Shard: 0, Node: "id-a", At: s.At}},
+			want: []string{"idx[1] id-a", "idx[0] id-a"}},
+		{name: "over an hour ago", departed: []Departure{{Index: "idx", Shard: 1, Node: "id-a", At: s.At.Add(-61 * time.Minute)}},
+			want: []string{"idx[1] id-a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := collateralDepartures(s, slices.Clone(tc.departed))
+			var names []string
+			for _, d := range got {
+				n := fmt.Sprintf("%s[%d] %s", d.Index, d.Shard, d.Node)
+				if d.To != "" && d.Index == "idx" && d.Shard == 0 {
+					n += fmt.Sprintf("→%s at %s", d.To, d.At.Sub(s.At))
+					if d.Utilization != planned.Utilization {
+						t.Errorf("utilization %.2f, want the planned copy's %.2f", d.Utilization, planned.Utilization)
+					}
+				}
+				names = append(names, n)
+			}
+			if !slices.Equal(names, tc.want) {
+				t.Errorf("departures %v, want %v", names, tc.want)
 			}
 		})
 	}

@@ -528,6 +528,9 @@ func planOn(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool, hots
 		next.Departed = append(next.Departed, Departure{Index: m.Index, Shard: m.Shard, Node: m.From, To: m.To, At: snap.At, ClearedWay: m.Phase == PhaseClearWay && !m.Primary,
 			Utilization: p.utilNow(m.From)})
 	}
+	if p.exclusions != nil {
+		next.Departed = collateralDepartures(orig, next.Departed)
+	}
 	return p.plan, next, p.screened, p
 }
 

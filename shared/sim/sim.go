@@ -103,5 +103,6 @@ func Constant(v float64) LoadProfile { return scenario.Constant(v) }
 // Event kinds and plugin names callers use.
 const (
 	EventNodeJoin            = scenario.EventNodeJoin
+	EventRerouteRejects      = scenario.EventRerouteRejects
 	PluginWorkloadManagement = scenario.PluginWorkloadManagement
 )
