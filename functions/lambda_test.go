@@ -1026,19 +1026,25 @@ func newBusRecorder(t *testing.T, endpoint string) *busRecorder {
 	return r
 }
 
-// drain reads and deletes every event the queue holds. moto delivers an event to the rule's
-// target inside PutEvents, so all a finished invocation published is there.
-func (r *busRecorder) drain(t *testing.T) []events.CloudWatchEvent {
+// drain reads and deletes every event the queue holds, waiting up to wait for the first when it
+// holds none. moto delivers an event to the rule's target inside PutEvents, so all a finished
+// invocation published should be there at once; the wait is for a loaded machine's sake.
+func (r *busRecorder) drain(t *testing.T, wait time.Duration) []events.CloudWatchEvent {
 	t.Helper()
 	var out []events.CloudWatchEvent
 	for {
-		msgs, err := r.sqs.ReceiveMessage(t.Context(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(r.queueURL), MaxNumberOfMessages: 10})
+		in := &sqs.ReceiveMessageInput{QueueUrl: aws.String(r.queueURL), MaxNumberOfMessages: 10}
+		if wait > 0 {
+			in.WaitTimeSeconds = int32(min(wait, 20*time.Second) / time.Second)
+		}
+		msgs, err := r.sqs.ReceiveMessage(t.Context(), in)
 		if err != nil {
 			t.Fatalf("receive events: %v", err)
 		}
 		if len(msgs.Messages) == 0 {
 			return out
 		}
+		wait = 0
 		for _, m := range msgs.Messages {
 			var ev events.CloudWatchEvent
 			if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &ev); err != nil {
@@ -1060,7 +1066,25 @@ func (r *busRecorder) expect(t *testing.T, when string, want map[string][]string
 	t.Helper()
 	got := map[string][]string{}
 	planned := map[string][]byte{}
-	for _, ev := range r.drain(t) {
+	wanted := 0
+	for _, keys := range want {
+		wanted += len(keys)
+	}
+	// An expected event not yet drained is waited for, a few seconds at most; with none expected,
+	// one drain.
+	var received []events.CloudWatchEvent
+	for deadline := time.Now().Add(expectWait); ; {
+		wait := time.Until(deadline).Truncate(time.Second)
+		if len(received) >= wanted || wait <= 0 {
+			wait = 0
+		}
+		batch := r.drain(t, wait)
+		received = append(received, batch...)
+		if len(received) >= wanted || len(batch) == 0 && wait == 0 {
+			break
+		}
+	}
+	for _, ev := range received {
 		if ev.Source != bus.Source {
 			t.Errorf("%s: event from %q, want %q", when, ev.Source, bus.Source)
 		}
@@ -1094,9 +1118,44 @@ func (r *busRecorder) expect(t *testing.T, when string, want map[string][]string
 		}
 	}
 	if !maps.EqualFunc(got, want, slices.Equal) {
-		t.Errorf("%s: events on the bus by detail type:\n got %v\nwant %v", when, got, want)
+		t.Errorf("%s: events on the bus by detail type:\n got %v\nwant %v\n%s", when, got, want, r.describe(t))
 	}
 	return planned
+}
+
+// expectWait is how long expect waits for an expected event that is not on the queue yet.
+const expectWait = 10 * time.Second
+
+// describe says what moto holds for the recorder: the queue's message counts and the bus's rules
+// and their targets, to tell a lost event from one never routed.
+func (r *busRecorder) describe(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	attrs, err := r.sqs.GetQueueAttributes(t.Context(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(r.queueURL),
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll}})
+	if err != nil {
+		fmt.Fprintf(&b, "queue %s: %v\n", r.queueURL, err)
+	} else {
+		fmt.Fprintf(&b, "queue %s: %v\n", r.queueURL, attrs.Attributes)
+	}
+	rules, err := r.eb.ListRules(t.Context(), &eventbridge.ListRulesInput{EventBusName: aws.String(r.bus)})
+	if err != nil {
+		fmt.Fprintf(&b, "rules on %s: %v\n", r.bus, err)
+		return b.String()
+	}
+	for _, rule := range rules.Rules {
+		targets, err := r.eb.ListTargetsByRule(t.Context(), &eventbridge.ListTargetsByRuleInput{Rule: rule.Name, EventBusName: aws.String(r.bus)})
+		if err != nil {
+			fmt.Fprintf(&b, "rule %s (%s, %s): targets: %v\n", aws.ToString(rule.Name), rule.State, aws.ToString(rule.EventPattern), err)
+			continue
+		}
+		var arns []string
+		for _, tg := range targets.Targets {
+			arns = append(arns, aws.ToString(tg.Arn))
+		}
+		fmt.Fprintf(&b, "rule %s (%s, %s): targets %v\n", aws.ToString(rule.Name), rule.State, aws.ToString(rule.EventPattern), arns)
+	}
+	return b.String()
 }
 
 // putSecret stores the webhook's HMAC secret as an SSM SecureString in moto, as a deployment

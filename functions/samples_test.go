@@ -166,7 +166,7 @@ func TestSampleEventsWithEnvJSON(t *testing.T) {
 			})
 		}
 	}
-	rec.drain(t)
+	rec.drain(t, 0)
 }
 
 // seedSampleSnapshot stores the latest snapshot again under the key events/stats-ingested.json
