@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/shardwise/shardwise/shared/config"
 	"github.com/shardwise/shardwise/shared/sim"
 )
 
@@ -23,55 +21,22 @@ import (
 // It prints how far the hot node-seconds came against OpenSearch's balancer alone and how many
 // moves OpenSearch's balancer undid, the figures this mode still falls short on.
 func TestRandomManagedClusters(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs many scenarios")
-	}
-	if raceDetector {
-		t.Skip("property suite: makes no concurrent calls of its own and takes minutes under the race detector; `make properties` runs it")
-	}
-	goal := config.Default().Allocation.AllocationUtilization
-	seeds := randomSeeds(t)
 	var mu sync.Mutex
 	var rows []string
 	var hot, undone, halved int
 	var shares float64
-	t.Run("seeds", func(t *testing.T) {
-		for seed := uint64(1); seed <= uint64(seeds); seed++ {
-			t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
-				t.Parallel()
-				sc, c, err := randomManagedScenario(seed)
-				if err != nil {
-					t.Fatalf("seed %d: scenario: %v", seed, err)
-				}
-				res, ticks := runScenario(t, sc, BalancerShardwise)
-				none, _ := runScenario(t, sc, BalancerNone)
-				sig := countSignals(ticks, goal)
-				ratio := math.NaN()
-				if none.HotNodeSeconds > 0 {
-					ratio = res.HotNodeSeconds / none.HotNodeSeconds
-				}
-				mu.Lock()
-				rows = append(rows, fmt.Sprintf("managed %v | hot %v vs %v (%.2f) | moves %d | signals %d (unproven %d) | undone %d | violations %d",
-					c, res.HotNodeSeconds, none.HotNodeSeconds, ratio, res.Moves, sig.total, sig.unproven, res.MovesUndoneByBuiltin, res.SafetyViolations))
-				undone += res.MovesUndoneByBuiltin
-				if none.HotNodeSeconds > 0 {
-					hot++
-					shares += ratio
-					if ratio <= randomReliefLimit {
-						halved++
-					}
-				}
-				mu.Unlock()
-				if res.SafetyViolations != 0 {
-					t.Errorf("managed %v: safety violations %d: %+v", c, res.SafetyViolations, res.Violations)
-				}
-				for _, v := range churnViolations(ticks, config.Default().Allocation.ReliefCoolingOff.Std()) {
-					t.Errorf("managed %v: churn: %s", c, v)
-				}
-				if sig.unproven > 0 {
-					t.Errorf("managed %v: %d of %d scale-up signals no bound proves; first: %s", c, sig.unproven, sig.total, sig.firstUnproven)
-				}
-			})
+	seeds := randomSuite(t, randomManagedScenario, func(uint64) (gap, bool) { return gap{}, false }, func(t *testing.T, c managedCluster, r randomRun) {
+		mu.Lock()
+		defer mu.Unlock()
+		rows = append(rows, fmt.Sprintf("%v | hot %v vs %v (%.2f) | moves %d | signals %d (unproven %d) | undone %d | violations %d",
+			c, r.res.HotNodeSeconds, r.none.HotNodeSeconds, r.ratio, r.res.Moves, r.sig.total, r.sig.unproven, r.res.MovesUndoneByBuiltin, r.res.SafetyViolations))
+		undone += r.res.MovesUndoneByBuiltin
+		if r.none.HotNodeSeconds > 0 {
+			hot++
+			shares += r.ratio
+			if r.ratio <= randomReliefLimit {
+				halved++
+			}
 		}
 	})
 	mean := math.NaN()
@@ -84,14 +49,19 @@ func TestRandomManagedClusters(t *testing.T) {
 	fmt.Println(summary)
 }
 
+// managedCluster is a random cluster on a managed domain: its rows and failures say so.
+type managedCluster struct{ randomCluster }
+
+func (c managedCluster) String() string { return "managed " + c.randomCluster.String() }
+
 // randomManagedScenario is randomScenario's cluster with _cluster/reroute refused for the whole run.
-func randomManagedScenario(seed uint64) (*sim.Scenario, randomCluster, error) {
+func randomManagedScenario(seed uint64) (*sim.Scenario, managedCluster, error) {
 	sc, c, err := randomScenario(seed)
 	if err != nil {
-		return nil, c, err
+		return nil, managedCluster{c}, err
 	}
 	sc.Name = fmt.Sprintf("random-managed-%d", seed)
 	sc.Events = append(sc.Events, sim.Event{AtSeconds: 0, Kind: sim.EventRerouteRejects, UntilSeconds: sc.DurationSeconds})
 	slices.SortStableFunc(sc.Events, func(a, b sim.Event) int { return cmp.Compare(a.AtSeconds, b.AtSeconds) })
-	return sc, c, nil
+	return sc, managedCluster{c}, nil
 }

@@ -5,11 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/shardwise/shardwise/shared/allocation"
@@ -188,106 +184,41 @@ func randomSegrepScenario(seed uint64) (*sim.Scenario, segrepCluster, error) {
 // randomReliefLimit of OpenSearch's balancer alone, but for the known gaps (segrepGaps). Every seed's primary-balance moves come only
 // while no node is hot.
 func TestRandomSegrepClusters(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs many scenarios")
-	}
-	if raceDetector {
-		t.Skip("property suite: makes no concurrent calls of its own and takes minutes under the race detector; `make properties` runs it")
-	}
 	goal := config.Default().Allocation.AllocationUtilization
-	seeds := randomSeeds(t)
-	var mu sync.Mutex
-	var rows []string
-	var roomySeeds, relieved int
-	t.Run("seeds", func(t *testing.T) {
-		for seed := uint64(1); seed <= uint64(seeds); seed++ {
-			t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
-				t.Parallel()
-				sc, c, err := randomSegrepScenario(seed)
-				if err != nil {
-					t.Fatalf("seed %d: scenario: %v", seed, err)
-				}
-				// SHARDWISE_RANDOM_DUMP=dir writes each seed's scenario there, to replay one with
-				// shardwise simulate.
-				if dir := os.Getenv("SHARDWISE_RANDOM_DUMP"); dir != "" {
-					b, err := json.MarshalIndent(sc, "", "  ")
-					if err == nil {
-						err = os.WriteFile(filepath.Join(dir, sc.Name+".json"), b, 0o644)
+	var count relievedCount
+	seeds := randomSuite(t, randomSegrepScenario, func(seed uint64) (gap, bool) {
+		g, ok := segrepGaps[seed]
+		return g, ok && seed <= 24
+	}, func(t *testing.T, c segrepCluster, r randomRun) {
+		room := roomy(r.ticks, goal)
+		// In time: every node the step leaves over its threads can be relieved within the run to
+		// the target at all, its primaries' relocations (files, then the translog replay) counted.
+		floor := reliefFloor(t, r.sc, float64(c.stepAt), r.none.HotNodeSeconds)
+		inTime := floor <= randomReliefLimit
+		balance := 0
+		for _, tk := range r.ticks {
+			for _, p := range tk.Plans {
+				for _, m := range p.Moves {
+					if m.Phase != allocation.PhasePrimaryBalance {
+						continue
 					}
-					if err != nil {
-						t.Fatalf("seed %d: dump: %v", seed, err)
-					}
-				}
-				res, ticks := runScenario(t, sc, BalancerShardwise)
-				none, _ := runScenario(t, sc, BalancerNone)
-				sig := countSignals(ticks, goal)
-				room := roomy(ticks, goal)
-				ratio := math.NaN()
-				if none.HotNodeSeconds > 0 {
-					ratio = res.HotNodeSeconds / none.HotNodeSeconds
-				}
-				// In time: the primary-only nodes can be relieved within the run to the target at
-				// all, their primaries' relocations (files, then the translog replay) counted.
-				var heavy []string
-				for i := range c.heavy {
-					heavy = append(heavy, fmt.Sprintf("node-%d", i))
-				}
-				floor := reliefFloor(t, sc, float64(c.stepAt), heavy, none.HotNodeSeconds)
-				inTime := floor <= randomReliefLimit
-				balance := 0
-				for _, tk := range ticks {
-					for _, p := range tk.Plans {
-						for _, m := range p.Moves {
-							if m.Phase != allocation.PhasePrimaryBalance {
-								continue
-							}
-							balance++
-							for _, h := range p.Hotspots {
-								if h.Hot {
-									t.Errorf("%v: primary balance planned %s[%d] %s→%s while %s is hot", c, m.Index, m.Shard, m.FromName, m.ToName, h.Node)
-								}
-							}
+					balance++
+					for _, h := range p.Hotspots {
+						if h.Hot {
+							t.Errorf("%v: primary balance planned %s[%d] %s→%s while %s is hot", c, m.Index, m.Shard, m.FromName, m.ToName, h.Node)
 						}
 					}
 				}
-				mu.Lock()
-				rows = append(rows, fmt.Sprintf("%v | room %v | in time %v (floor %.2f) | hot %v vs %v (%.2f) | moves %d (primary balance %d) | signals %d (unproven %d) | unrelieved cycles %d | undone %d | violations %d",
-					c, room, inTime, floor, res.HotNodeSeconds, none.HotNodeSeconds, ratio, res.Moves, balance, sig.total, sig.unproven, res.UnrelievedHotspotCycles, res.MovesUndoneByBuiltin, res.SafetyViolations))
-				if room && inTime && none.HotNodeSeconds > 0 {
-					roomySeeds++
-					if ratio <= randomReliefLimit {
-						relieved++
-					}
-				}
-				mu.Unlock()
-				if res.SafetyViolations != 0 {
-					t.Errorf("%v: safety violations %d: %+v", c, res.SafetyViolations, res.Violations)
-				}
-				limit := gap{ratio: randomReliefLimit}
-				if g, ok := segrepGaps[seed]; ok && seed <= 24 {
-					limit = g
-					t.Logf("%v: known gap, held to %.2f× and %d undone, against the targets %.1f× and 0", c, g.ratio, g.undone, randomReliefLimit)
-				}
-				if churn := churnViolations(ticks, config.Default().Allocation.ReliefCoolingOff.Std()); len(churn) > limit.churn {
-					for _, v := range churn {
-						t.Errorf("%v: churn: %s (want at most %d)", c, v, limit.churn)
-					}
-				}
-				if res.MovesUndoneByBuiltin > limit.undone {
-					t.Errorf("%v: moves undone by OpenSearch's balancer: got %d want at most %d", c, res.MovesUndoneByBuiltin, limit.undone)
-				}
-				if sig.unproven > 0 {
-					t.Errorf("%v: %d of %d scale-up signals no bound proves; first: %s", c, sig.unproven, sig.total, sig.firstUnproven)
-				}
-				if room && inTime && none.HotNodeSeconds > 0 && ratio > limit.ratio+1e-9 {
-					t.Errorf("%v: room for relief, yet hot node-seconds %v against %v without shardwise (%.2f), want at most %.2f× (unrelieved hotspot cycles %d)",
-						c, res.HotNodeSeconds, none.HotNodeSeconds, ratio, limit.ratio, res.UnrelievedHotspotCycles)
-				}
-			})
+			}
 		}
+		eligible := room && inTime && r.none.HotNodeSeconds > 0
+		count.add(fmt.Sprintf("%v | room %v | in time %v (floor %.2f) | hot %v vs %v (%.2f) | moves %d (primary balance %d) | signals %d (unproven %d) | unrelieved cycles %d | undone %d | violations %d",
+			c, room, inTime, floor, r.res.HotNodeSeconds, r.none.HotNodeSeconds, r.ratio, r.res.Moves, balance, r.sig.total, r.sig.unproven, r.res.UnrelievedHotspotCycles, r.res.MovesUndoneByBuiltin, r.res.SafetyViolations),
+			eligible, r.ratio <= randomReliefLimit)
+		holdRelief(t, c, r, eligible)
 	})
 	summary := fmt.Sprintf("random segment-replication clusters: %d seeds; %d with room, time and a hotspot, %d of them relieved to %.1f× or better",
-		seeds, roomySeeds, relieved, randomReliefLimit)
-	t.Log(summary + "\n" + strings.Join(rows, "\n"))
+		seeds, count.eligible, count.reached, randomReliefLimit)
+	t.Log(summary + "\n" + strings.Join(count.rows, "\n"))
 	fmt.Println(summary)
 }

@@ -103,6 +103,7 @@ func Constant(v float64) LoadProfile { return scenario.Constant(v) }
 // Event kinds and plugin names callers use.
 const (
 	EventNodeJoin            = scenario.EventNodeJoin
+	EventNodeLeave           = scenario.EventNodeLeave
 	EventRerouteRejects      = scenario.EventRerouteRejects
 	PluginWorkloadManagement = scenario.PluginWorkloadManagement
 )

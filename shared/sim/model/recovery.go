@@ -22,6 +22,24 @@ package model
 // effect — the replay, not the bytes, decides the time a hot copy takes to move — while the replay
 // speed itself is the figure `make it` measures (calibration.go).
 
+// LeastSecondsLeft is, in seconds from now, when the recovery would end at rate bytes per second
+// and replaySpeed with its copy written at load threads from now on: the files left, then the
+// replay of what was indexed over the whole file copy; once the files are copied, the replay left.
+// A lower bound where the rate is the node's whole recovery rate.
+func (r *Recovery) LeastSecondsLeft(rate, replaySpeed, load float64) float64 {
+	if r.copied {
+		return max(r.replayLeft, 0)
+	}
+	files := 0.0
+	if rate > 0 {
+		files = max(r.Bytes-r.done, 0) / rate
+	}
+	if replaySpeed <= 0 {
+		return files
+	}
+	return files + (r.replayWork+max(load, 0)*files)/replaySpeed
+}
+
 // progress advances the recovery by dt seconds at rate bytes per second, replaying at
 // replaySpeed (0: no replay modelled), and reports whether it has ended: its files copied and its
 // translog replayed.
