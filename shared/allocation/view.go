@@ -493,6 +493,10 @@ func (v *View) CopyLoad(c *cluster.Copy) float64 {
 	return v.ShardLoad(c.ID())
 }
 
+// segmentReplica reports whether c is a replica of a segment-replication index: it copies its
+// primary's segments instead of indexing.
+func (v *View) segmentReplica(c *cluster.Copy) bool { return !c.Primary && v.segment(c.Index) }
+
 // ReplicaLoad is the write load a new replica of the shard would bear: the shard's load, or its
 // segment-replication share.
 func (v *View) ReplicaLoad(id cluster.ShardID) float64 {

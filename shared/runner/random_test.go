@@ -55,11 +55,13 @@ const randomReliefLimit = 0.5
 // rely on the return OpenSearch's balancer makes instead of sending one in the same call. Seed 13
 // went 0.92 → 0.82 when a swap's return came to wait for its hot copy's files (staged.go), and
 // to 0.81 when a lone move under allocation awareness came to rely on the balancer's return too.
+// Seed 24 went 0.77 → 0.62 when a swap's return came to leave alone the shards of a node whose
+// queue is over the limit though not yet hot (roomOn).
 var randomGaps = map[uint64]gap{
 	10: {ratio: 1.00},
 	13: {ratio: 0.82},
 	18: {ratio: 1.00},
-	24: {ratio: 0.77},
+	24: {ratio: 0.62},
 }
 
 // randomCluster describes what a seed drew, for the failure messages.
