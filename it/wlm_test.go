@@ -57,6 +57,9 @@ const (
 	// wlmRounds is how many times the plugin alone and the plugin with the second line each face
 	// the flood, in turns.
 	wlmRounds = 2
+	// wlmExtraRounds is how many more rounds of the plugin alone the flood may face when the
+	// plugin's counters show it stopped none of the flood in wlmRounds.
+	wlmExtraRounds = 3
 )
 
 // floodSearch is the flood's CPU-heavy search: heavySearch's disjunction of 300 overlapping ranges
@@ -507,11 +510,23 @@ func TestWLMNoisyTenant(t *testing.T) {
 	// itself saw is reported, not asserted: the plugin checks once a second, and whether a flood
 	// search is running over the limit at that instant depends on the machine's load (a CI run
 	// counted 17 in _wlm/stats while the flood saw none over 2 rounds; another saw 27 and 0).
-	stopped := (after["flood"].Rejections - before["flood"].Rejections) + (after["flood"].Cancellations - before["flood"].Cancellations)
+	stopped := func() int64 {
+		return (after["flood"].Rejections - before["flood"].Rejections) + (after["flood"].Cancellations - before["flood"].Cancellations)
+	}
+	// A clean-clone rehearsal with the other core busy counted none over both rounds (the plugin
+	// acts on what it samples once a second): before calling the plugin idle, the flood faces it
+	// alone again, up to wlmExtraRounds more times, until its counters show it stopped some.
+	rounds := wlmRounds
+	for ; stopped() == 0 && rounds < wlmRounds+wlmExtraRounds; rounds++ {
+		_, f := run(fmt.Sprintf("extra round %d: contained by the plugin alone, flood", rounds-wlmRounds+1), true)
+		seenRejected, seenCancelled = seenRejected+f.rejected, seenCancelled+f.cancelled
+		after = wlmStats(t, e)
+		t.Logf("extra round %d: _wlm/stats read by the sandbox function: %s", rounds-wlmRounds+1, after["flood"].Reason)
+	}
 	t.Logf("the plugin's enforcement: _wlm/stats counts %d rejections and cancellations in the flood's group; the flood saw %d rejected and %d cancelled over %d rounds of the plugin alone",
-		stopped, seenRejected, seenCancelled, wlmRounds)
-	if stopped == 0 {
-		t.Errorf("the plugin stopped none of the flood: _wlm/stats counts no rejection or cancellation in its group over %d rounds", wlmRounds)
+		stopped(), seenRejected, seenCancelled, rounds)
+	if stopped() == 0 {
+		t.Errorf("the plugin stopped none of the flood: _wlm/stats counts no rejection or cancellation in its group over %d rounds", rounds)
 	}
 	if l := after["latency"]; l.Rejections+l.Cancellations > 0 || l.Completions <= before["latency"].Completions {
 		t.Errorf("the protected tenant's group: %s; want its searches completed, none rejected or cancelled", l.Reason)
