@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -117,5 +118,67 @@ func TestFilterGroupsNeverTwoCopiesInFlight(t *testing.T) {
 	}
 	if got := api.settings["logs"][excludeSetting]; got != "b" {
 		t.Errorf("logs excludes %q, want b: its exclusion moves no shard in flight", got)
+	}
+}
+
+// TestFilterGroupOneExclusionPerIndexAndNode: a group moving two copies of one index off one node
+// needs one exclusion, which moves both: it is added once and counted once against the cycle's
+// budget (the index's two copies on a, not four), and both moves are issued (random managed seed
+// 102 of 200: the second exclusion was refused as a duplicate, so the group never went out, and a
+// bundle of two copies was counted twice against max_moves_per_cycle).
+func TestFilterGroupOneExclusionPerIndexAndNode(t *testing.T) {
+	g := []allocation.Move{
+		{Index: "clicks", Shard: 0, From: "id-a", FromName: "a", To: "id-b", ToName: "b", SizeBytes: 1 << 30, Phase: "relieve"},
+		{Index: "logs", Shard: 0, From: "id-b", FromName: "b", To: "id-a", ToName: "a", SizeBytes: 1 << 30, Phase: allocation.PhaseSwapReturn},
+		{Index: "clicks", Shard: 1, From: "id-a", FromName: "a", To: "id-c", ToName: "c", SizeBytes: 1 << 30, Phase: "relieve"},
+	}
+	for _, tc := range []struct {
+		perCycle int
+		want     string
+	}{
+		{perCycle: 2, want: OutcomeExecuted},
+		{perCycle: 1, want: OutcomeSkipped},
+	} {
+		t.Run(fmt.Sprintf("max_moves_per_cycle %d", tc.perCycle), func(t *testing.T) {
+			w := newWorld("a", "b", "c").
+				index("clicks", 0, []float64{2, 1.5}, nil, []string{"a"}, []string{"a"}).
+				index("logs", 0, []float64{0.2}, nil, []string{"b"})
+			cfg := liveConfig("allocation-filter")
+			cfg.Safety.MaxMovesPerCycle = tc.perCycle
+			r := newRig(t, cfg, map[string]*world{"prod": w})
+			api := r.apis["prod"]
+			snap := w.sample().Snapshot
+			lk := state.Key{PK: pk("prod"), SK: ledgerKey("plan#x", g[0])}
+			entry := ledgerEntry{Move: g[0], Group: g, Status: statusClaimed, PlanKey: "plan#x"}
+			if _, err := state.PutJSON(t.Context(), r.store, lk, entry, state.Condition{IfAbsent: true}, 0, w.Now()); err != nil {
+				t.Fatal(err)
+			}
+			run := &moveRun{e: r.e, api: api, name: "prod", planKey: "plan#x", snap: &snap}
+			outs := run.filterGroups(t.Context(), []claim{run.claimOf(g, lk, entry)}, "strategy allocation-filter")
+			if len(outs) != 3 {
+				t.Fatalf("outcomes: %+v", outs)
+			}
+			for _, o := range outs {
+				want := tc.want
+				if o.Move.Phase == allocation.PhaseSwapReturn && tc.want == OutcomeExecuted {
+					want = OutcomeSkipped // a filter lets OpenSearch choose the target: no return
+				}
+				if o.Outcome != want {
+					t.Errorf("%s: %s (%s), want %s", moveLabel(o.Move), o.Outcome, o.Reason, want)
+				}
+			}
+			if tc.want == OutcomeSkipped {
+				if r := outs[0].Reason; !strings.Contains(r, "move 2 copies") {
+					t.Errorf("reason: %q, want the 2 copies of clicks on a counted once", r)
+				}
+				return
+			}
+			if got := api.settings["clicks"][excludeSetting]; got != "a" {
+				t.Errorf("clicks excludes %q, want a, once", got)
+			}
+			if r := outs[2].Reason; !strings.Contains(r, "the exclusion added for clicks[0] moves it too") {
+				t.Errorf("reason of clicks[1]: %q", r)
+			}
+		})
 	}
 }
