@@ -154,7 +154,13 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	// The view the planner judged the moves on (the hot nodes' demand included), built in one place.
 	view := allocation.PlannedView(&snap, plan.Hotspots, e.Config.Allocation)
 
-	kept, refused := safety.Hold(moves, safety.RecoveriesOf(&snap, own), e.Config.Safety)
+	recoveries := safety.RecoveriesOf(&snap, own)
+	if recoveries.ByExclusion, err = e.movesByExclusion(ctx, name); err != nil {
+		// Unknown: the returns are counted, as reroute would send them.
+		e.log().Warn("move: whether moves go by exclusion is unknown; swap returns count against the recovery limits", "cluster", name, "error", err)
+		recoveries.ByExclusion = false
+	}
+	kept, refused := safety.Hold(moves, recoveries, e.Config.Safety)
 	for _, r := range refused {
 		res.Outcomes = append(res.Outcomes, MoveOutcome{Move: r.Move, Outcome: OutcomeSkipped, Reason: fmt.Sprintf("budget %s: %s", r.Budget, r.Reason)})
 	}

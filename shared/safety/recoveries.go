@@ -26,7 +26,11 @@ type Recoveries struct {
 	// Recovering holds, by shard, a copy of it that is relocating or initializing: no other copy
 	// of that shard moves until it is done.
 	Recovering map[cluster.ShardID]*cluster.Copy
-	names      map[string]string
+	// ByExclusion is set when the moves go out as index-level allocation exclusions (managed
+	// domains that refuse _cluster/reroute): a swap's return is then not sent, as OpenSearch
+	// chooses the targets itself, so it takes no recovery slot and no node's hold stops it.
+	ByExclusion bool
+	names       map[string]string
 }
 
 // RecoveriesOf counts the recoveries in flight in a snapshot's routing table; own are shardwise's
@@ -154,6 +158,11 @@ func (r Recoveries) ownAt(m allocation.Move, node string) allocation.Move {
 	return allocation.Move{}
 }
 
+// unsent reports whether m is a swap's return that moves by exclusion leave unsent (ByExclusion).
+func (r Recoveries) unsent(m allocation.Move) bool {
+	return r.ByExclusion && m.Phase == allocation.PhaseSwapReturn
+}
+
 // Throttle keeps the moves that touch no node with one of shardwise's moves still in flight (its
 // effect is measured before the next), move no shard with a copy already relocating or initializing
 // (never two copies of a shard in flight at once), and leave every node within its recovery limits, counting
@@ -171,11 +180,17 @@ func Throttle(moves []allocation.Move, r Recoveries) ([]allocation.Move, []Refus
 	for _, g := range allocation.Groups(moves) {
 		din, dout := map[string]int{}, map[string]int{}
 		for _, m := range g {
+			if r.unsent(m) {
+				continue
+			}
 			dout[m.From]++
 			din[m.To]++
 		}
 		why, setting, limit := "", "", 0
 		for _, m := range g {
+			if r.unsent(m) {
+				continue
+			}
 			busy, node := r.ownAt(m, m.From), m.FromName
 			if busy.Index == "" {
 				busy, node = r.ownAt(m, m.To), m.ToName
