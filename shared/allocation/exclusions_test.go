@@ -176,3 +176,42 @@ func TestCollateralDepartures(t *testing.T) {
 		})
 	}
 }
+
+// TestCannotRemainUnderExclusions: a copy an index's exclude filter rules off its node may not
+// remain there. With reroute the planner moves it to a home it chooses; where moves go out as
+// exclusions the filter already moves it, and a move planned for it would go out as the same
+// exclusion again (random managed seed 14 of 200: planned and held back every cycle), so it is
+// left to OpenSearch's allocator, with a note that says so.
+func TestCannotRemainUnderExclusions(t *testing.T) {
+	for _, byExclusion := range []bool{false, true} {
+		t.Run(fmt.Sprintf("by exclusion %v", byExclusion), func(t *testing.T) {
+			s := newFixture("a", "b", "c").
+				index("idx", 1<<30, []float64{0.5, 0.5}, []string{"a"}, []string{"b"}).
+				index("other", 1<<30, []float64{0.5}, []string{"c"}).snap()
+			s.Indices[0].Filters = cluster.Filters{Exclude: map[string]string{"_name": "a"}}
+			plan, _ := PlanCycle(s, Memory{}, DefaultConfig().WithMovesByExclusion(byExclusion))
+			var moved []string
+			for _, m := range plan.Moves {
+				moved = append(moved, fmt.Sprintf("%s[%d] %s %s", m.Index, m.Shard, m.FromName, m.Phase))
+			}
+			if !byExclusion {
+				if len(moved) != 1 || moved[0] != "idx[0] a "+string(PhaseCannotRemain) {
+					t.Errorf("moves: got %v, want idx[0] off a", moved)
+				}
+				return
+			}
+			if len(moved) != 0 {
+				t.Errorf("moves: got %v, want none: the filter moves idx[0] already", moved)
+			}
+			found := false
+			for _, n := range plan.Notes {
+				if n.Kind == NoteCannotRemain && strings.Contains(n.Reason, "leave it by OpenSearch's allocator") && strings.Contains(n.Reason, "idx[0]") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no note leaving idx[0] to OpenSearch's allocator: %+v", plan.Notes)
+			}
+		})
+	}
+}
