@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/cluster"
+	"github.com/shardwise/shardwise/shared/safety"
 	"github.com/shardwise/shardwise/shared/state"
 )
 
@@ -178,6 +180,54 @@ func TestFilterGroupOneExclusionPerIndexAndNode(t *testing.T) {
 			}
 			if r := outs[2].Reason; !strings.Contains(r, "the exclusion added for clicks[0] moves it too") {
 				t.Errorf("reason of clicks[1]: %q", r)
+			}
+		})
+	}
+}
+
+// TestReturnsCountedWhenRerouteGoesThrough: where moves were to go by exclusion, the move function
+// held the groups to the recovery limits without their swap returns, as a filter sends none. When
+// reroute then goes through after all (auto, on a domain that allows it again), the returns are
+// sent and recover too: a swap whose return now takes a's third incoming slot is skipped. Held to
+// the limits with the returns counted from the start, nothing changes.
+func TestReturnsCountedWhenRerouteGoesThrough(t *testing.T) {
+	hot := allocation.Move{Index: "hot", Shard: 0, From: "id-a", FromName: "a", To: "id-b", ToName: "b", SizeBytes: 1 << 30, SwapGroup: 1, Phase: allocation.PhaseWriteHotspot}
+	back := allocation.Move{Index: "cold", Shard: 0, From: "id-b", FromName: "b", To: "id-a", ToName: "a", SizeBytes: 1 << 30, SwapGroup: 1, Phase: allocation.PhaseSwapReturn}
+	other := allocation.Move{Index: "cold", Shard: 1, From: "id-c", FromName: "c", To: "id-d", ToName: "d", SizeBytes: 1 << 30, Phase: allocation.PhaseWriteHotspot}
+	for _, byExclusion := range []bool{false, true} {
+		t.Run(fmt.Sprintf("by exclusion %v", byExclusion), func(t *testing.T) {
+			w := hotWorld()
+			r := newRig(t, liveConfig("auto"), map[string]*world{"prod": w})
+			rec := safety.Recoveries{PerNode: true, Incoming: map[string]int{"id-a": 2}, Outgoing: map[string]int{},
+				Limits: cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 2, ClusterRebalance: 2, Known: true}, ByExclusion: byExclusion}
+			run := &moveRun{e: r.e, api: r.apis["prod"], name: "prod", planKey: "plan#x", recoveries: &rec}
+			var accepted []explainedClaim
+			for _, g := range [][]allocation.Move{{hot, back}, {other}} {
+				lk := state.Key{PK: pk("prod"), SK: ledgerKey("plan#x", g[0])}
+				entry := ledgerEntry{Move: g[0], Group: g, Status: statusClaimed, PlanKey: "plan#x"}
+				if _, err := state.PutJSON(t.Context(), r.store, lk, entry, state.Condition{IfAbsent: true}, 0, w.Now()); err != nil {
+					t.Fatal(err)
+				}
+				accepted = append(accepted, explainedClaim{claim: run.claimOf(g, lk, entry)})
+			}
+			kept, held := run.returnsCounted(t.Context(), accepted)
+			if !byExclusion {
+				if len(kept) != 2 || len(held) != 0 {
+					t.Fatalf("kept %d, held %+v: want both groups kept, as Hold counted the returns already", len(kept), held)
+				}
+				return
+			}
+			if len(kept) != 1 || kept[0].group[0].Index != "cold" || len(held) != 2 {
+				t.Fatalf("kept %+v, held %+v: want the swap held and the other group kept", kept, held)
+			}
+			for _, o := range held {
+				if o.Outcome != OutcomeSkipped || !strings.Contains(o.Reason, "a would have 3 incoming recoveries, limit 2") || !strings.Contains(o.Reason, "the swap's return is sent and counts") {
+					t.Errorf("%s: %s (%s)", moveLabel(o.Move), o.Outcome, o.Reason)
+				}
+			}
+			got, _, err := state.GetJSON[ledgerEntry](t.Context(), r.store, accepted[0].key)
+			if err != nil || got.Status != statusSkipped {
+				t.Errorf("ledger of the swap: %+v, %v; want skipped", got.Status, err)
 			}
 		})
 	}

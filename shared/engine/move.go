@@ -164,7 +164,7 @@ func (e *Engine) Move(ctx context.Context, name, planKey string) (MoveResult, er
 	for _, r := range refused {
 		res.Outcomes = append(res.Outcomes, MoveOutcome{Move: r.Move, Outcome: OutcomeSkipped, Reason: fmt.Sprintf("budget %s: %s", r.Budget, r.Reason)})
 	}
-	run := &moveRun{e: e, api: api, name: name, planKey: planKey, view: view, snap: &snap, lease: lse}
+	run := &moveRun{e: e, api: api, name: name, planKey: planKey, view: view, snap: &snap, lease: lse, recoveries: &recoveries}
 	res.Outcomes = append(res.Outcomes, run.execute(ctx, allocation.Groups(kept))...)
 	if err := e.publishOutcomes(ctx, res); err != nil {
 		return res, err

@@ -10,6 +10,7 @@ import (
 	"github.com/shardwise/shardwise/shared/allocation"
 	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/config"
+	"github.com/shardwise/shardwise/shared/safety"
 	"github.com/shardwise/shardwise/shared/state"
 	"github.com/shardwise/shardwise/shared/telemetry"
 )
@@ -66,6 +67,9 @@ type moveRun struct {
 	snap    *cluster.Snapshot
 	// lease is the cluster's lease the invocation holds; it is renewed before anything is issued.
 	lease *lease
+	// recoveries are the recoveries in flight the groups were held to (safety.Hold); nil when
+	// not known. With ByExclusion set, a swap's return was not counted, as a filter sends none.
+	recoveries *safety.Recoveries
 }
 
 // claim is a group of moves (one move, or a swap) that passed its re-check and, when acting, holds
@@ -104,7 +108,49 @@ func (r *moveRun) execute(ctx context.Context, groups [][]allocation.Move) []Mov
 		r.e.rememberRerouteRefused(ctx, r.name, forbidden)
 		return append(res, r.filterGroups(ctx, claimed, fmt.Sprintf("reroute forbidden (%v)", forbidden))...)
 	}
+	accepted, held := r.returnsCounted(ctx, accepted)
+	res = append(res, held...)
 	return append(append(res, refused...), r.issue(ctx, accepted)...)
+}
+
+// returnsCounted holds the groups to the cluster's recovery limits with their swap returns
+// counted, when the move function left the returns out because moves were to go by exclusion
+// (Recoveries.ByExclusion) and reroute went through after all (auto, a day after a refusal, on a
+// domain that allows it again): sent by reroute, the returns recover too. A group that no longer
+// fits is skipped whole.
+func (r *moveRun) returnsCounted(ctx context.Context, accepted []explainedClaim) ([]explainedClaim, []MoveOutcome) {
+	if r.recoveries == nil || !r.recoveries.ByExclusion || len(accepted) == 0 {
+		return accepted, nil
+	}
+	rec := *r.recoveries
+	rec.ByExclusion = false
+	var moves []allocation.Move
+	for _, a := range accepted {
+		moves = append(moves, a.group...)
+	}
+	_, refusals := safety.Throttle(moves, rec)
+	why := map[string]safety.Refusal{}
+	for _, f := range refusals {
+		why[f.Move.Key()] = f
+	}
+	var kept []explainedClaim
+	var res []MoveOutcome
+	for _, a := range accepted {
+		f, stop := safety.Refusal{}, false
+		for _, m := range a.group {
+			if f, stop = why[m.Key()]; stop {
+				break
+			}
+		}
+		if !stop {
+			kept = append(kept, a)
+			continue
+		}
+		reason := fmt.Sprintf("budget %s: %s (reroute went through, so the swap's return is sent and counts)", f.Budget, f.Reason)
+		r.finish(ctx, a.claim, config.StrategyReroute, statusSkipped, reason)
+		res = append(res, outcomes(a.group, OutcomeSkipped, config.StrategyReroute, reason)...)
+	}
+	return kept, res
 }
 
 // precheck meets the ledger and re-checks each group on fresh state: a group passes whole or not
