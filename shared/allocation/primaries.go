@@ -61,9 +61,10 @@ func groupBytes(g []Move) int64 {
 // in write load saturates the primary-heavy node alone. OpenSearch's balancer counts copies, so it
 // sees nothing to fix.
 //
-// When nothing is hot and no recovery runs in the cluster, the most utilized node holding such a
-// primary sends one to a node at least primarySpread less utilized that holds no copy of its
-// shard: alone when OpenSearch's balancer would leave the counts be, else swapped count-neutrally
+// When nothing is hot and OpenSearch's balancer has no move of its own left to make, the most
+// utilized node with no recovery in flight that holds such a primary sends one to a node at least
+// primarySpread less utilized, also with no recovery in flight, that holds no copy of its shard:
+// alone when OpenSearch's balancer would leave the counts be, else swapped count-neutrally
 // with a cooler copy of another shard (a replica of the same index first) sent back in the same
 // call. The group must close the pair's gap by at least primarySpread/2, leave the heavier node
 // the cooler for it, and pass every decider (AdmitGroup, as the move function re-checks it). A
@@ -76,19 +77,28 @@ func (p *planner) primaryBalance() bool {
 		return false
 	}
 	busy := p.recoveriesInFlight()
-	if len(busy) > 0 {
-		// Not urgent: while any recovery runs, OpenSearch's balancer is still placing copies and
-		// would pick up the ones this moves (the simulator counts those as undone); the next
-		// quiet sample plans it.
+	if len(busy) > 0 && v.builtinUnsettled() != "" {
+		// Not urgent: while OpenSearch's balancer still has moves of its own to make (an index
+		// spread past its threshold, its relocations in flight counted as landed), it would pick
+		// up the copies this moves (the simulator counts those as undone); the next sample plans
+		// it.
 		return false
 	}
 	var nodes []*cluster.Node
-	waiting := false // a node left out while its last relocation settles: no note says nothing fits
+	// waiting: a node left out while its last relocation settles or a recovery copies into or
+	// out of it, so no note says nothing fits.
+	waiting := false
 	for _, n := range v.DataNodes() {
 		if v.excluded[n.ID] || n.Write.Threads <= 0 {
 			continue
 		}
-		if p.settling[n.ID] {
+		if p.settling[n.ID] || busy[n.ID] > 0 {
+			// A recovery on the node shares its recovery rate, and a primary written as it
+			// relocates replays what it indexed while its files copied: the slower the copy, the
+			// longer the replay. Once the balancer has nothing left to place, the quiet nodes go
+			// meanwhile: a cluster whose balancer relocates for minutes would otherwise leave its
+			// primaries crowded until a load step finds them there (segment-replication seed 74
+			// of 200: OpenSearch relocated two copies for the five minutes before the step).
 			waiting = true
 			continue
 		}

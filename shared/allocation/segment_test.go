@@ -193,6 +193,18 @@ func TestPlanPrimaryBalance(t *testing.T) {
 			cfg: builtin,
 		},
 		{
+			name:  "OpenSearch's balancer relocates elsewhere with nothing left to place: the quiet nodes go",
+			build: func() *cluster.Snapshot { return quietBeside(false) },
+			cfg:   builtin,
+			moves: []string{"events[0] a->c primary-balance", "events[3] c->a swap-return"},
+			why:   []string{"a is at 38% WRITE with 3.00 threads of primaries, c at 6% with 0.00"},
+		},
+		{
+			name:  "OpenSearch's balancer relocates with an index still to even out: wait for it",
+			build: func() *cluster.Snapshot { return quietBeside(true) },
+			cfg:   builtin,
+		},
+		{
 			name: "every cooler node holds a copy of each heavy primary's shard: a note, no move",
 			build: func() *cluster.Snapshot {
 				return newFixture("a", "b").segment("events", 4<<30, []float64{2, 2}, []string{"a", "b"}, []string{"a", "b"}).snap()
@@ -229,6 +241,29 @@ func TestPlanPrimaryBalance(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { runPlanCase(t, tc) })
 	}
+}
+
+// quietBeside: events' six primaries on a and b (3 threads, 38 % each), the replicas of a's on d and
+// of b's on c; logs[0]'s replica relocates d→b, OpenSearch's balancer at work on nodes primary
+// balance leaves alone. With uneven, old's three copies sit on d, one of them relocating to b: old
+// stays spread past the balancer's threshold once it lands (d 2, b 1, a and c none), so the
+// balancer has more to move.
+func quietBeside(uneven bool) *cluster.Snapshot {
+	f := newFixture("a", "b", "c", "d").
+		segment("events", 4<<30, []float64{1, 1, 1, 1, 1, 1}, []string{"a", "d"}, []string{"a", "d"}, []string{"a", "d"},
+			[]string{"b", "c"}, []string{"b", "c"}, []string{"b", "c"}).
+		index("logs", 1<<30, []float64{0.1}, []string{"c", "d"})
+	if uneven {
+		f.index("old", 1<<30, []float64{0.01, 0.01, 0.01}, []string{"d"}, []string{"d"}, []string{"d"})
+	}
+	s := f.snap()
+	for i := range s.Copies {
+		c := &s.Copies[i]
+		if c.Index == "logs" && !c.Primary || c.Index == "old" && c.Shard == 0 {
+			c.State, c.RelocatingNode = cluster.StateRelocating, "id-b"
+		}
+	}
+	return s
 }
 
 // A hot node is the relief search's, not primary balance's: the phase runs only when nothing is hot.

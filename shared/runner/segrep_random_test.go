@@ -59,10 +59,14 @@ import (
 //
 // Seed 2 went 0.83 → 0.63 when quick steps came to be weighed against a best plan that stops short
 // of the goal too (quicker).
+//
+// Seed 6 went 0.72 → 0.55 when primary balance came to go on while OpenSearch's balancer relocates
+// copies elsewhere with nothing left to place, on nodes with no recovery in flight; over the 200
+// seeds the mean share went 0.6134 → 0.6014 and the failing seeds 102 → 99.
 var segrepGaps = map[uint64]gap{
 	2:  {ratio: 0.63},
 	5:  {ratio: 0.61},
-	6:  {ratio: 0.80},
+	6:  {ratio: 0.56},
 	8:  {ratio: 0.70},
 	9:  {ratio: 0.72},
 	10: {ratio: 0.51, undone: 1},
