@@ -512,8 +512,9 @@ func planOn(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool, hots
 			next.LastColocation = snap.At
 		}
 	}
-	if len(hotspots) == 0 && len(p.plan.Moves) == 0 {
-		p.primaryBalance()
+	if len(hotspots) == 0 && len(p.plan.Moves) == 0 && p.primaryBalance() {
+		// Its return waits for the primary's files too (stageReturns).
+		p.stageReturns()
 	}
 	next.Departed = slices.Clone(p.departed)
 	next.Projections, next.Missed, next.Relocations = p.projections, p.missed, latestRelocations(p.relocations)

@@ -83,7 +83,7 @@ func (p *planner) stageReturns() {
 			// of one move per node per cycle let it go alone, and the node waited 33 minutes), and
 			// a return may not follow while another of the group's moves still relocates.
 			s.hot = -2
-		case m.Phase == PhaseWriteHotspot:
+		case m.Phase == PhaseWriteHotspot || m.Phase == PhasePrimaryBalance:
 			s.hot = i
 		case m.Phase == PhaseSwapReturn:
 			s.returns = append(s.returns, i)
@@ -105,6 +105,9 @@ func (p *planner) stageReturns() {
 		// move (View.Project: a return of the same index comes back to no more copies than before
 		// the swap), then 11.
 		hm := p.plan.Moves[s.hot]
+		if hm.Phase == PhasePrimaryBalance && p.placedOn(hm.To, hm) {
+			continue
+		}
 		back := false
 		for _, i := range s.returns {
 			r := p.plan.Moves[i]
@@ -163,7 +166,22 @@ func (p *planner) stageReturns() {
 		}
 		return busy
 	}
+	balance := true
+	for _, s := range staged {
+		balance = balance && p.plan.Moves[s.hot].Phase == PhasePrimaryBalance
+	}
 	switch {
+	case balance:
+		// A primary-balance swap on a calm cluster: its return waits for the primary's files
+		// even with a rebalance slot free. Should OpenSearch's balancer even the counts first, it
+		// takes a copy off the light node, none of shardwise's (placedOn), and the return is
+		// dropped as settled without it (keepStaged). Sent with the primary, the return halves
+		// the primary's file rate on the heavy node, and so doubles its replay: a load step
+		// during it left the primary in flight for 40 minutes (random segment-replication seed
+		// 89 of 200).
+		for _, s := range staged {
+			s.wait = s.early
+		}
 	case holding(func(s *swap) float64 { return s.late }) >= limit:
 		for _, s := range staged {
 			s.wait = s.late
@@ -193,6 +211,11 @@ func (p *planner) stageReturns() {
 			when = fmt.Sprintf("%s, to land before the hot copy does (est. %s; its files in %s at %.0f MiB/s shared by %d)",
 				roundSeconds(s.wait), roundSeconds(s.est.Seconds()), roundSeconds(s.est.FileSeconds), s.est.Rate/(1<<20), s.sharers)
 		}
+		if balance {
+			p.plan.Moves[s.hot].Reason += fmt.Sprintf("; its return waits %s, so it does not share %s's recovery rate with them: should OpenSearch's balancer even the counts first, with none of shardwise's moves to take on %s, the return is dropped",
+				when, hm.FromName, hm.ToName)
+			continue
+		}
 		p.plan.Moves[s.hot].Reason += fmt.Sprintf("; its return waits %s, so it does not share %s's recovery rate with them: this plan's relocations fill cluster_concurrent_rebalance (%d) until then, so OpenSearch's balancer takes no step meanwhile",
 			when, hm.FromName, limit)
 	}
@@ -203,6 +226,19 @@ func (p *planner) stageReturns() {
 		}
 	}
 	p.plan.Moves = kept
+}
+
+// placedOn reports whether node holds a copy, other than m's, that shardwise moved there within the
+// hour: with the counts uneven while a primary-balance return waits, OpenSearch's balancer could
+// even them by taking it.
+func (p *planner) placedOn(node string, m Move) bool {
+	for _, d := range p.departed {
+		if d.To == node && p.v.Snap.At.Sub(d.At) < returnWithin && (d.Index != m.Index || d.Shard != m.Shard) &&
+			p.v.Holds(node, cluster.ShardID{Index: d.Index, Shard: d.Shard}) {
+			return true
+		}
+	}
+	return false
 }
 
 // restimate times the plan's hot move at i with est, its relocation once its returns wait: the

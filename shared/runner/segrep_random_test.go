@@ -62,11 +62,17 @@ import (
 //
 // Seed 6 went 0.72 → 0.55 when primary balance came to go on while OpenSearch's balancer relocates
 // copies elsewhere with nothing left to place, on nodes with no recovery in flight; over the 200
-// seeds the mean share went 0.6134 → 0.6014 and the failing seeds 102 → 99.
+// seeds the mean share went 0.6134 → 0.6014 and the failing seeds 102 → 99. Re-held at 0.77 when
+// a primary-balance swap's return came to wait for the primary's files (staged.go): primary
+// balance then spread all three heavy nodes at 1m, 3m and 3m30s, and the load step at 5m found
+// the three primaries in flight, each node held until its primary landed at 9m30s to 12m; over
+// the 200 seeds the mean share went 0.6014 → 0.5781 and the failing seeds 99 → 91, with the
+// moves undone 7 → 14 (lone relief moves that expect OpenSearch's balancer to even the counts,
+// which took the moved primary instead on six more seeds).
 var segrepGaps = map[uint64]gap{
 	2:  {ratio: 0.63},
 	5:  {ratio: 0.61},
-	6:  {ratio: 0.56},
+	6:  {ratio: 0.77},
 	8:  {ratio: 0.70},
 	9:  {ratio: 0.72},
 	10: {ratio: 0.51, undone: 1},
