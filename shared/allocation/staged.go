@@ -336,6 +336,19 @@ func (p *planner) keepStaged(staged []StagedReturn) {
 		if c := v.copyOn(r.Index, r.Shard, r.From); c != nil && c.LoadKnown {
 			r.WriteLoad = v.CopyLoad(c)
 		}
+		if before, after := v.builtinSpreadWith(r); before <= v.Cfg.BuiltinBalancer.Threshold+1e-9 && after > v.Cfg.BuiltinBalancer.Threshold+1e-9 {
+			// OpenSearch's balancer evened the counts meanwhile (a slot freed): the return would
+			// unsettle them again. Checked before the return is due too: counted as made while
+			// the balancer's own step is under way, it would count that step twice, and every
+			// group of the cycle would be weighed against a spread that is not there (random
+			// segment-replication seed 172 of 200: node-0 counted 9 copies and node-5 7, where
+			// OpenSearch had them at 8 each, and two lone moves passed as leaving the counts no
+			// worse; the balancer undid one).
+			shard := r.Shard
+			p.note(NoteStaged, r.ToName, r.Index, &shard, "the staged return %s[%d] %s→%s is dropped: the counts are settled without it (the widest spread of the indices on its nodes %.2f, OpenSearch's balancer threshold %.2f), and it would take them to %.2f",
+				r.Index, r.Shard, r.FromName, r.ToName, before, v.Cfg.BuiltinBalancer.Threshold, after)
+			continue
+		}
 		if !landed && v.Snap.At.Before(s.Due) {
 			v.Apply(r)
 			p.markMoving(r)
@@ -343,14 +356,6 @@ func (p *planner) keepStaged(staged []StagedReturn) {
 			shard := r.Shard
 			p.note(NoteStaged, r.ToName, r.Index, &shard, "%s[%d] %s→%s, the return of %s[%d], waits until %s so as not to share its recovery rate: the plan weighs the counts it leaves",
 				r.Index, r.Shard, r.FromName, r.ToName, s.For.Index, s.For.Shard, s.Due.UTC().Format(time.TimeOnly))
-			continue
-		}
-		if before, after := v.builtinSpreadWith(r); before <= v.Cfg.BuiltinBalancer.Threshold+1e-9 && after > v.Cfg.BuiltinBalancer.Threshold+1e-9 {
-			// OpenSearch's balancer evened the counts meanwhile (a slot freed): the return would
-			// unsettle them again.
-			shard := r.Shard
-			p.note(NoteStaged, r.ToName, r.Index, &shard, "the staged return %s[%d] %s→%s is dropped: the counts are settled without it (the widest spread of the indices on its nodes %.2f, OpenSearch's balancer threshold %.2f), and it would take them to %.2f",
-				r.Index, r.Shard, r.FromName, r.ToName, before, v.Cfg.BuiltinBalancer.Threshold, after)
 			continue
 		}
 		if why := p.stagedWaits(s); why != "" {

@@ -295,3 +295,40 @@ func TestMoveBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestStagedReturnDroppedOnceSettled: a staged return is dropped as soon as OpenSearch's balancer has
+// evened the counts on its own, before the return is due too. Counted as made meanwhile, it would
+// count the balancer's step twice: the plan's groups would be weighed against a spread the cluster
+// does not have. A primary-balance swap on os6481 stages events[4] c→a behind events[0] a→c.
+func TestStagedReturnDroppedOnceSettled(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.BuiltinBalancer.Enabled = true
+	s := os6481(cluster.ReplicationSegment).snap()
+	plan, mem := PlanCycle(s, Memory{}, cfg)
+	if got, want := moveNames(plan), []string{"events[0] a->c primary-balance"}; !slices.Equal(got, want) || len(mem.Staged) != 1 {
+		t.Fatalf("moves %v, staged %+v: want %v with events[4] c→a staged", got, mem.Staged, want)
+	}
+	cases := []struct {
+		name       string
+		relocating [][4]string
+		kept       bool
+		noteHas    string
+	}{
+		{"the balancer took no step: it waits, counted", [][4]string{{"events", "0", "a", "c"}}, true,
+			"the return of events[0], waits until"},
+		// events[5]'s replica is the balancer's own step c→a: a and c hold 4 copies each again.
+		{"the balancer evened the counts itself: dropped", [][4]string{{"events", "0", "a", "c"}, {"events", "5", "c", "a"}}, false,
+			"the staged return events[4] c→a is dropped: the counts are settled without it"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			next, nm := PlanCycle(later(s, 30*time.Second, tc.relocating...), mem, cfg)
+			if kept := len(nm.Staged) == 1; kept != tc.kept {
+				t.Errorf("kept: got %+v, want kept %v", nm.Staged, tc.kept)
+			}
+			if !slices.ContainsFunc(next.Notes, func(n Note) bool { return n.Kind == NoteStaged && strings.Contains(n.Reason, tc.noteHas) }) {
+				t.Errorf("no %s note with %q: %+v", NoteStaged, tc.noteHas, next.Notes)
+			}
+		})
+	}
+}

@@ -68,11 +68,15 @@ import (
 // the three primaries in flight, each node held until its primary landed at 9m30s to 12m; over
 // the 200 seeds the mean share went 0.6014 → 0.5781 and the failing seeds 99 → 91, with the
 // moves undone 7 → 14 (lone relief moves that expect OpenSearch's balancer to even the counts,
-// which took the moved primary instead on six more seeds).
+// which took the moved primary instead on six more seeds). Tightened to 0.70 (6,900 against 9,900)
+// when a staged return came to be dropped as soon as OpenSearch's balancer evens the counts on its
+// own, not only once due (keepStaged): counted as made meanwhile, it counted the balancer's step
+// twice; over the 200 seeds the moves undone went 14 → 9, the failing seeds stayed 91 and the mean
+// share went 0.5781 → 0.5797.
 var segrepGaps = map[uint64]gap{
 	2:  {ratio: 0.63},
 	5:  {ratio: 0.61},
-	6:  {ratio: 0.77},
+	6:  {ratio: 0.70},
 	8:  {ratio: 0.70},
 	9:  {ratio: 0.72},
 	10: {ratio: 0.51, undone: 1},
