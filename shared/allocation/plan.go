@@ -145,7 +145,8 @@ const (
 	NoteReliefInFlight = "relief-in-flight"
 	// NoteReliefSettling: a relocation off the hot node ended during the last interval.
 	NoteReliefSettling = "relief-settling"
-	// NoteDeferred: the hot node's candidates' shards already move this cycle.
+	// NoteDeferred: the hot node's best candidates wait while another copy of their shard is in
+	// flight (relocating, recovering, or planned this cycle): never two copies of a shard at once.
 	NoteDeferred = "deferred"
 	// NoteThrottled: the nodes with room have no incoming recovery slot free.
 	NoteThrottled = "throttled"

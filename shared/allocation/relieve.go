@@ -172,7 +172,7 @@ type relief int
 const (
 	// reliefPlanned: a group of moves off the node is in the plan.
 	reliefPlanned relief = iota
-	// reliefWaiting: relocations in flight or just ended, or its shards already moving this cycle,
+	// reliefWaiting: relocations in flight or just ended, or its shards already in flight,
 	// or the nodes with room have no incoming slot free: it is looked at again next cycle.
 	reliefWaiting
 	// reliefOutweighed: a copy on it outweighs any node it may go to (the copy proof).
@@ -380,7 +380,8 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 			node.Name, v.Utilization(node.ID)*100, goal*100)
 		return reliefWaiting, nil
 	case len(waiting) > 0:
-		p.note(NoteDeferred, node.Name, "", nil, "%s: its best candidates' shards are already moving this cycle; it is looked at again next cycle", node.Name)
+		p.note(NoteDeferred, node.Name, "", nil, "%s: no step fits among its other copies, and %s; never two copies of a shard in flight at once: it is looked at again next cycle",
+			node.Name, p.inFlightWhy(waiting))
 		return reliefWaiting, nil
 	case len(srch.full) > 0:
 		// Not a failure to find room: those nodes take copies again once their recoveries end.
@@ -642,6 +643,44 @@ func loadDelta(group []Move, node string) float64 {
 
 // nodeName is the name of the node with id, or the id when the snapshot does not list it.
 func (p *planner) nodeName(id string) string { return p.v.NodeName(id) }
+
+// inFlightWhy says why each of copies waits (at most three named, heaviest first): another copy of
+// its shard relocating or recovering in the snapshot, or planned to move this cycle.
+func (p *planner) inFlightWhy(copies []*cluster.Copy) string {
+	cs := slices.Clone(copies)
+	slices.SortStableFunc(cs, func(a, b *cluster.Copy) int { return cmp.Compare(b.WriteLoad, a.WriteLoad) })
+	var parts []string
+	for _, c := range cs[:min(len(cs), 3)] {
+		why := "moves this cycle"
+		for i := range p.v.Snap.Copies {
+			o := &p.v.Snap.Copies[i]
+			if o.ID() != c.ID() || o == c {
+				continue
+			}
+			if o.State == cluster.StateRelocating {
+				why = fmt.Sprintf("relocates %s→%s", p.nodeName(o.Node), p.nodeName(o.RelocatingNode))
+				break
+			}
+			if o.State == cluster.StateInitializing {
+				why = "recovers on " + p.nodeName(o.Node)
+				break
+			}
+		}
+		if why == "moves this cycle" {
+			for _, m := range p.plan.Moves {
+				if m.Index == c.Index && m.Shard == c.Shard {
+					why = fmt.Sprintf("moves %s→%s this cycle", m.FromName, m.ToName)
+					break
+				}
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s[%d] (%.2f WRITE threads) waits while another copy of its shard %s", c.Index, c.Shard, c.WriteLoad, why))
+	}
+	if n := len(cs) - len(parts); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d more wait likewise", n))
+	}
+	return strings.Join(parts, ", ")
+}
 
 // largestNode is the most WRITE threads any node in service has.
 func (p *planner) largestNode() int {

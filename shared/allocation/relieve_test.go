@@ -567,7 +567,28 @@ func TestReliefNotes(t *testing.T) {
 			},
 			moves:   []string{"x[0] a->c write-hotspot"},
 			notes:   []string{"deferred"},
-			noteWhy: []string{"b: its best candidates' shards are already moving this cycle"},
+			noteWhy: []string{"b: no step fits among its other copies, and x[0] (4.00 WRITE threads) waits while another copy of its shard moves a→c this cycle"},
+		},
+		{
+			name: "a hot node whose candidate's shard relocates elsewhere waits, and the note names that relocation",
+			build: func() (*cluster.Snapshot, []string) {
+				// x[0]'s replica relocates b→d (OpenSearch's balancer, or a move of an earlier
+				// cycle); y may go nowhere else.
+				f := newFixture("a", "b", "c", "d").
+					index("x", 1<<30, []float64{4}, []string{"a", "b"}).
+					index("y", 1<<30, []float64{4.5}, []string{"a"}).
+					queueing("a", 6)
+				exclude(f, "b,c,d", "y")
+				s := f.snap()
+				for i := range s.Copies {
+					if c := &s.Copies[i]; c.Index == "x" && c.Node == "id-b" {
+						c.State, c.RelocatingNode = cluster.StateRelocating, "id-d"
+					}
+				}
+				return s, []string{"a"}
+			},
+			notes:   []string{"deferred"},
+			noteWhy: []string{"a: no step fits among its other copies, and x[0] (4.00 WRITE threads) waits while another copy of its shard relocates b→d; never two copies of a shard in flight at once"},
 		},
 		{
 			name: "the nodes with room have no incoming recovery slot free: throttled, named, no scale-up",
