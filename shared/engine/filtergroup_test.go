@@ -45,7 +45,7 @@ func TestFilterGroupAllOrNothing(t *testing.T) {
 			if _, err := state.PutJSON(t.Context(), r.store, lk, entry, state.Condition{IfAbsent: true}, 0, w.Now()); err != nil {
 				t.Fatal(err)
 			}
-			run := &moveRun{e: r.e, api: api, name: "prod", planKey: "plan#x", snap: &snap}
+			run := &moveRun{e: r.e, api: api, name: "prod", planKey: "plan#x", snap: &snap, view: allocation.PlannedView(&snap, nil, r.e.Config.Allocation)}
 			c := run.claimOf(g, lk, entry)
 			outs := run.filterGroups(t.Context(), []claim{c}, "strategy allocation-filter")
 			if len(outs) != 2 {
@@ -92,7 +92,7 @@ func TestFilterGroupsNeverTwoCopiesInFlight(t *testing.T) {
 	r := newRig(t, liveConfig("allocation-filter"), map[string]*world{"prod": w})
 	api := r.apis["prod"]
 	snap := w.sample().Snapshot
-	run := &moveRun{e: r.e, api: api, name: "prod", planKey: "plan#x", snap: &snap}
+	run := &moveRun{e: r.e, api: api, name: "prod", planKey: "plan#x", snap: &snap, view: allocation.PlannedView(&snap, nil, r.e.Config.Allocation)}
 	var claims []claim
 	for _, g := range groups {
 		lk := state.Key{PK: pk("prod"), SK: ledgerKey("plan#x", g[0])}
@@ -155,7 +155,7 @@ func TestFilterGroupOneExclusionPerIndexAndNode(t *testing.T) {
 			if _, err := state.PutJSON(t.Context(), r.store, lk, entry, state.Condition{IfAbsent: true}, 0, w.Now()); err != nil {
 				t.Fatal(err)
 			}
-			run := &moveRun{e: r.e, api: api, name: "prod", planKey: "plan#x", snap: &snap}
+			run := &moveRun{e: r.e, api: api, name: "prod", planKey: "plan#x", snap: &snap, view: allocation.PlannedView(&snap, nil, r.e.Config.Allocation)}
 			outs := run.filterGroups(t.Context(), []claim{run.claimOf(g, lk, entry)}, "strategy allocation-filter")
 			if len(outs) != 3 {
 				t.Fatalf("outcomes: %+v", outs)

@@ -30,6 +30,10 @@ type filterRecord struct {
 	Shard    int       `json:"shard"`
 	Original string    `json:"original"`
 	AddedAt  time.Time `json:"added_at"`
+	// Steer lists the nodes this exclusion names beside Node so that OpenSearch's allocator sends
+	// the copies it moves where the plan weighed them (allocation.Steer); none held a copy of the
+	// index when it was added, so naming them moved nothing. They come off with Node.
+	Steer []string `json:"steer,omitempty"`
 }
 
 // filterMaxAge is how long an exclusion may stand whose copies cannot leave the node (no other
@@ -44,31 +48,35 @@ type SettingsEditor interface {
 	PutIndexSettings(ctx context.Context, index string, settings map[string]any) error
 }
 
-func (e *Engine) addExclusion(ctx context.Context, api SettingsEditor, name string, m allocation.Move) error {
+// addExclusion adds m's source, and the steer names the list does not hold yet, to m's index's
+// exclusions, recorded first so that cleanup can take them off. It returns the steer names added.
+func (e *Engine) addExclusion(ctx context.Context, api SettingsEditor, name string, m allocation.Move, steer []string) ([]string, error) {
 	cur, err := api.IndexSettings(ctx, m.Index)
 	if err != nil {
-		return fmt.Errorf("allocation filter on %s: %w", m.Index, err)
+		return nil, fmt.Errorf("allocation filter on %s: %w", m.Index, err)
 	}
 	orig := cur[excludeSetting]
 	if slices.Contains(names(orig), m.FromName) {
 		// The operator excludes the node already: OpenSearch moves the copies off it, and
 		// appending the name again would leave cleanup unable to tell the operator's entry from
 		// shardwise's.
-		return fmt.Errorf("%w: %s already lists %s (the operator's own exclusion)", errOperatorExcludes, excludeSetting, m.FromName)
+		return nil, fmt.Errorf("%w: %s already lists %s (the operator's own exclusion)", errOperatorExcludes, excludeSetting, m.FromName)
 	}
-	rec := filterRecord{Index: m.Index, Node: m.From, NodeName: m.FromName, Shard: m.Shard, Original: orig, AddedAt: e.now()}
+	// A steering name the list holds already is someone else's entry: it stays theirs.
+	steer = slices.DeleteFunc(slices.Clone(steer), func(n string) bool { return slices.Contains(names(orig), n) })
+	rec := filterRecord{Index: m.Index, Node: m.From, NodeName: m.FromName, Shard: m.Shard, Original: orig, AddedAt: e.now(), Steer: steer}
 	// Record first: if the settings call then fails, cleanup restores the original (a no-op).
 	if _, err := state.PutJSON(ctx, e.Store, state.Key{PK: pk(name), SK: filterKey(m.Index, m.FromName)}, rec, state.Condition{IfAbsent: true}, 0, e.now()); err != nil {
 		if errors.Is(err, state.ErrConflict) {
-			return errFilterHeld
+			return nil, errFilterHeld
 		}
-		return fmt.Errorf("allocation filter on %s: record: %w", m.Index, err)
+		return nil, fmt.Errorf("allocation filter on %s: record: %w", m.Index, err)
 	}
-	value := appended(orig, m.FromName)
+	value := appended(orig, append([]string{m.FromName}, steer...)...)
 	if err := api.PutIndexSettings(ctx, m.Index, map[string]any{excludeSetting: value}); err != nil {
-		return fmt.Errorf("allocation filter on %s: %w", m.Index, err)
+		return nil, fmt.Errorf("allocation filter on %s: %w", m.Index, err)
 	}
-	return nil
+	return steer, nil
 }
 
 // rerouteRefusedFor is how long the auto strategy remembers that a cluster refused
@@ -208,7 +216,7 @@ func (e *Engine) removeFilter(ctx context.Context, api SettingsEditor, name stri
 	case err != nil:
 		return fmt.Errorf("filter cleanup %s: %w", rec.Index, err)
 	default:
-		if err := api.PutIndexSettings(ctx, rec.Index, map[string]any{excludeSetting: withoutName(cur[excludeSetting], rec.NodeName, rec.Original)}); err != nil {
+		if err := api.PutIndexSettings(ctx, rec.Index, map[string]any{excludeSetting: withoutNames(cur[excludeSetting], append([]string{rec.NodeName}, rec.Steer...), rec.Original)}); err != nil {
 			if !isNotFound(err) {
 				return fmt.Errorf("filter cleanup %s: %w", rec.Index, err)
 			}
@@ -231,12 +239,12 @@ func (e *Engine) removeFilter(ctx context.Context, api SettingsEditor, name stri
 // errOperatorExcludes: the index's exclusions already name the node, so shardwise adds nothing.
 var errOperatorExcludes = errors.New("the node is excluded from the index already")
 
-// appended is the exclusion list orig with node added, as addExclusion writes it.
-func appended(orig, node string) string {
+// appended is the exclusion list orig with nodes added, as addExclusion writes it.
+func appended(orig string, nodes ...string) string {
 	if orig == "" {
-		return node
+		return strings.Join(nodes, ",")
 	}
-	return orig + "," + node
+	return strings.Join(append([]string{orig}, nodes...), ",")
 }
 
 // names is a comma list's entries, trimmed.
@@ -250,19 +258,23 @@ func names(list string) []string {
 	return out
 }
 
-// withoutName takes shardwise's entry for node off the exclusion list cur. When cur is still what
-// shardwise wrote (orig with node appended), orig comes back exactly as it was; nil deletes the
-// setting when there was none. When the list changed since (an operator edited it, another of
-// shardwise's exclusions was added), only the last entry naming node goes, so every other entry,
-// an operator's included, stays.
-func withoutName(cur, node, orig string) any {
-	if cur == appended(orig, node) {
+// withoutNames takes shardwise's entries for nodes off the exclusion list cur. When cur is still
+// what shardwise wrote (orig with nodes appended), orig comes back exactly as it was; nil deletes
+// the setting when there was none. When the list changed since (an operator edited it, another of
+// shardwise's exclusions was added), only the last entry naming each node goes, so every other
+// entry, an operator's included, stays.
+func withoutNames(cur string, nodes []string, orig string) any {
+	if cur == appended(orig, nodes...) {
 		if orig == "" {
 			return nil
 		}
 		return orig
 	}
-	if v := removeLast(cur, node); v != "" {
+	v := cur
+	for _, n := range nodes {
+		v = removeLast(v, n)
+	}
+	if v != "" {
 		return v
 	}
 	return nil

@@ -447,6 +447,47 @@ func TestMoveAutoFallsBackToAllocationFilter(t *testing.T) {
 	}
 }
 
+// An exclusion steers OpenSearch's allocator: d, busy and holding no copy of h1, has no room for
+// it, so the exclusion names d too, and the move's reason says so; cleanup takes both names off.
+func TestMoveExclusionSteersAwayFromBusyNodes(t *testing.T) {
+	const excl = "index.routing.allocation.exclude._name"
+	w := newWorld("a", "b", "c", "d").
+		index("h0", 0, []float64{4}, nil, []string{"a"}).
+		index("h1", 0, []float64{2.5}, nil, []string{"a"}).
+		index("h2", 0, []float64{1.5}, nil, []string{"a"}).sized("h2", 2<<30).
+		index("h3", 0, []float64{0.02}, nil, []string{"a"}).
+		index("other", 0, []float64{1, 0.5}, nil, []string{"b"}, []string{"c"}).
+		index("busy", 0, []float64{7}, nil, []string{"d"}).
+		queueing("a", 500)
+	r := newRig(t, liveConfig("allocation-filter"), map[string]*world{"prod": w})
+	planKey := r.planned(t, w)
+	api := r.apis["prod"]
+	res, err := r.e.Move(t.Context(), "prod", planKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Outcomes) != 1 || res.Outcomes[0].Outcome != OutcomeExecuted {
+		t.Fatalf("outcomes: %+v, want one executed", res.Outcomes)
+	}
+	m := res.Outcomes[0].Move
+	if m.ToName == "d" {
+		t.Fatalf("planned %s, onto the busy node", moveLabel(m))
+	}
+	_, puts, _ := api.calls()
+	if len(puts) != 1 || puts[0].Settings[excl] != "a,d" {
+		t.Fatalf("settings: got %+v, want %s=a,d on %s", puts, excl, m.Index)
+	}
+	if why := res.Outcomes[0].Reason; !strings.Contains(why, "and d, which hold no copy of "+m.Index+" and have no room for its copies there within their goal") {
+		t.Errorf("reason: %q", why)
+	}
+	w.relocate(m.Index, "a", m.ToName)
+	w.tick(30 * time.Second)
+	r.ingest(t, "prod")
+	if got, ok := api.settings[m.Index][excl]; ok {
+		t.Errorf("after cleanup: %q, want the setting removed", got)
+	}
+}
+
 // A filter that cured the hotspot leaves no moves to plan, so no Move runs again: ingest, which
 // runs every cycle with fresh topology, removes it once the copies have left.
 func TestIngestRemovesFilterOnceCopiesLeft(t *testing.T) {

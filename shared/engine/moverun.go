@@ -488,6 +488,17 @@ func filterCost(snap *cluster.Snapshot, m allocation.Move) (int, int64) {
 	return max(n, 1), max(b, m.SizeBytes)
 }
 
+// targetNames are the planned targets of the group's copies of m's index on m's source.
+func targetNames(group []allocation.Move, m allocation.Move) string {
+	var out []string
+	for _, g := range group {
+		if g.Index == m.Index && g.From == m.From && g.Phase != allocation.PhaseSwapReturn && !slices.Contains(out, g.ToName) {
+			out = append(out, g.ToName)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 func humanBytes(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
 
 // filterGroup adds the group's exclusions, all or none; issued says they went out.
@@ -495,14 +506,17 @@ func (r *moveRun) filterGroup(ctx context.Context, c claim, why string) ([]MoveO
 	const notNeeded = "swap return not needed: with a filter OpenSearch chooses the target itself"
 	var added []allocation.Move
 	var failed error
+	steered := map[int][]string{}
 	for i, m := range c.group {
 		if m.Phase == allocation.PhaseSwapReturn || coveredBy(c.group[:i], m) >= 0 {
 			continue
 		}
-		if err := r.e.addExclusion(ctx, r.api, r.name, m); err != nil {
+		steer, err := r.e.addExclusion(ctx, r.api, r.name, m, allocation.Steer(r.view, c.group, m))
+		if err != nil {
 			failed = fmt.Errorf("%s from %s: %w", m.FromName, m.Index, err)
 			break
 		}
+		steered[i] = steer
 		added = append(added, m)
 	}
 	if failed != nil {
@@ -536,6 +550,10 @@ func (r *moveRun) filterGroup(ctx context.Context, c claim, why string) ([]MoveO
 			continue
 		}
 		reason := fmt.Sprintf("%s; %s on %s now includes %s", done, excludeSetting, m.Index, m.FromName)
+		if steer := steered[i]; len(steer) > 0 {
+			reason += fmt.Sprintf(", and %s, which hold no copy of %s and have no room for its copies there within their goal, so that OpenSearch's allocator sends the copies it moves to %s or to nodes with room, not by its shard counts alone",
+				strings.Join(steer, ", "), m.Index, targetNames(c.group, m))
+		}
 		if j := coveredBy(c.group[:i], m); j >= 0 {
 			reason = fmt.Sprintf("%s; the exclusion added for %s[%d] moves it too", done, c.group[j].Index, c.group[j].Shard)
 		}

@@ -57,10 +57,14 @@ func TestFilterKeepsOperatorEntries(t *testing.T) {
 		original string // the operator's value before shardwise's move; "" none
 		wantAdd  bool   // shardwise adds (and later removes) an exclusion
 		want     any    // the value after cleanup; nil is the setting removed
+		steer    []string
+		added    string // the value shardwise writes, when it adds
 	}{
-		{name: "no prior value", original: "", wantAdd: true, want: nil},
-		{name: "operator excludes another node", original: "x", wantAdd: true, want: "x"},
-		{name: "operator's spacing kept", original: "x, y", wantAdd: true, want: "x, y"},
+		{name: "no prior value", original: "", wantAdd: true, want: nil, added: "a"},
+		{name: "operator excludes another node", original: "x", wantAdd: true, want: "x", added: "x,a"},
+		{name: "operator's spacing kept", original: "x, y", wantAdd: true, want: "x, y", added: "x, y,a"},
+		{name: "steering names come off with the source", original: "x", wantAdd: true, want: "x", steer: []string{"b"}, added: "x,a,b"},
+		{name: "a steering name the operator lists stays the operator's", original: "b", wantAdd: true, want: "b", steer: []string{"b"}, added: "b,a"},
 		{name: "operator already excludes the node", original: "a", wantAdd: false, want: "a"},
 		{name: "operator excludes the node among others", original: "x,a", wantAdd: false, want: "x,a"},
 	} {
@@ -72,10 +76,13 @@ func TestFilterKeepsOperatorEntries(t *testing.T) {
 				api.settings["h1"] = map[string]string{excludeSetting: tc.original}
 			}
 			m := allocation.Move{Index: "h1", Shard: 0, From: "id-a", FromName: "a", To: "id-c", ToName: "c"}
-			err := r.e.addExclusion(t.Context(), api, "prod", m)
+			_, err := r.e.addExclusion(t.Context(), api, "prod", m, tc.steer)
 			_, puts, _ := api.calls()
 			if added := err == nil && len(puts) == 1; added != tc.wantAdd {
 				t.Fatalf("added %v (err %v, puts %+v), want %v", added, err, puts, tc.wantAdd)
+			}
+			if tc.wantAdd && puts[0].Settings[excludeSetting] != tc.added {
+				t.Fatalf("added %v, want %q", puts[0].Settings[excludeSetting], tc.added)
 			}
 			w.relocate("h1", "a", "c")
 			r.ingest(t, "prod")
