@@ -181,6 +181,10 @@ func Steer(v *View, group []Move, m Move) []string {
 		if c.Index != m.Index {
 			continue
 		}
+		if c.State == cluster.StateUnassigned {
+			// OpenSearch's allocator must find it a node, and a busy one may be the only one.
+			return nil
+		}
 		keep[c.Node], keep[c.RelocatingNode] = true, true
 		if c.Node == m.From {
 			heaviest = max(heaviest, v.CopyLoad(c))

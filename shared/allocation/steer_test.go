@@ -55,6 +55,13 @@ func TestSteer(t *testing.T) {
 			},
 			[]Move{move("h", 0, "a", "c"), move("h", 1, "a", "d"), {Index: "x", Shard: 0, From: "id-b", FromName: "b", To: "id-a", ToName: "a", Phase: PhaseSwapReturn}},
 			[]string{"b"}},
+		{"nothing is named while a copy of the index is unassigned",
+			func() *cluster.Snapshot {
+				f := newFixture("a", "b", "c").index("h", 1<<30, []float64{3}, []string{"a"}).index("x", 1<<30, []float64{7}, []string{"b"})
+				f.s.Copies = append(f.s.Copies, cluster.Copy{Index: "h", Shard: 0, State: cluster.StateUnassigned})
+				return f.snap()
+			},
+			[]Move{move("h", 0, "a", "c")}, nil},
 		{"a node that holds no data is never named",
 			func() *cluster.Snapshot {
 				f := newFixture("a", "b", "c").index("h", 1<<30, []float64{3}, []string{"a"}).index("x", 1<<30, []float64{7}, []string{"b"})

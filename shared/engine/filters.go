@@ -166,6 +166,17 @@ func (e *Engine) cleanupFilters(ctx context.Context, api SettingsEditor, name st
 		}
 		why := e.filterDone(rec, snap, mem)
 		if why == "" {
+			if len(rec.Steer) > 0 && unassignedIn(snap, rec.Index) {
+				// The steering names keep OpenSearch from copies it must assign: they come off,
+				// and the source's exclusion stays.
+				if dryRun {
+					e.log().Info("dry-run: would remove allocation filter steering", "cluster", name, "index", rec.Index, "nodes", rec.Steer)
+					continue
+				}
+				if err := e.dropSteer(ctx, api, name, it, rec); err != nil {
+					errs = append(errs, err)
+				}
+			}
 			continue
 		}
 		if dryRun {
@@ -233,6 +244,44 @@ func (e *Engine) removeFilter(ctx context.Context, api SettingsEditor, name stri
 		return nil
 	}
 	e.log().Info("allocation filter removed", "cluster", name, "index", rec.Index, "node", rec.NodeName, "reason", why)
+	return nil
+}
+
+// unassignedIn reports whether index has a copy with no node: OpenSearch's allocator must find it
+// one, and no steering name may stand in its way.
+func unassignedIn(snap *cluster.Snapshot, index string) bool {
+	for i := range snap.Copies {
+		if c := &snap.Copies[i]; c.Index == index && c.State == cluster.StateUnassigned {
+			return true
+		}
+	}
+	return false
+}
+
+// dropSteer takes rec's steering names off the index's exclusions and off the record, the source's
+// exclusion kept: a copy of the index lost its node (a node left), and a busy node may be the only
+// one it can go to.
+func (e *Engine) dropSteer(ctx context.Context, api SettingsEditor, name string, it state.Item, rec filterRecord) error {
+	cur, err := api.IndexSettings(ctx, rec.Index)
+	if err != nil {
+		if isNotFound(err) {
+			return nil // cleanup drops the record once the index is gone
+		}
+		return fmt.Errorf("filter steering %s: %w", rec.Index, err)
+	}
+	// Settings first: were the record changed first and the settings call then failed, the names
+	// would stand with no record to take them off. Changed second, a record that still lists them
+	// only makes cleanup look for names already gone, which it passes over (removeLast).
+	if err := api.PutIndexSettings(ctx, rec.Index, map[string]any{excludeSetting: withoutNames(cur[excludeSetting], rec.Steer, appended(rec.Original, rec.NodeName))}); err != nil {
+		return fmt.Errorf("filter steering %s: %w", rec.Index, err)
+	}
+	steer := rec.Steer
+	rec.Steer = nil
+	if _, err := state.PutJSON(ctx, e.Store, it.Key, rec, state.Condition{IfVersion: it.Version}, 0, e.now()); err != nil && !errors.Is(err, state.ErrConflict) {
+		return fmt.Errorf("filter steering %s: record: %w", rec.Index, err)
+	}
+	e.log().Info("allocation filter steering removed", "cluster", name, "index", rec.Index, "node", rec.NodeName, "nodes", steer,
+		"reason", fmt.Sprintf("%s has an unassigned copy; the exclusion of %s stays", rec.Index, rec.NodeName))
 	return nil
 }
 

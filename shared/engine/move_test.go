@@ -488,6 +488,53 @@ func TestMoveExclusionSteersAwayFromBusyNodes(t *testing.T) {
 	}
 }
 
+// A steering name never keeps OpenSearch from a copy it must assign: once a copy of the index is
+// unassigned (its node left), cleanup takes the steering names off and keeps the source's
+// exclusion, and later takes that off too.
+func TestFilterSteeringDroppedForUnassignedCopy(t *testing.T) {
+	const excl = "index.routing.allocation.exclude._name"
+	w := newWorld("a", "b", "c", "d").
+		index("h0", 0, []float64{4}, nil, []string{"a"}).
+		index("h1", 0, []float64{2.5}, nil, []string{"a"}).
+		index("h2", 0, []float64{1.5}, nil, []string{"a"}).sized("h2", 2<<30).
+		index("h3", 0, []float64{0.02}, nil, []string{"a"}).
+		index("other", 0, []float64{1, 0.5}, nil, []string{"b"}, []string{"c"}).
+		index("busy", 0, []float64{7}, nil, []string{"d"}).
+		queueing("a", 500)
+	r := newRig(t, liveConfig("allocation-filter"), map[string]*world{"prod": w})
+	planKey := r.planned(t, w)
+	api := r.apis["prod"]
+	res, err := r.e.Move(t.Context(), "prod", planKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Outcomes[0].Move
+	if got := api.settings[m.Index][excl]; got != "a,d" {
+		t.Fatalf("%s excludes %q, want a,d", m.Index, got)
+	}
+	w.mu.Lock()
+	w.copies = append(w.copies, cluster.Copy{Index: m.Index, Shard: 0, State: cluster.StateUnassigned})
+	w.mu.Unlock()
+	w.tick(30 * time.Second)
+	r.ingest(t, "prod")
+	if got := api.settings[m.Index][excl]; got != "a" {
+		t.Fatalf("with a copy unassigned, %s excludes %q, want a alone", m.Index, got)
+	}
+	items, err := r.store.Query(t.Context(), pk("prod"), filterPrefix)
+	if err != nil || len(items) != 1 {
+		t.Fatalf("filter records: %d (%v), want 1", len(items), err)
+	}
+	if rec, err := state.DecodeJSON[filterRecord](items[0].Value); err != nil || len(rec.Steer) != 0 {
+		t.Fatalf("record: %+v (%v), want no steering names left", rec, err)
+	}
+	w.relocate(m.Index, "a", m.ToName)
+	w.tick(30 * time.Second)
+	r.ingest(t, "prod")
+	if got, ok := api.settings[m.Index][excl]; ok {
+		t.Errorf("after cleanup: %q, want the setting removed", got)
+	}
+}
+
 // A filter that cured the hotspot leaves no moves to plan, so no Move runs again: ingest, which
 // runs every cycle with fresh topology, removes it once the copies have left.
 func TestIngestRemovesFilterOnceCopiesLeft(t *testing.T) {
