@@ -18,6 +18,13 @@ type Config struct {
 	HotUtilization float64 `json:"hot_utilization"`
 	// SustainedSamples: consecutive samples a node must meet both criteria before it is hot.
 	SustainedSamples int `json:"sustained_samples"`
+	// SaturatedWithHot: a node whose every WRITE thread is busy and whose queue latency is at or
+	// over QueueLatencyThreshold, in a sample in which another node is hot, is hot with it without
+	// waiting for the rest of its SustainedSamples: one step in the write load saturates several
+	// nodes at once, and relieved in the same cycle their moves fill cluster_concurrent_rebalance,
+	// so OpenSearch's balancer starts no return beside the first node's hot copy while its files
+	// copy. false: every node waits its SustainedSamples.
+	SaturatedWithHot bool `json:"saturated_with_hot"`
 	// sampleInterval is the sampling cadence (the configuration's refresh_period), set by the
 	// caller with WithSampleInterval: a hot verdict needs its SustainedSamples samples to span the
 	// sustain window, (SustainedSamples−1) × sampleInterval less a fifth of an interval, in the
@@ -146,6 +153,7 @@ func DefaultConfig() Config {
 		QueueLatencyThreshold: duration.Duration(3 * time.Second),
 		HotUtilization:        0.5,
 		SustainedSamples:      2,
+		SaturatedWithHot:      true,
 		// 90 %: Elasticsearch's write-load decider high-utilization threshold.
 		AllocationUtilization: 0.9,
 		// A twentieth of a thread: below that a relocation costs more than it relieves.

@@ -263,3 +263,94 @@ func TestDetectHotspotsOrder(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A saturated node still building its streak is hot with a node hot in the same sample
+// (Config.SaturatedWithHot); a node short of saturation, a draining one, or one in a sample with
+// no hot node waits its samples.
+func TestHotWith(t *testing.T) {
+	cases := []struct {
+		name     string
+		bLoad    float64 // b's WRITE threads from index time, of 8
+		bActive  int
+		bPrevQ   int // b's queue at its previous sample; 0: b has no streak yet
+		aStreak  int // a's earlier samples meeting the criteria; 0: a is building too
+		off      bool
+		wantHot  bool
+		wantWith string
+	}{
+		{name: "saturated beside a hot node", bLoad: 8, aStreak: 1, wantHot: true, wantWith: "a"},
+		{name: "every thread active beside a hot node", bLoad: 5, bActive: 8, aStreak: 1, wantHot: true, wantWith: "a"},
+		{name: "queueing under saturation", bLoad: 7.5, bActive: 7, aStreak: 1},
+		{name: "no node hot yet", bLoad: 8},
+		{name: "draining", bLoad: 8, bPrevQ: 900, aStreak: 1},
+		{name: "turned off", bLoad: 8, aStreak: 1, off: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture("a", "b", "c")
+			a, b := f.node("a"), f.node("b")
+			a.Write.Load, a.Write.QueueLatencySeconds, a.Write.Queue = 8, 9, 700
+			b.Write.Load, b.Write.Active, b.Write.QueueLatencySeconds, b.Write.Queue = tc.bLoad, tc.bActive, 4, 300
+			s := f.snap()
+			mem := map[string]Streak{}
+			if tc.aStreak > 0 {
+				mem["id-a"] = Streak{Count: tc.aStreak, Since: s.At.Add(-30 * time.Second), At: s.At.Add(-30 * time.Second), Queue: 400}
+			}
+			if tc.bPrevQ > 0 {
+				mem["id-b"] = Streak{Count: 1, Since: s.At.Add(-30 * time.Second), At: s.At.Add(-30 * time.Second), Queue: tc.bPrevQ}
+			}
+			cfg := DefaultConfig()
+			cfg.SaturatedWithHot = !tc.off
+			hs, next := DetectHotspots(s, mem, cfg)
+			i := slices.IndexFunc(hs, func(h Hotspot) bool { return h.NodeName == "b" })
+			if i < 0 {
+				t.Fatalf("b not reported: %+v", hs)
+			}
+			h := hs[i]
+			if h.Hot != tc.wantHot || h.With != tc.wantWith {
+				t.Errorf("b: hot %v with %q, want %v with %q (%s)", h.Hot, h.With, tc.wantHot, tc.wantWith, h.Reason)
+			}
+			if tc.wantWith != "" && !strings.Contains(h.Reason, "saturated in the sample in which a is hot") {
+				t.Errorf("reason %q does not say which hot node it is hot with", h.Reason)
+			}
+			if got := next["id-b"].Count; tc.bPrevQ == 0 && got != 1 {
+				t.Errorf("b's streak: got %d samples, want 1: being hot with another node counts no sample", got)
+			}
+		})
+	}
+}
+
+// A streak's first sample has no earlier latency, yet the queue was under the limit at the last
+// sample: the backlog grew by the latency over the limit at least, within the interval, which
+// bounds the demand from below.
+func TestHotspotFirstSampleDemand(t *testing.T) {
+	cases := []struct {
+		name       string
+		latency    float64
+		clusterSec float64 // the node's own interval; 0: the snapshot's 30 s
+		wantDemand float64
+	}{
+		{"17 s over the limit in 30 s: 8 served + 17/30 × 8", 20, 0, 8 + 17.0/30*8},
+		{"timed by the cluster's clock", 20, 600, 8 + 17.0/600*8},
+		{"at the limit: no growth known", 3, 0, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture("a", "b")
+			n := f.node("a")
+			n.Write.Load, n.Write.Active, n.Write.QueueLatencySeconds, n.Write.Queue = 6, 8, tc.latency, 5000
+			s := f.snap()
+			if tc.clusterSec > 0 {
+				a := s.NodeByRef("a")
+				a.StatsAt, a.IntervalSeconds = s.At.Add(time.Hour), tc.clusterSec
+			}
+			hs, _ := DetectHotspots(s, map[string]Streak{}, DefaultConfig())
+			if len(hs) != 1 {
+				t.Fatalf("hotspots: got %+v", hs)
+			}
+			if got := hs[0].Demand; got < tc.wantDemand-1e-9 || got > tc.wantDemand+1e-9 {
+				t.Errorf("demand: got %v want %v", got, tc.wantDemand)
+			}
+		})
+	}
+}
