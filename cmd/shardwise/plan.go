@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -105,11 +106,11 @@ func printPlan(w io.Writer, p allocation.Plan, width int) {
 	if len(p.Hotspots) == 0 {
 		fmt.Fprintln(w, "  none: no node meets both the queue-latency and utilization criteria")
 	} else {
-		t := newTable("node", "queue latency (est.)", "utilization", "queued tasks", "rejected tasks", "streak", "hot")
+		t := newTable("node", "queue latency (est.)", "utilization", "queued tasks", "rejected tasks", "streak", "hot", "outcome")
 		for _, h := range p.Hotspots {
 			t.add(h.NodeName, fmt.Sprintf("%.1f s (limit %.1f s)", h.QueueLatencySeconds, h.LatencyLimit),
 				fmt.Sprintf("%.0f %% (limit %.0f %%)", h.Utilization*100, h.UtilizationLimit*100), h.Queue, h.Rejected,
-				fmt.Sprintf("%d/%d samples", h.Streak, h.StreakLimit), hotState(h))
+				fmt.Sprintf("%d/%d samples", h.Streak, h.StreakLimit), hotState(h), cmp.Or(h.Outcome, "-"))
 		}
 		t.render(w, width)
 	}

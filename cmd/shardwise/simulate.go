@@ -165,6 +165,9 @@ func printSummary(w io.Writer, r runner.Result) {
 		r.HotNodeSeconds, r.TimeToCorrectSeconds, r.MaxQueueLatencySeconds, r.P99QueueLatencySeconds, r.RejectedWrites)
 	fmt.Fprintf(w, "  replica changes %d, replica node-hours %.1f, search p99 %.0f ms\n", r.ReplicaChanges, r.ReplicaNodeHours, r.P99SearchLatencyMs)
 	fmt.Fprintf(w, "  plan time p50 %.2f ms max %.2f ms, scale-up signals %d, safety violations %d\n", r.PlanMsP50, r.PlanMsMax, r.ScaleUpSignals, r.SafetyViolations)
+	if outcomes := r.Outcomes(); outcomes != "" {
+		fmt.Fprintln(w, "  hot node-cycles by outcome: "+outcomes)
+	}
 	for _, line := range tenantLines(r.Result) {
 		fmt.Fprintln(w, "  "+line)
 	}

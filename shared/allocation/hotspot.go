@@ -75,6 +75,13 @@ type Hotspot struct {
 	// With names the hot node whose sample made this saturated node hot before its StreakLimit
 	// samples (Config.SaturatedWithHot).
 	With string `json:"hot_with,omitempty"`
+	// Outcome is what the plan came to for this node, set by the planner on a node it relieved
+	// (hot, rising or skewed): OutcomePlanned when a group of moves off it is in the plan, otherwise
+	// the kind of the note that says why not (NoteReliefInFlight, NoteDeferred, NoteThrottled,
+	// NoteUnrelieved, …), OutcomeOutweighed when a copy on it outweighs any node it may go to, or
+	// the bound of a scale-up proof (OutcomeAllHot, the cluster's or its zone's capacity) when that,
+	// not the planner, is why it stays hot.
+	Outcome string `json:"outcome,omitempty"`
 	// Rising is set, on a node not hot, when its WRITE use climbs steadily toward saturation sooner
 	// than relief could land (see Rise): it is relieved early, judged at the load projected for then.
 	Rising *Rise `json:"rising,omitempty"`

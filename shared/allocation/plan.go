@@ -457,7 +457,7 @@ func planOn(snap *cluster.Snapshot, mem Memory, cfg Config, shortcuts bool, hots
 	orig := snap
 	v, demandFactor := plannedView(snap, hotspots, cfg)
 	snap = v.Snap
-	p := &planner{v: v, demandFactor: demandFactor, plan: Plan{Cluster: snap.Cluster, SnapshotAt: snap.At, Hotspots: hotspots, Moves: []Move{}}, settling: map[string]bool{},
+	p := &planner{v: v, demandFactor: demandFactor, plan: Plan{Cluster: snap.Cluster, SnapshotAt: snap.At, Hotspots: slices.Clone(hotspots), Moves: []Move{}}, settling: map[string]bool{},
 		shortcuts: shortcuts, climbing: climbing, first: first}
 	if cfg.movesByExclusion {
 		p.exclusions = NewExclusions(v.Snap)

@@ -27,28 +27,34 @@ func TestReliefInFlight(t *testing.T) {
 		wantMoves bool
 		wantNote  string
 		wantWhy   string
+		// wantOutcome is what the plan records the hot node's cycle came to (Hotspot.Outcome).
+		wantOutcome string
 	}{
 		{
-			name:     "the copy relocating off the hot node brings its demand to the goal: it waits",
-			loads:    []float64{3, 2, 1.5, 1},
-			wantNote: "copies relocating off it bring it to",
+			name:        "the copy relocating off the hot node brings its demand to the goal: it waits",
+			loads:       []float64{3, 2, 1.5, 1},
+			wantNote:    "copies relocating off it bring it to",
+			wantOutcome: NoteReliefInFlight,
 		},
 		{
-			name:     "relief of its own in flight leaves it over the goal: it waits for it to land",
-			loads:    []float64{2, 2.5, 2, 1.5},
-			own:      true,
-			wantNote: "hot[0] a→c, one of shardwise's moves, still relocates",
+			name:        "relief of its own in flight leaves it over the goal: it waits for it to land",
+			loads:       []float64{2, 2.5, 2, 1.5},
+			own:         true,
+			wantNote:    "hot[0] a→c, one of shardwise's moves, still relocates",
+			wantOutcome: NoteReliefInFlight,
 		},
 		{
-			name:     "a move of its own of another phase, from the ledger, leaves it over the goal: it waits",
-			loads:    []float64{2, 2.5, 2, 1.5},
-			ledger:   true,
-			wantNote: "hot[0] a→c, one of shardwise's moves, still relocates",
+			name:        "a move of its own of another phase, from the ledger, leaves it over the goal: it waits",
+			loads:       []float64{2, 2.5, 2, 1.5},
+			ledger:      true,
+			wantNote:    "hot[0] a→c, one of shardwise's moves, still relocates",
+			wantOutcome: NoteReliefInFlight,
 		},
 		{
-			name:      "a relocation not of its own leaves it over the goal: a further group",
-			loads:     []float64{2, 2.5, 2, 1.5},
-			wantMoves: true,
+			name:        "a relocation not of its own leaves it over the goal: a further group",
+			loads:       []float64{2, 2.5, 2, 1.5},
+			wantMoves:   true,
+			wantOutcome: OutcomePlanned,
 		},
 	}
 	for _, tc := range cases {
@@ -96,6 +102,9 @@ func TestReliefInFlight(t *testing.T) {
 			}
 			if len(plan.Unrelieved) > 0 {
 				t.Errorf("unrelieved %+v: want none while relief is in flight or planned", plan.Unrelieved)
+			}
+			if got := plan.Hotspots[0].Outcome; got != tc.wantOutcome {
+				t.Errorf("outcome %q: want %q", got, tc.wantOutcome)
 			}
 		})
 	}

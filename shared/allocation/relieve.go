@@ -209,6 +209,11 @@ func (p *planner) hotspots(hs []Hotspot) {
 		hotNames = append(hotNames, h.NodeName)
 	}
 	if len(hot) > 0 && len(hot) >= live {
+		for i := range p.plan.Hotspots {
+			if p.plan.Hotspots[i].Hot {
+				p.plan.Hotspots[i].Outcome = OutcomeAllHot
+			}
+		}
 		p.signal(hotNames, nil, &ScaleUp{Nodes: hotNames, Bound: BoundAllHot, Value: float64(len(hot)), Limit: float64(live),
 			Reason: fmt.Sprintf("all %d write nodes are hot: moving shards cannot help, the cluster needs more or bigger nodes", live)})
 		return
@@ -241,7 +246,7 @@ func (p *planner) hotspots(hs []Hotspot) {
 		p.firstHot = hot[0].Node
 	}
 	for _, h := range hot {
-		outcome, proof := p.relieve(h)
+		outcome, proof := p.reliefOutcome(h)
 		if outcome == reliefOutweighed {
 			outweighed = append(outweighed, h.NodeName)
 			if copyProof == nil {
@@ -252,7 +257,7 @@ func (p *planner) hotspots(hs []Hotspot) {
 	// Rising nodes after the hot ones: a queue already waiting is the more urgent, and the cycle's
 	// move budget goes to the plan order's first groups.
 	for _, h := range rising {
-		p.relieve(h)
+		p.reliefOutcome(h)
 	}
 	if copyProof != nil {
 		copyProof.Nodes = outweighed
@@ -260,6 +265,46 @@ func (p *planner) hotspots(hs []Hotspot) {
 	if len(hot) > 0 {
 		p.signal(hotNames, copyProof, nil)
 	}
+}
+
+// The outcomes a plan records for a node it relieved (Hotspot.Outcome) beside the note kinds.
+const (
+	// OutcomePlanned: a group of moves off the node is in the plan.
+	OutcomePlanned = "planned"
+	// OutcomeOutweighed: a copy on the node outweighs any node it may go to (a scale-up proof).
+	OutcomeOutweighed = "outweighed"
+	// OutcomeAllHot: every write node is hot, and nothing is planned (BoundAllHot).
+	OutcomeAllHot = BoundAllHot
+	// OutcomeNone: the planner took it up and left no note naming it.
+	OutcomeNone = "none"
+)
+
+// reliefOutcome relieves h (relieve) and records in the plan's hotspots what that came to: a
+// hot node's cycles are then told apart by why it stayed hot (the run result's
+// hot_cycles_by_outcome), from the note relieve left on it.
+func (p *planner) reliefOutcome(h Hotspot) (relief, *ScaleUp) {
+	from := len(p.plan.Notes)
+	r, proof := p.relieve(h)
+	outcome := OutcomeNone
+	switch r {
+	case reliefPlanned:
+		outcome = OutcomePlanned
+	case reliefOutweighed:
+		outcome = OutcomeOutweighed
+	default:
+		for _, n := range slices.Backward(p.plan.Notes[from:]) {
+			if n.Node == h.NodeName {
+				outcome = n.Kind
+				break
+			}
+		}
+	}
+	for i := range p.plan.Hotspots {
+		if p.plan.Hotspots[i].Node == h.Node {
+			p.plan.Hotspots[i].Outcome = outcome
+		}
+	}
+	return r, proof
 }
 
 // signal chooses the cycle's one scale-up signal, strongest proof first: the cluster's capacity,
@@ -287,10 +332,23 @@ func (p *planner) signal(hotNames []string, copyProof, allHot *ScaleUp) {
 		p.plan.Unrelieved = slices.DeleteFunc(p.plan.Unrelieved, func(u Unrelieved) bool {
 			return slices.Contains(zoneProof.Nodes, u.NodeName)
 		})
+		p.provenShort(zoneProof)
 	case p.plan.ScaleUp != nil && p.plan.ScaleUp.Bound != BoundCopy:
 		// The cluster lacks room: that, not the planner, is why a node stays hot. The notes
 		// still say what the search found.
 		p.plan.Unrelieved = nil
+		p.provenShort(p.plan.ScaleUp)
+	}
+}
+
+// provenShort records, as the outcome of each node of proof the search found nothing for, the
+// bound that proves the cluster short of room: not the planner's shortfall (Hotspot.Outcome).
+func (p *planner) provenShort(proof *ScaleUp) {
+	for i := range p.plan.Hotspots {
+		h := &p.plan.Hotspots[i]
+		if h.Outcome == NoteUnrelieved && slices.Contains(proof.Nodes, h.NodeName) {
+			h.Outcome = proof.Bound
+		}
 	}
 }
 

@@ -31,6 +31,28 @@ type reliefCase struct {
 	unrelievedEvals int
 }
 
+// checkOutcomes holds the plan's hot nodes to what their outcome says (Hotspot.Outcome): every hot
+// node has one; every write node hot gives OutcomeAllHot; a node planned has a move off it in the
+// plan; a node the search found nothing for (unrelieved) is NoteUnrelieved.
+func checkOutcomes(t *testing.T, plan Plan, unrelieved []string) {
+	t.Helper()
+	for _, h := range plan.Hotspots {
+		if !h.Hot {
+			continue
+		}
+		switch allHot := plan.ScaleUp != nil && plan.ScaleUp.Bound == BoundAllHot; {
+		case h.Outcome == "":
+			t.Errorf("%s: hot with no outcome", h.NodeName)
+		case allHot != (h.Outcome == OutcomeAllHot):
+			t.Errorf("%s: outcome %q with every write node hot %v", h.NodeName, h.Outcome, allHot)
+		case h.Outcome == OutcomePlanned && !slices.ContainsFunc(plan.Moves, func(m Move) bool { return m.From == h.Node }):
+			t.Errorf("%s: outcome %q with no move off it: %v", h.NodeName, h.Outcome, moveNames(plan))
+		case slices.Contains(unrelieved, h.NodeName) != (h.Outcome == NoteUnrelieved):
+			t.Errorf("%s: outcome %q, unrelieved %v", h.NodeName, h.Outcome, unrelieved)
+		}
+	}
+}
+
 func runRelief(t *testing.T, tc reliefCase) Plan {
 	t.Helper()
 	s, hot := tc.build()
@@ -75,6 +97,7 @@ func runRelief(t *testing.T, tc reliefCase) Plan {
 	if !slices.Equal(unrelieved, tc.unrelieved) {
 		t.Errorf("unrelieved: got %v want %v", unrelieved, tc.unrelieved)
 	}
+	checkOutcomes(t, plan, unrelieved)
 	if tc.unrelievedEvals > 0 && (len(plan.Unrelieved) == 0 || plan.Unrelieved[0].Search.Evaluations != tc.unrelievedEvals) {
 		t.Errorf("unrelieved search: got %+v, want %d evaluations", plan.Unrelieved, tc.unrelievedEvals)
 	}

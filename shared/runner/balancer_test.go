@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -89,6 +91,41 @@ func runScenario(t *testing.T, sc *sim.Scenario, balancer string) (Result, []Tic
 		t.Fatalf("%s with %s: %v", sc.Name, balancer, err)
 	}
 	return res, ticks
+}
+
+// checkOutcomeTally holds the run result's hot_cycles_by_outcome to the plans the run made: every
+// hot node of every plan has an outcome and is counted once under it, and the plans with a node the
+// search found nothing for (NoteUnrelieved) are the unrelieved hotspot cycles.
+func checkOutcomeTally(t *testing.T, res Result, ticks []Tick) {
+	t.Helper()
+	tally, unrelieved := map[string]int{}, 0
+	for _, tk := range ticks {
+		for _, p := range tk.Plans {
+			found := false
+			for _, h := range p.Hotspots {
+				if !h.Hot {
+					continue
+				}
+				if h.Outcome == "" {
+					t.Errorf("%v: %s hot with no outcome", tk.At, h.NodeName)
+				}
+				tally[cmp.Or(h.Outcome, allocation.OutcomeNone)]++
+				found = found || h.Outcome == allocation.NoteUnrelieved
+			}
+			if found {
+				unrelieved++
+			}
+		}
+	}
+	if len(tally) == 0 {
+		tally = nil
+	}
+	if !maps.Equal(res.HotCyclesByOutcome, tally) {
+		t.Errorf("hot cycles by outcome: got %v, want %v from the run's plans", res.HotCyclesByOutcome, tally)
+	}
+	if unrelieved != res.UnrelievedHotspotCycles {
+		t.Errorf("plans with a node the search found nothing for: %d, against %d unrelieved hotspot cycles", unrelieved, res.UnrelievedHotspotCycles)
+	}
 }
 
 // Every scenario of scenarios/ with a write hotspot: relief where the cluster has room, a signal
@@ -184,12 +221,13 @@ func TestBalancerScenarios(t *testing.T) {
 			res, ticks := runScenario(t, sc, BalancerShardwise)
 			none, _ := runScenario(t, sc, BalancerNone)
 			sig := countSignals(ticks, goal)
-			t.Logf("%s: hot node-seconds %v (none %v), moves %d (%d while OpenSearch's balancer was busy), undone %d, refused %d, violations %d, signals %d (capacity %d, zone %d, copy %d, unproven %d), unrelieved hotspot cycles %d",
+			t.Logf("%s: hot node-seconds %v (none %v), moves %d (%d while OpenSearch's balancer was busy), undone %d, refused %d, violations %d, signals %d (capacity %d, zone %d, copy %d, unproven %d), unrelieved hotspot cycles %d; hot cycles %s",
 				tc.name, res.HotNodeSeconds, none.HotNodeSeconds, res.Moves, res.MovesWhileBuiltinBusy, res.MovesUndoneByBuiltin, res.MovesRefused,
-				res.SafetyViolations, sig.total, sig.capacity, sig.zone, sig.copy, sig.unproven, res.UnrelievedHotspotCycles)
+				res.SafetyViolations, sig.total, sig.capacity, sig.zone, sig.copy, sig.unproven, res.UnrelievedHotspotCycles, res.Outcomes())
 			if res.SafetyViolations != 0 {
 				t.Errorf("safety violations: got %d want 0: %+v", res.SafetyViolations, res.Violations)
 			}
+			checkOutcomeTally(t, res, ticks)
 			if res.MovesRefused != 0 {
 				t.Errorf("moves OpenSearch's deciders refused: got %d want 0 (the planner's deciders must refuse them first)", res.MovesRefused)
 			}

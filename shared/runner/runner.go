@@ -6,12 +6,14 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -129,9 +131,28 @@ type Result struct {
 	// for it, none relocating off it, and no bound proving the cluster short of room: the
 	// planner's shortfall ("Hotspot Unrelieved"), never a scale-up.
 	UnrelievedHotspotCycles int `json:"unrelieved_hotspot_cycles"`
+	// HotCyclesByOutcome counts, per outcome, the hot nodes of every plan made (a node hot in n
+	// plans counts n times): allocation.OutcomePlanned when a group of moves off it was planned,
+	// otherwise why not, as the kind of the plan's note on it (Hotspot.Outcome). It tells where a
+	// run's hot time went: waiting for relocations in flight, for recovery slots, or a search that
+	// found nothing.
+	HotCyclesByOutcome map[string]int `json:"hot_cycles_by_outcome,omitempty"`
 	// KilledMoves counts the move invocations Options.KillMoves killed (a test's figure, not part
 	// of the result format).
 	KilledMoves int `json:"-"`
+}
+
+// Outcomes lists HotCyclesByOutcome, the most frequent outcome first ("relief-in-flight 148,
+// planned 2"); empty when no plan had a hot node.
+func (r Result) Outcomes() string {
+	kinds := slices.SortedFunc(maps.Keys(r.HotCyclesByOutcome), func(a, b string) int {
+		return cmp.Or(cmp.Compare(r.HotCyclesByOutcome[b], r.HotCyclesByOutcome[a]), cmp.Compare(a, b))
+	})
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %d", k, r.HotCyclesByOutcome[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // MarshalJSON keeps the documented field order readable: the simulator's fields with ours.
@@ -222,7 +243,7 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 	eng.SandboxLoop.PluginAlone = opts.PluginAlone
 	defer stop()
 	r := &run{events: events, logw: logw, copies: max(opts.Concurrency, 1), alerts: opts.AlertsPerTick,
-		killShare: opts.KillMoves, kills: rand.New(rand.NewPCG(sc.Seed, sc.Seed^0x4b111))}
+		killShare: opts.KillMoves, kills: rand.New(rand.NewPCG(sc.Seed, sc.Seed^0x4b111)), outcomes: map[string]int{}}
 	if r.copies == 1 {
 		paceSandbox(eng, s)
 	}
@@ -277,6 +298,9 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 		}
 	}
 	res := Result{Result: s.Result(), Balancer: opts.Balancer, ScaleUpSignals: r.scaleUps, UnrelievedHotspotCycles: r.unrelieved, KilledMoves: r.killed}
+	if len(r.outcomes) > 0 {
+		res.HotCyclesByOutcome = r.outcomes
+	}
 	if len(r.planMs) > 0 {
 		slices.Sort(r.planMs)
 		res.PlanMsP50 = r.planMs[len(r.planMs)/2]
@@ -370,6 +394,8 @@ type run struct {
 	scaleUps int
 	// unrelieved counts the plans that published "Hotspot Unrelieved".
 	unrelieved int
+	// outcomes counts the plans' hot nodes by outcome (Result.HotCyclesByOutcome).
+	outcomes map[string]int
 }
 
 // cycle runs ingest and then every function the published events trigger, until none is left.
@@ -629,6 +655,11 @@ func (r *run) invoke(ctx context.Context, eng *engine.Engine, fn, cluster, key s
 			r.mu.Lock()
 			r.planMs = append(r.planMs, float64(dr.PlanTime.Microseconds())/1000)
 			t.Plans = append(t.Plans, dr.Plan)
+			for _, h := range dr.Plan.Hotspots {
+				if h.Hot {
+					r.outcomes[cmp.Or(h.Outcome, allocation.OutcomeNone)]++
+				}
+			}
 			r.mu.Unlock()
 		}
 	case bus.FunctionReplicas:
