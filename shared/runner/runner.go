@@ -243,7 +243,7 @@ func Run(ctx context.Context, sc *sim.Scenario, opts Options) (Result, error) {
 	eng.SandboxLoop.PluginAlone = opts.PluginAlone
 	defer stop()
 	r := &run{events: events, logw: logw, copies: max(opts.Concurrency, 1), alerts: opts.AlertsPerTick,
-		killShare: opts.KillMoves, kills: rand.New(rand.NewPCG(sc.Seed, sc.Seed^0x4b111)), outcomes: map[string]int{}}
+		killShare: opts.KillMoves, kills: rand.New(rand.NewPCG(sc.Seed, sc.Seed^0x4b111))}
 	if r.copies == 1 {
 		paceSandbox(eng, s)
 	}
@@ -656,9 +656,13 @@ func (r *run) invoke(ctx context.Context, eng *engine.Engine, fn, cluster, key s
 			r.planMs = append(r.planMs, float64(dr.PlanTime.Microseconds())/1000)
 			t.Plans = append(t.Plans, dr.Plan)
 			for _, h := range dr.Plan.Hotspots {
-				if h.Hot {
-					r.outcomes[cmp.Or(h.Outcome, allocation.OutcomeNone)]++
+				if !h.Hot {
+					continue
 				}
+				if r.outcomes == nil {
+					r.outcomes = map[string]int{}
+				}
+				r.outcomes[cmp.Or(h.Outcome, allocation.OutcomeNone)]++
 			}
 			r.mu.Unlock()
 		}
