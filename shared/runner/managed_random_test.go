@@ -21,31 +21,29 @@ import (
 // It prints how far the hot node-seconds came against OpenSearch's balancer alone and how many
 // moves OpenSearch's balancer undid, the figures this mode still falls short on.
 func TestRandomManagedClusters(t *testing.T) {
+	var count relievedCount
 	var mu sync.Mutex
-	var rows []string
-	var hot, undone, halved int
+	var hot, undone int
 	var shares float64
 	seeds := randomSuite(t, randomManagedScenario, func(uint64) (gap, bool) { return gap{}, false }, func(t *testing.T, c managedCluster, r randomRun) {
+		count.add(fmt.Sprintf("%v | hot %v vs %v (%.2f) | moves %d | signals %d (unproven %d) | undone %d | violations %d | hot cycles %s",
+			c, r.res.HotNodeSeconds, r.none.HotNodeSeconds, r.ratio, r.res.Moves, r.sig.total, r.sig.unproven, r.res.MovesUndoneByBuiltin, r.res.SafetyViolations, r.res.Outcomes()),
+			r.res, r.none.HotNodeSeconds > 0, r.ratio <= randomReliefLimit)
 		mu.Lock()
 		defer mu.Unlock()
-		rows = append(rows, fmt.Sprintf("%v | hot %v vs %v (%.2f) | moves %d | signals %d (unproven %d) | undone %d | violations %d",
-			c, r.res.HotNodeSeconds, r.none.HotNodeSeconds, r.ratio, r.res.Moves, r.sig.total, r.sig.unproven, r.res.MovesUndoneByBuiltin, r.res.SafetyViolations))
 		undone += r.res.MovesUndoneByBuiltin
 		if r.none.HotNodeSeconds > 0 {
 			hot++
 			shares += r.ratio
-			if r.ratio <= randomReliefLimit {
-				halved++
-			}
 		}
 	})
 	mean := math.NaN()
 	if hot > 0 {
 		mean = shares / float64(hot)
 	}
-	summary := fmt.Sprintf("random managed clusters (reroute refused): %d seeds; %d with a hotspot, mean share of hot node-seconds without shardwise %.2f, %d of them relieved to %.1f× or better; %d moves undone by OpenSearch's balancer",
-		seeds, hot, mean, halved, randomReliefLimit, undone)
-	t.Log(summary + "\n" + strings.Join(rows, "\n"))
+	summary := fmt.Sprintf("random managed clusters (reroute refused): %d seeds; %d with a hotspot, mean share of hot node-seconds without shardwise %.2f, %d of them relieved to %.1f× or better; %d moves undone by OpenSearch's balancer; %s",
+		seeds, hot, mean, count.reached, randomReliefLimit, undone, count.outcomesLine())
+	t.Log(summary + "\n" + strings.Join(count.rows, "\n"))
 	fmt.Println(summary)
 }
 

@@ -95,24 +95,44 @@ func randomSuite[C fmt.Stringer](t *testing.T, build func(seed uint64) (*sim.Sce
 }
 
 // relievedCount tallies, under its own lock, the seeds held to the relief target and those
-// relieved to it.
+// relieved to it, and where the suite's hot node-cycles went.
 type relievedCount struct {
 	mu                sync.Mutex
 	rows              []string
 	eligible, reached int
+	outcomes          map[string]int
 }
 
-// add records a seed's row and, when it is held to the relief target, whether it reached it.
-func (c *relievedCount) add(row string, eligible, reached bool) {
+// add records a seed's row, its hot node-cycles by outcome and, when it is held to the relief
+// target, whether it reached it.
+func (c *relievedCount) add(row string, res Result, eligible, reached bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rows = append(c.rows, row)
+	for k, n := range res.HotCyclesByOutcome {
+		if c.outcomes == nil {
+			c.outcomes = map[string]int{}
+		}
+		c.outcomes[k] += n
+	}
 	if eligible {
 		c.eligible++
 		if reached {
 			c.reached++
 		}
 	}
+}
+
+// outcomesLine sums where every seed's hot node-cycles went, the most frequent first (Result.Outcomes),
+// for the suite's summary: the share a change moves between waiting and planning is read there.
+func (c *relievedCount) outcomesLine() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	total := 0
+	for _, n := range c.outcomes {
+		total += n
+	}
+	return fmt.Sprintf("hot node-cycles %d by outcome: %s", total, Result{HotCyclesByOutcome: c.outcomes}.Outcomes())
 }
 
 // holdRelief fails a seed held to the relief target (room, time and a hotspot without shardwise)

@@ -225,11 +225,11 @@ func TestRandomClusters(t *testing.T) {
 		eligible := room && inTime && r.none.HotNodeSeconds > 0
 		count.add(fmt.Sprintf("%v | room %v | in time %v (floor %.2f) | hot %v vs %v (%.2f) | moves %d | signals %d (unproven %d) | unrelieved cycles %d | undone %d | violations %d | hot cycles %s",
 			c, room, inTime, floor, r.res.HotNodeSeconds, r.none.HotNodeSeconds, r.ratio, r.res.Moves, r.sig.total, r.sig.unproven, r.res.UnrelievedHotspotCycles, r.res.MovesUndoneByBuiltin, r.res.SafetyViolations, r.res.Outcomes()),
-			eligible, r.ratio <= randomReliefLimit)
+			r.res, eligible, r.ratio <= randomReliefLimit)
 		holdRelief(t, c, r, eligible)
 	})
-	summary := fmt.Sprintf("random clusters: %d seeds; %d with room, time and a hotspot, %d of them relieved to %.1f× or better",
-		seeds, count.eligible, count.reached, randomReliefLimit)
+	summary := fmt.Sprintf("random clusters: %d seeds; %d with room, time and a hotspot, %d of them relieved to %.1f× or better; %s",
+		seeds, count.eligible, count.reached, randomReliefLimit, count.outcomesLine())
 	t.Log(summary + "\n" + strings.Join(count.rows, "\n"))
 	fmt.Println(summary)
 }
