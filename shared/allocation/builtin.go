@@ -929,6 +929,36 @@ func (v *View) builtinStepOf(index string) (step Move, err string) {
 	return Move{}, "no copy the balancer could move"
 }
 
+// bringsTo reports, for each index of copies, whether OpenSearch's balancer would bring a copy of it
+// to node on its own: the index is spread past its threshold already and its next step
+// (builtinStepOf) goes there. A cooler copy of such an index sent to node settles it, where the
+// balancer would pick the copy itself, a primary as soon as a replica (under segment replication,
+// a primary carries its shard's indexing: segment-replication seed 17 of 200, the balancer took
+// seg-2[1]'s primary to the hot node a relief swap had just returned a copy of doc-1 to).
+func (v *View) bringsTo(node string, copies []*cluster.Copy) map[string]bool {
+	out := map[string]bool{}
+	if !v.Cfg.BuiltinBalancer.Enabled {
+		return out
+	}
+	var cs *countState
+	for _, c := range copies {
+		if _, seen := out[c.Index]; seen {
+			continue
+		}
+		out[c.Index] = false
+		if cs == nil {
+			cs = v.counts()
+		}
+		if v.builtinDelta(cs, c.Index) <= v.Cfg.BuiltinBalancer.Threshold+0.001 {
+			continue
+		}
+		if step, err := v.builtinStepOf(c.Index); err == "" && step.To == node {
+			out[c.Index] = true
+		}
+	}
+	return out
+}
+
 // builtinUnsettled names the first index, by name, that OpenSearch's balancer would still move
 // copies of (spread past its threshold), or "" when it is settled or off.
 func (v *View) builtinUnsettled() string {

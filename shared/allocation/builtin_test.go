@@ -1,6 +1,7 @@
 package allocation
 
 import (
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -601,6 +602,65 @@ func TestBuiltinReturnSpreadAlike(t *testing.T) {
 			ret, _, why, ok := p.builtinReturn(m)
 			if ok != tc.want || ok && ret.Key() != tc.wantRet || !strings.Contains(why, tc.why) {
 				t.Errorf("got %v %s (%s), want %v %s (%s)", ok, ret.Key(), why, tc.want, tc.wantRet, tc.why)
+			}
+		})
+	}
+}
+
+// TestBringsTo: a count-neutral return prefers a copy of an index OpenSearch's balancer would bring
+// to the hot node on its own (its next step goes there), over a lighter copy of another index: the
+// balancer would otherwise pick that index's copy itself, a primary as soon as a replica.
+func TestBringsTo(t *testing.T) {
+	// hotix: a 3, b 2, c 1 copies; s: none on a, two each on b and c (spread past the threshold,
+	// its next step c→a); d: one copy, on c.
+	build := func(balancer bool) *planner {
+		f := newFixture("a", "b", "c").
+			index("hotix", 1<<30, []float64{4, 1, 1}, []string{"a", "b"}, []string{"a", "b"}, []string{"a", "c"}).
+			index("s", 1<<30, []float64{0.2, 0.2}, []string{"b", "c"}, []string{"b", "c"}).
+			index("d", 1<<30, []float64{0.05}, []string{"c"})
+		cfg := DefaultConfig()
+		cfg.BuiltinBalancer.Enabled = balancer
+		return &planner{v: NewView(f.snap(), cfg, nil)}
+	}
+	t.Run("which indices the balancer brings", func(t *testing.T) {
+		p := build(true)
+		v := p.v
+		var copies []*cluster.Copy
+		for i := range v.Snap.Copies {
+			copies = append(copies, &v.Snap.Copies[i])
+		}
+		cases := []struct {
+			node string
+			want map[string]bool
+		}{
+			{"id-a", map[string]bool{"hotix": false, "s": true, "d": false}},
+			{"id-b", map[string]bool{"hotix": false, "s": false, "d": false}},
+		}
+		for _, tc := range cases {
+			if got := v.bringsTo(tc.node, copies); !maps.Equal(got, tc.want) {
+				t.Errorf("%s: got %v, want %v", tc.node, got, tc.want)
+			}
+		}
+	})
+	cases := []struct {
+		name     string
+		balancer bool
+		want     string // the return's index
+	}{
+		{"the balancer would bring s to the hot node: a copy of s goes back", true, "s"},
+		{"the balancer off: the lightest copy goes back", false, "d"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := build(tc.balancer)
+			hot := p.v.copyOn("hotix", 0, "id-a")
+			m := newMove(hot, p.v.Node("id-a"), p.v.Node("id-c"), hot.WriteLoad, PhaseWriteHotspot)
+			back, ok := p.swapReturn(m)
+			if !ok {
+				t.Fatal("no return found")
+			}
+			if back.Index != tc.want || back.From != "id-c" || back.To != "id-a" {
+				t.Errorf("got %s[%d] %s→%s, want a copy of %s c→a", back.Index, back.Shard, back.From, back.To, tc.want)
 			}
 		})
 	}

@@ -1196,7 +1196,8 @@ func (p *planner) addBalanced(m Move) bool {
 }
 
 // swapReturn finds a cooler copy on m's target to send back to m's source, so shard counts stay
-// level: same index first (keeps the index's counts level too), then the lightest and smallest. The
+// level: same index first (keeps the index's counts level too), then one of an index OpenSearch's
+// balancer would bring to the source anyway (View.bringsTo), then the lightest and smallest. The
 // return copy must carry under half the moved load, so the source ends cooler by at least half the
 // moved load (its write-load decider's NOT_PREFERRED is therefore not counted against the return),
 // and the pair must leave OpenSearch's balancer content.
@@ -1218,10 +1219,15 @@ func (p *planner) swapReturn(m Move) (Move, bool) {
 		}
 		cands = append(cands, c)
 	}
+	// Then a copy of an index the balancer would bring to the source anyway (View.bringsTo).
+	brings := v.bringsTo(src.ID, cands)
 	sort.SliceStable(cands, func(i, j int) bool {
 		si, sj := cands[i].Index == m.Index, cands[j].Index == m.Index
 		if si != sj {
 			return si
+		}
+		if bi, bj := brings[cands[i].Index], brings[cands[j].Index]; bi != bj {
+			return bi
 		}
 		if cands[i].WriteLoad != cands[j].WriteLoad {
 			return cands[i].WriteLoad < cands[j].WriteLoad

@@ -1710,11 +1710,16 @@ func (s *search) swap(m Move, t *cluster.Node, rank int, returnsFirst bool) *opt
 	v := s.p.v
 	hot := v.copyOn(m.Index, m.Shard, m.From)
 	needBack := v.WriteLoad(t.ID) + m.WriteLoad - v.Goal(t.ID)*float64(t.Write.Threads)
-	// Same-index returns first: they keep the index's counts level for OpenSearch's balancer too.
+	// Same-index returns first: they keep the index's counts level for OpenSearch's balancer too;
+	// then those of an index the balancer would bring to the hot node anyway (View.bringsTo).
 	room := append([]*cluster.Copy(nil), s.roomOn(t.ID, hot, m.WriteLoad)...)
+	brings := v.bringsTo(s.src.ID, room)
 	sort.SliceStable(room, func(i, j int) bool {
 		if si, sj := room[i].Index == m.Index, room[j].Index == m.Index; si != sj {
 			return si
+		}
+		if bi, bj := brings[room[i].Index], brings[room[j].Index]; bi != bj {
+			return bi
 		}
 		return room[i].WriteLoad < room[j].WriteLoad
 	})
