@@ -137,10 +137,18 @@ func (s *search) placementGroups(m Move, t *cluster.Node, limited bool, used map
 		}
 		room = append(room, r)
 	}
-	// Same-index copies first: they keep the index's counts level; then the lightest.
+	// Same-index copies first: they keep the index's counts level; then those of an index
+	// OpenSearch's balancer would bring to the source anyway (View.bringsTo); then the lightest.
+	brings := v.bringsTo(src.ID, room)
 	slices.SortStableFunc(room, func(a, b *cluster.Copy) int {
 		if sa, sb := a.Index == m.Index, b.Index == m.Index; sa != sb {
 			if sa {
+				return -1
+			}
+			return 1
+		}
+		if ba, bb := brings[a.Index], brings[b.Index]; ba != bb {
+			if ba {
 				return -1
 			}
 			return 1

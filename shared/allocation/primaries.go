@@ -242,12 +242,20 @@ func (p *planner) primaryGroups(c *cluster.Copy, heavy, light *cluster.Node, gap
 			returns = append(returns, r)
 		}
 	}
-	// A replica of the same index first (the index's counts stay level too), then the coolest,
-	// then the smallest.
+	// A replica of the same index first (the index's counts stay level too), then a copy of an
+	// index OpenSearch's balancer would bring to the heavy node anyway (View.bringsTo), then the
+	// coolest, then the smallest.
+	brings := v.bringsTo(heavy.ID, returns)
 	slices.SortStableFunc(returns, func(a, b *cluster.Copy) int {
 		sa, sb := a.Index == c.Index && !a.Primary, b.Index == c.Index && !b.Primary
 		if sa != sb {
 			if sa {
+				return -1
+			}
+			return 1
+		}
+		if ba, bb := brings[a.Index], brings[b.Index]; ba != bb {
+			if ba {
 				return -1
 			}
 			return 1
