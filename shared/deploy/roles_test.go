@@ -371,7 +371,7 @@ func iamMatch(pattern, s string) bool {
 // what each sends, and compares it with its role in template.yaml: every call must be granted,
 // and every grant must have been used by some call. Two scenarios cover the paths a single one
 // cannot: a managed domain that refuses _cluster/reroute (move falls back to allocation filters,
-// ingest removes them once the copies have left) and a search spike (replicas adds copies). Each
+// ingest removes them an hour after they were set) and a search spike (replicas adds copies). Each
 // ends with a shardwise alarm (events/alarm.json), on which detect samples the cluster itself.
 func TestRolesMatchCalls(t *testing.T) {
 	if testing.Short() {

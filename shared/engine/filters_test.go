@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shardwise/shardwise/shared/allocation"
+	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/state"
 )
 
@@ -25,18 +26,25 @@ func holdFilter(t *testing.T, r *rig, added time.Time) state.Key {
 	return key
 }
 
-// TestFilterCleanup: an exclusion comes off when its copies left, when it outlived its hotspot,
-// when it is too old, and its record goes when the index is gone; otherwise it stays.
+// TestFilterCleanup: an exclusion comes off an hour after it was added when its copies left (before
+// then OpenSearch's balancer would bring them back), at once when a copy of its index is
+// unassigned, when it outlived its hotspot, when it is too old, and its record goes when the
+// index is gone; otherwise it stays.
 func TestFilterCleanup(t *testing.T) {
 	cases := []struct {
-		name    string
-		age     time.Duration
-		hot     bool // detect's last sample saw a hot
-		deleted bool
-		moved   bool   // h1's copy has left a
-		want    string // in the log reason; "" keeps the filter
+		name       string
+		age        time.Duration
+		hot        bool // detect's last sample saw a hot
+		deleted    bool
+		moved      bool   // h1's copy has left a
+		unassigned bool   // h1 has a replica with no node
+		want       string // in the log reason; "" keeps the filter
 	}{
-		{name: "copies left", age: time.Minute, hot: true, moved: true, want: "no copy of h1 remains on a"},
+		{name: "copies left: kept so that they do not come back", age: time.Minute, hot: true, moved: true},
+		{name: "copies left, hotspot over: kept so that they do not come back", age: 2 * time.Minute, moved: true},
+		{name: "copies left an hour ago", age: filterMaxAge, moved: true, want: "no copy of h1 remains on a, and in 1h0m0s"},
+		{name: "copies left, a copy unassigned", age: time.Minute, hot: true, moved: true, unassigned: true,
+			want: "no copy of h1 remains on a and a copy of it is unassigned"},
 		{name: "still hot and young: kept", age: time.Minute, hot: true},
 		{name: "just added, hotspot not yet re-read: kept", age: 30 * time.Second},
 		{name: "hotspot over", age: 2 * time.Minute, want: "the hotspot on a is over"},
@@ -46,6 +54,14 @@ func TestFilterCleanup(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := hotWorld()
+			if tc.unassigned {
+				for i := range w.indices {
+					if w.indices[i].Name == "h1" {
+						w.indices[i].Replicas = 1
+					}
+				}
+				w.copies = append(w.copies, cluster.Copy{Index: "h1", Shard: 0, State: cluster.StateUnassigned, SizeBytes: 1 << 30})
+			}
 			r := newRig(t, liveConfig("allocation-filter"), map[string]*world{"prod": w})
 			key := holdFilter(t, r, w.Now().Add(-tc.age))
 			streaks := map[string]allocation.Streak{}

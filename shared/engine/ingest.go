@@ -140,8 +140,8 @@ func (e *Engine) ingest(ctx context.Context, name string, read readSample, opts 
 	}
 	snap := cluster.Derive(prev, sample)
 	snap.Sort()
-	// Allocation filters shardwise added come off as soon as their copies have left, whether or not
-	// a move runs this cycle.
+	// Allocation filters shardwise added come off when their time is up (cleanupFilters), whether
+	// or not a move runs this cycle.
 	if !opts.skipCleanup {
 		if err := e.cleanupFilters(ctx, api, name, &snap, false); err != nil {
 			e.log().Error("allocation filter cleanup failed", "cluster", name, "error", err)

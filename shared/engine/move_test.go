@@ -431,11 +431,12 @@ func TestMoveAutoFallsBackToAllocationFilter(t *testing.T) {
 				t.Errorf("settings changed while the copy is still on a: %+v", puts)
 			}
 
-			// OpenSearch moves the copy off a; the next Move call restores the original value.
+			// OpenSearch moves the copy off a; the exclusion keeps it off for the hour, then the
+			// cycle's ingest restores the original value.
 			w.relocate("h1", "a", "c")
-			if _, err := r.e.Move(t.Context(), "prod", planKey); err != nil {
-				t.Fatal(err)
-			}
+			w.wait(filterMaxAge)
+			w.tick(30 * time.Second)
+			r.ingest(t, "prod")
 			_, puts, _ = api.calls()
 			if len(puts) != 2 || puts[1].Index != "h1" || puts[1].Settings[excl] != tc.restored {
 				t.Fatalf("cleanup: got %+v, want %s=%v on h1", puts, excl, tc.restored)
@@ -481,6 +482,7 @@ func TestMoveExclusionSteersAwayFromBusyNodes(t *testing.T) {
 		t.Errorf("reason: %q", why)
 	}
 	w.relocate(m.Index, "a", m.ToName)
+	w.wait(filterMaxAge)
 	w.tick(30 * time.Second)
 	r.ingest(t, "prod")
 	if got, ok := api.settings[m.Index][excl]; ok {
@@ -528,6 +530,7 @@ func TestFilterSteeringDroppedForUnassignedCopy(t *testing.T) {
 		t.Fatalf("record: %+v (%v), want no steering names left", rec, err)
 	}
 	w.relocate(m.Index, "a", m.ToName)
+	w.wait(filterMaxAge)
 	w.tick(30 * time.Second)
 	r.ingest(t, "prod")
 	if got, ok := api.settings[m.Index][excl]; ok {
@@ -536,7 +539,8 @@ func TestFilterSteeringDroppedForUnassignedCopy(t *testing.T) {
 }
 
 // A filter that cured the hotspot leaves no moves to plan, so no Move runs again: ingest, which
-// runs every cycle with fresh topology, removes it once the copies have left.
+// runs every cycle with fresh topology, removes it once the copies have left and the hour is over
+// (until then it keeps OpenSearch's balancer from bringing them back).
 func TestIngestRemovesFilterOnceCopiesLeft(t *testing.T) {
 	const excl = "index.routing.allocation.exclude._name"
 	w := hotWorld()
@@ -555,6 +559,12 @@ func TestIngestRemovesFilterOnceCopiesLeft(t *testing.T) {
 		t.Fatalf("exclusion removed while the copy is still on a: %+v", puts)
 	}
 	w.relocate("h1", "a", "c")
+	w.tick(30 * time.Second)
+	r.ingest(t, "prod")
+	if _, puts, _ := api.calls(); len(puts) != 1 {
+		t.Fatalf("exclusion removed as soon as the copy left a: %+v", puts)
+	}
+	w.wait(filterMaxAge)
 	w.tick(30 * time.Second)
 	r.ingest(t, "prod")
 	_, puts, _ := api.calls()

@@ -540,7 +540,7 @@ func (r *moveRun) filterGroup(ctx context.Context, c claim, why string) ([]MoveO
 		r.finish(ctx, c, config.StrategyAllocationFilter, status, reason)
 		return outcomes(c.group, outcome, config.StrategyAllocationFilter, reason), false
 	}
-	done := fmt.Sprintf("%s; index.routing.allocation.exclude._name now excludes the source node (removed once the copies have left, the hotspot is over, or %s passed)", why, filterMaxAge)
+	done := fmt.Sprintf("%s; index.routing.allocation.exclude._name now excludes the source node (removed %s after it was added, or earlier once the hotspot is over with copies still on the node or a copy of the index is unassigned after they left)", why, filterMaxAge)
 	var each []ledgerMove
 	var outs []MoveOutcome
 	for i, m := range c.group {

@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/shardwise/shardwise/shared/allocation"
 )
@@ -25,7 +24,7 @@ func TestDryRunCleanupChangesNothing(t *testing.T) {
 			cfg := liveConfig("allocation-filter")
 			cfg.Safety.DryRun = tc.dryRun
 			r := newRig(t, cfg, map[string]*world{"prod": w})
-			key := holdFilter(t, r, w.Now().Add(-time.Minute))
+			key := holdFilter(t, r, w.Now().Add(-filterMaxAge))
 			var logs strings.Builder
 			r.e.Log = slog.New(slog.NewTextHandler(&logs, nil))
 			w.relocate("h1", "a", "c")
@@ -85,6 +84,7 @@ func TestFilterKeepsOperatorEntries(t *testing.T) {
 				t.Fatalf("added %v, want %q", puts[0].Settings[excludeSetting], tc.added)
 			}
 			w.relocate("h1", "a", "c")
+			w.wait(filterMaxAge)
 			r.ingest(t, "prod")
 			got, ok := api.settings["h1"][excludeSetting]
 			if tc.want == nil {
