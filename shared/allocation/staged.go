@@ -105,7 +105,7 @@ func (p *planner) stageReturns() {
 		// move (View.Project: a return of the same index comes back to no more copies than before
 		// the swap), then 11.
 		hm := p.plan.Moves[s.hot]
-		if hm.Phase == PhasePrimaryBalance && p.placedOn(hm.To, hm) {
+		if hm.Phase == PhasePrimaryBalance && p.placedOn(hm.To, hm, p.movesAt(s.returns)) {
 			continue
 		}
 		back := false
@@ -230,15 +230,35 @@ func (p *planner) stageReturns() {
 
 // placedOn reports whether node holds a copy, other than m's, that shardwise moved there within the
 // hour: with the counts uneven while a primary-balance return waits, OpenSearch's balancer could
-// even them by taking it.
-func (p *planner) placedOn(node string, m Move) bool {
+// even them by taking it. The view has the plan's moves made, so a copy that one of returns takes
+// off node (the swap's own return) still counts: the balancer, picking the highest-numbered shard
+// the light node lacks, may make that very return itself, relocating a copy shardwise placed
+// (random segment-replication seed 25 of 200: seg-0[8], moved to node-4 at 2 minutes, was the
+// return of a primary-balance swap at 23 minutes, and the balancer took it before it was due).
+func (p *planner) placedOn(node string, m Move, returns []Move) bool {
 	for _, d := range p.departed {
-		if d.To == node && p.v.Snap.At.Sub(d.At) < returnWithin && (d.Index != m.Index || d.Shard != m.Shard) &&
-			p.v.Holds(node, cluster.ShardID{Index: d.Index, Shard: d.Shard}) {
+		if d.To != node || p.v.Snap.At.Sub(d.At) >= returnWithin || (d.Index == m.Index && d.Shard == m.Shard) {
+			continue
+		}
+		if p.v.Holds(node, cluster.ShardID{Index: d.Index, Shard: d.Shard}) {
 			return true
+		}
+		for _, r := range returns {
+			if r.Index == d.Index && r.Shard == d.Shard && r.From == node {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// movesAt is the plan's moves at positions is.
+func (p *planner) movesAt(is []int) []Move {
+	out := make([]Move, 0, len(is))
+	for _, i := range is {
+		out = append(out, p.plan.Moves[i])
+	}
+	return out
 }
 
 // restimate times the plan's hot move at i with est, its relocation once its returns wait: the
