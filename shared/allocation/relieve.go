@@ -446,8 +446,13 @@ func (p *planner) relieve(h Hotspot) (relief, *ScaleUp) {
 		return reliefWaiting, nil
 	case len(srch.full) > 0:
 		// Not a failure to find room: those nodes take copies again once their recoveries end.
-		p.note(NoteThrottled, node.Name, "", nil, "%s: no move, swap or chain fits the nodes with an incoming recovery slot free; %s have none (node_concurrent_incoming_recoveries %d); it is looked at again next cycle",
-			node.Name, strings.Join(slices.Sorted(maps.Keys(srch.full)), ", "), v.Snap.Settings.Recoveries.Effective().NodeIncoming)
+		full := slices.Sorted(maps.Keys(srch.full))
+		have := "have"
+		if len(full) == 1 {
+			have = "has"
+		}
+		p.note(NoteThrottled, node.Name, "", nil, "%s: no move, swap or chain fits the nodes with an incoming recovery slot free; %s %s none (node_concurrent_incoming_recoveries %d); it is looked at again next cycle",
+			node.Name, strings.Join(full, ", "), have, v.Snap.Settings.Recoveries.Effective().NodeIncoming)
 		return reliefWaiting, nil
 	case len(srch.spentOn) > 0:
 		names := make([]string, 0, len(srch.spentOn))

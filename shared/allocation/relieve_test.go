@@ -628,6 +628,20 @@ func TestReliefNotes(t *testing.T) {
 			noteWhy: []string{"a: no move, swap or chain fits the nodes with an incoming recovery slot free; b, c have none (node_concurrent_incoming_recoveries 2)"},
 		},
 		{
+			name: "the one node with room has no incoming recovery slot free: throttled, named in the singular",
+			build: func() (*cluster.Snapshot, []string) {
+				// b receives two copies already; c is as busy as a and takes nothing.
+				f := newFixture("a", "b", "c").
+					index("hot", 1<<30, []float64{4, 2.5, 1.5}, []string{"a"}, []string{"a"}, []string{"a"}).
+					index("busy", 1<<30, []float64{7.5}, []string{"c"}).
+					index("tob", 1<<20, []float64{0, 0}, []string{"c"}, []string{"c"}).
+					queueing("a", 6)
+				return relocating(f.snap(), "tob", "id-b"), []string{"a"}
+			},
+			notes:   []string{"throttled"},
+			noteWhy: []string{"a: no move, swap or chain fits the nodes with an incoming recovery slot free; b has none (node_concurrent_incoming_recoveries 2)"},
+		},
+		{
 			name: "no plan within the bounds: the note names the first candidate's blockers, the signal the search",
 			build: func() (*cluster.Snapshot, []string) {
 				f := newFixture("a", "b").
