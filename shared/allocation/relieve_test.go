@@ -409,8 +409,11 @@ func TestReliefSwapsAndChains(t *testing.T) {
 				exclude(f, "b,c", "small")
 				return f.snap(), []string{"a"}
 			},
-			moves: []string{"hot[0] a->b write-hotspot", "l3[0] b->a swap-return", "l2[0] b->a swap-return", "l1[0] b->a swap-return"},
-			why:   []string{"b at 88%"},
+			// Three returns would take a to three incoming recoveries, past its two: the move
+			// function would refuse the swap whole. The hot copy goes alone, and the returns wait
+			// for its files and for a slot (staged returns, returnsBlocked).
+			moves: []string{"hot[0] a->b write-hotspot"},
+			why:   []string{"b at 88%", "with l3[0] b→a (0.60 threads), l2[0] b→a (0.60 threads), l1[0] b→a (0.60 threads)", "its return waits until the hot copy's files are copied", "and for a recovery slot: sent with it now, a would have 3 incoming recoveries, limit 2"},
 		},
 		{
 			name: "swap: never more than three copies come back",

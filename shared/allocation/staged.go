@@ -3,6 +3,7 @@ package allocation
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/shardwise/shardwise/shared/cluster"
@@ -62,6 +63,9 @@ func (p *planner) stageReturns() {
 		// early and late are when the returns may go: once the hot copy's files are copied, or
 		// so that they land a margin before it; wait the one taken.
 		early, late, wait float64
+		// blocked: sent with the hot move, the returns would take a node past its recovery
+		// limits and the move function would refuse the swap whole; they wait instead.
+		blocked string
 	}
 	swaps := map[int]*swap{}
 	var order []int
@@ -124,6 +128,14 @@ func (p *planner) stageReturns() {
 		// and with them.
 		s.sharers = max(p.recoverySharers(nil, hm)-len(s.returns), 1)
 		s.est = EstimateRelocation(v.Snap.Settings, v.Cfg, hm.SizeBytes, hm.WriteLoad, s.sharers)
+		if n := p.returnsBlocked(hm, p.movesAt(s.returns)); n != "" {
+			// The returns cannot go now, nor could OpenSearch's balancer bring a copy to the node
+			// meanwhile: they wait, and the hot copy goes alone (see returnsBlocked).
+			s.blocked = n
+			s.early, s.late, s.wait = s.est.FileSeconds, s.est.FileSeconds, s.est.FileSeconds
+			staged = append(staged, s)
+			continue
+		}
 		shared := EstimateRelocation(v.Snap.Settings, v.Cfg, hm.SizeBytes, hm.WriteLoad, s.sharers+len(s.returns))
 		if shared.Seconds()-s.est.Seconds() < stageSaving || s.est.ReplaySeconds < stageSaving {
 			// A copy whose files copy quickly, or that lands soon after: sharing costs little, and
@@ -147,9 +159,10 @@ func (p *planner) stageReturns() {
 		s.early, s.late = s.est.FileSeconds, max(s.est.FileSeconds, alone-ret-max(stageMargin, stageMarginShare*alone))
 		staged = append(staged, s)
 	}
-	if len(staged) == 0 {
-		return
-	}
+	// Swaps whose returns cannot go now are staged whatever the balancer's slots; the others are
+	// weighed against them.
+	blocked := slices.DeleteFunc(slices.Clone(staged), func(s *swap) bool { return s.blocked == "" })
+	staged = slices.DeleteFunc(staged, func(s *swap) bool { return s.blocked != "" })
 	// The moves that hold a rebalance slot until the last return is due, and a sample after: the
 	// returns wait as long as that allows.
 	holding := func(wait func(*swap) float64) int {
@@ -166,11 +179,12 @@ func (p *planner) stageReturns() {
 		}
 		return busy
 	}
-	balance := true
+	balance := len(staged) > 0
 	for _, s := range staged {
 		balance = balance && p.plan.Moves[s.hot].Phase == PhasePrimaryBalance
 	}
 	switch {
+	case len(staged) == 0:
 	case balance:
 		// A primary-balance swap on a calm cluster: its return waits for the primary's files
 		// even with a rebalance slot free. Should OpenSearch's balancer even the counts first, it
@@ -191,6 +205,10 @@ func (p *planner) stageReturns() {
 			s.wait = s.early
 		}
 	default:
+		staged = nil
+	}
+	staged = append(staged, blocked...)
+	if len(staged) == 0 {
 		return
 	}
 	drop := map[int]bool{}
@@ -211,6 +229,11 @@ func (p *planner) stageReturns() {
 			when = fmt.Sprintf("%s, to land before the hot copy does (est. %s; its files in %s at %.0f MiB/s shared by %d)",
 				roundSeconds(s.wait), roundSeconds(s.est.Seconds()), roundSeconds(s.est.FileSeconds), s.est.Rate/(1<<20), s.sharers)
 		}
+		if s.blocked != "" {
+			p.plan.Moves[s.hot].Reason += fmt.Sprintf("; its return waits %s and for a recovery slot: sent with it now, %s, and the move function would refuse the swap whole",
+				when, s.blocked)
+			continue
+		}
 		if balance {
 			p.plan.Moves[s.hot].Reason += fmt.Sprintf("; its return waits %s, so it does not share %s's recovery rate with them: should OpenSearch's balancer even the counts first, with none of shardwise's moves to take on %s, the return is dropped",
 				when, hm.FromName, hm.ToName)
@@ -226,6 +249,64 @@ func (p *planner) stageReturns() {
 		}
 	}
 	p.plan.Moves = kept
+}
+
+// returnsBlocked says why a swap's returns may not go with its hot move hm now, or "" when they
+// may: with the recoveries in flight and planned, they would take the hot node past
+// node_concurrent_incoming_recoveries (or their own nodes past the outgoing limit), where the hot
+// move alone fits. The move function would refuse the swap whole, cycle after cycle, while the
+// node stayed hot (rollover-new-node: a swap with three returns to the new node was refused four
+// cycles running, its incoming slots taken by OpenSearch's own relocations onto it). Those limits
+// bind OpenSearch's balancer too, so it cannot bring a copy to the node meanwhile either: the hot
+// copy goes alone and the returns wait as staged returns, for its files and then for a slot
+// (stagedWaits).
+func (p *planner) returnsBlocked(hm Move, returns []Move) string {
+	rest := slices.DeleteFunc(slices.Clone(p.plan.Moves), func(m Move) bool {
+		if m.Index == hm.Index && m.Shard == hm.Shard && m.From == hm.From && m.To == hm.To {
+			return true
+		}
+		return slices.ContainsFunc(returns, func(r Move) bool { return r.Index == m.Index && r.Shard == m.Shard && r.From == m.From && r.To == m.To })
+	})
+	in, out := p.recoveriesBesides(rest)
+	lim := p.v.Snap.Settings.Recoveries.Effective()
+	if in[hm.To]+1 > lim.NodeIncoming || out[hm.From]+1 > lim.NodeOutgoing {
+		// The hot move does not fit alone either: the swap waits whole.
+		return ""
+	}
+	in[hm.To]++
+	out[hm.From]++
+	for _, r := range returns {
+		in[r.To]++
+		out[r.From]++
+		if in[r.To] > lim.NodeIncoming {
+			return fmt.Sprintf("%s would have %d incoming recoveries, limit %d (node_concurrent_incoming_recoveries)", p.nodeName(r.To), in[r.To], lim.NodeIncoming)
+		}
+		if out[r.From] > lim.NodeOutgoing {
+			return fmt.Sprintf("%s would have %d outgoing recoveries, limit %d (node_concurrent_outgoing_recoveries)", p.nodeName(r.From), out[r.From], lim.NodeOutgoing)
+		}
+	}
+	return ""
+}
+
+// recoveriesBesides counts, per node, the incoming and outgoing recoveries in flight in the
+// snapshot, as countRecoveries does, and those of moves.
+func (p *planner) recoveriesBesides(moves []Move) (in, out map[string]int) {
+	in, out = map[string]int{}, map[string]int{}
+	for i := range p.v.Snap.Copies {
+		c := &p.v.Snap.Copies[i]
+		switch {
+		case c.State == cluster.StateRelocating && c.RelocatingNode != "":
+			in[c.RelocatingNode]++
+			out[c.Node]++
+		case c.State == cluster.StateInitializing && !c.Primary && c.Node != "":
+			in[c.Node]++
+		}
+	}
+	for _, m := range moves {
+		in[m.To]++
+		out[m.From]++
+	}
+	return in, out
 }
 
 // placedOn reports whether node holds a copy, other than m's, that shardwise moved there within the
@@ -425,6 +506,13 @@ func (p *planner) stagedWaits(s StagedReturn) string {
 	}
 	if n := p.spentNode([]Move{r}); n != "" {
 		return fmt.Sprintf("%s's budget of groups this cycle is used by the returns before it (max_moves_per_node %d)", p.nodeName(n), p.v.Cfg.movesPerNode)
+	}
+	lim := p.v.Snap.Settings.Recoveries.Effective()
+	if !p.incomingFree(r.To) {
+		return fmt.Sprintf("%s has no incoming recovery slot free (node_concurrent_incoming_recoveries %d)", r.ToName, lim.NodeIncoming)
+	}
+	if !p.outgoingFree(r.From) {
+		return fmt.Sprintf("%s has no outgoing recovery slot free (node_concurrent_outgoing_recoveries %d)", r.FromName, lim.NodeOutgoing)
 	}
 	return ""
 }

@@ -332,3 +332,40 @@ func TestStagedReturnDroppedOnceSettled(t *testing.T) {
 		})
 	}
 }
+
+// TestStagedReturnWaitsForSlot: a staged return that is due waits, counted as made, while its
+// target has no incoming recovery slot free (the move function would refuse it), and goes once one
+// frees.
+func TestStagedReturnWaitsForSlot(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.BuiltinBalancer.Enabled = true
+	s := os6481(cluster.ReplicationSegment).snap()
+	s.Settings.Recoveries = cluster.RecoveryLimits{NodeIncoming: 1, NodeOutgoing: 2, ClusterRebalance: 2, Known: true}
+	plan, mem := PlanCycle(s, Memory{}, cfg)
+	if got, want := moveNames(plan), []string{"events[0] a->c primary-balance"}; !slices.Equal(got, want) || len(mem.Staged) != 1 {
+		t.Fatalf("moves %v, staged %+v: want %v with events[4] c→a staged", got, mem.Staged, want)
+	}
+	cases := []struct {
+		name       string
+		relocating [][4]string
+		issued     bool
+		noteHas    string
+	}{
+		// events[5]'s copy on b relocates to a: a's one incoming slot is taken.
+		{"a's incoming slot is taken: it waits, counted", [][4]string{{"events", "0", "a", "c"}, {"events", "5", "b", "a"}}, false,
+			"is due and waits: a has no incoming recovery slot free (node_concurrent_incoming_recoveries 1)"},
+		{"a slot is free: it goes", [][4]string{{"events", "0", "a", "c"}}, true, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			next, nm := PlanCycle(later(s, 3*time.Minute, tc.relocating...), mem, cfg)
+			issued := slices.ContainsFunc(next.Moves, func(m Move) bool { return m.Phase == PhaseStagedReturn && m.Index == "events" && m.Shard == 4 })
+			if issued != tc.issued {
+				t.Fatalf("issued: got %v, want %v; moves %v, staged %+v, notes %+v", issued, tc.issued, moveNames(next), nm.Staged, next.Notes)
+			}
+			if !tc.issued && (len(nm.Staged) != 1 || !slices.ContainsFunc(next.Notes, func(n Note) bool { return n.Kind == NoteStaged && strings.Contains(n.Reason, tc.noteHas) })) {
+				t.Errorf("want it kept with a %s note saying %q: staged %+v, notes %+v", NoteStaged, tc.noteHas, nm.Staged, next.Notes)
+			}
+		})
+	}
+}
