@@ -301,13 +301,7 @@ func TestMoveBudget(t *testing.T) {
 // count the balancer's step twice: the plan's groups would be weighed against a spread the cluster
 // does not have. A primary-balance swap on os6481 stages events[4] c→a behind events[0] a→c.
 func TestStagedReturnDroppedOnceSettled(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.BuiltinBalancer.Enabled = true
-	s := os6481(cluster.ReplicationSegment).snap()
-	plan, mem := PlanCycle(s, Memory{}, cfg)
-	if got, want := moveNames(plan), []string{"events[0] a->c primary-balance"}; !slices.Equal(got, want) || len(mem.Staged) != 1 {
-		t.Fatalf("moves %v, staged %+v: want %v with events[4] c→a staged", got, mem.Staged, want)
-	}
+	s, mem, cfg := stagedPrimaryBalance(t, nil)
 	cases := []struct {
 		name       string
 		relocating [][4]string
@@ -337,14 +331,9 @@ func TestStagedReturnDroppedOnceSettled(t *testing.T) {
 // target has no incoming recovery slot free (the move function would refuse it), and goes once one
 // frees.
 func TestStagedReturnWaitsForSlot(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.BuiltinBalancer.Enabled = true
-	s := os6481(cluster.ReplicationSegment).snap()
-	s.Settings.Recoveries = cluster.RecoveryLimits{NodeIncoming: 1, NodeOutgoing: 2, ClusterRebalance: 2, Known: true}
-	plan, mem := PlanCycle(s, Memory{}, cfg)
-	if got, want := moveNames(plan), []string{"events[0] a->c primary-balance"}; !slices.Equal(got, want) || len(mem.Staged) != 1 {
-		t.Fatalf("moves %v, staged %+v: want %v with events[4] c→a staged", got, mem.Staged, want)
-	}
+	s, mem, cfg := stagedPrimaryBalance(t, func(s *cluster.Snapshot) {
+		s.Settings.Recoveries = cluster.RecoveryLimits{NodeIncoming: 1, NodeOutgoing: 2, ClusterRebalance: 2, Known: true}
+	})
 	cases := []struct {
 		name       string
 		relocating [][4]string
@@ -368,4 +357,23 @@ func TestStagedReturnWaitsForSlot(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stagedPrimaryBalance plans the first cycle of os6481 under segment replication with OpenSearch's
+// balancer weighed, after edit (if any) changes the snapshot: a primary-balance swap moves
+// events[0] a→c and stages its return events[4] c→a. It returns the snapshot, the memory that
+// keeps the staged return, and the configuration, for the cycles after.
+func stagedPrimaryBalance(t *testing.T, edit func(*cluster.Snapshot)) (*cluster.Snapshot, Memory, Config) {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.BuiltinBalancer.Enabled = true
+	s := os6481(cluster.ReplicationSegment).snap()
+	if edit != nil {
+		edit(s)
+	}
+	plan, mem := PlanCycle(s, Memory{}, cfg)
+	if got, want := moveNames(plan), []string{"events[0] a->c primary-balance"}; !slices.Equal(got, want) || len(mem.Staged) != 1 {
+		t.Fatalf("moves %v, staged %+v: want %v with events[4] c→a staged", got, mem.Staged, want)
+	}
+	return s, mem, cfg
 }
