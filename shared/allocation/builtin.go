@@ -1062,10 +1062,16 @@ func (p *planner) expectBuiltin(expected []ExpectedReturn) {
 			// balancer made its step.
 			continue
 		}
-		if !p.relocatingTo(e.Index, e.Shard, e.From, e.To) {
-			if !p.startedOn(e.Index, e.Shard, e.To) || v.builtinDelta(v.counts(), e.ReturnIndex) <= v.Cfg.BuiltinBalancer.Threshold+0.001 {
-				continue
-			}
+		if !p.relocatingTo(e.Index, e.Shard, e.From, e.To) && !p.startedOn(e.Index, e.Shard, e.To) {
+			continue
+		}
+		if v.builtinDelta(v.counts(), e.ReturnIndex) <= v.Cfg.BuiltinBalancer.Threshold+0.001 {
+			// The balancer counts the relocating copy on its target already: with the index
+			// within its threshold it has no step to make, whatever it was expected to do when the
+			// move was planned (random seed 26 of 200: a node left while hot[0] relocated, the
+			// counts it left were even, and the return still awaited kept the planner's view of
+			// them uneven for the 44 minutes the relocation took).
+			continue
 		}
 		from, to := v.Node(e.ReturnFrom), v.Node(e.ReturnTo)
 		if from == nil || to == nil {
