@@ -91,6 +91,10 @@ type Moved struct {
 	// the copy's WRITE threads then (see EstimateRelocation).
 	FileSeconds float64 `json:"file_seconds,omitempty"`
 	WriteLoad   float64 `json:"write_load,omitempty"`
+	// Sharers is how many recoveries FileSeconds has share the copy's recovery rate: those the
+	// planner counted, until the first sample that shows the copy relocating says how many do
+	// (timeRelocations).
+	Sharers int `json:"sharers,omitempty"`
 	// Underway is the first sample that showed the copy relocating from From to To, Landed the
 	// first after it that showed it started on To (see learnRelocations).
 	Underway time.Time `json:"underway,omitzero"`
@@ -353,7 +357,7 @@ func (p *planner) project(node *cluster.Node, o *option, targetAfter float64, es
 		Target: o.target.ID, TargetName: o.target.Name, TargetAfter: targetAfter * float64(max(o.target.Write.Threads, 1)) * now}
 	for i, m := range o.group {
 		pr.Moves = append(pr.Moves, Moved{Index: m.Index, Shard: m.Shard, From: m.From, To: m.To,
-			FileSeconds: est[i].FileSeconds, WriteLoad: est[i].WriteLoad * now})
+			FileSeconds: est[i].FileSeconds, WriteLoad: est[i].WriteLoad * now, Sharers: est[i].Sharers})
 		switch node.ID {
 		case m.From:
 			pr.GroupRelief += m.WriteLoad * now

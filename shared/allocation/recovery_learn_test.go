@@ -128,3 +128,52 @@ func TestLearnedReplayInReason(t *testing.T) {
 		})
 	}
 }
+
+// The file phase a relocation is timed against counts the recoveries the first sample showing it
+// relocating shows on its nodes, not those the planner counted: a return OpenSearch's balancer
+// might have started at once waits when the cycle's later groups fill the rebalance slots.
+func TestRelocationSharersObserved(t *testing.T) {
+	cases := []struct {
+		name        string
+		planned     int
+		besideOnB   bool // another recovery into b, x[1]'s target, in the sample
+		wantSharers int
+		wantFiles   float64
+	}{
+		{"planned shared by 2, relocating alone", 2, false, 1, 100},
+		{"planned shared by 2, shared by 2", 2, true, 2, 200},
+		{"planned alone, shared by 2", 1, true, 2, 400},
+		{"planned before the count was kept: left as planned", 0, true, 0, 200},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := churnFixture(false, 2.5, 8, true, time.Minute)
+			for i := range s.Copies {
+				c := &s.Copies[i]
+				switch {
+				case c.Index == "x" && c.Shard == 1:
+					c.State, c.RelocatingNode = cluster.StateRelocating, "id-b"
+				case c.Index == "fc" && tc.besideOnB:
+					c.State, c.RelocatingNode = cluster.StateRelocating, "id-b"
+				}
+			}
+			mem := Memory{Projections: []ReliefProjection{{Node: "id-a", NodeName: "a", Kind: PlanMove, At: s.At.Add(-30 * time.Second), Threads: 8,
+				Target: "id-b", TargetName: "b", Moves: []Moved{{Index: "x", Shard: 1, From: "id-a", To: "id-b", FileSeconds: 200, WriteLoad: 2.5, Sharers: tc.planned}}}}}
+			_, next := PlanCycle(s, mem, DefaultConfig())
+			var got *Moved
+			for i := range next.Projections {
+				for j := range next.Projections[i].Moves {
+					if m := &next.Projections[i].Moves[j]; m.Index == "x" && m.Shard == 1 {
+						got = m
+					}
+				}
+			}
+			if got == nil {
+				t.Fatalf("projections %+v: x[1]'s move is gone", next.Projections)
+			}
+			if got.Underway.IsZero() || got.Sharers != tc.wantSharers || math.Abs(got.FileSeconds-tc.wantFiles) > 1e-9 {
+				t.Errorf("x[1]: underway %v, shared by %d, files %.0fs; want underway, shared by %d, files %.0fs", got.Underway, got.Sharers, got.FileSeconds, tc.wantSharers, tc.wantFiles)
+			}
+		})
+	}
+}
