@@ -1,6 +1,7 @@
 package allocation
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -158,6 +159,57 @@ func TestReliefShortOfTheGoalLeavesTheReturnToTheBalancer(t *testing.T) {
 			}
 			if strings.Contains(r, tc.not) {
 				t.Errorf("reason %q has %q", r, tc.not)
+			}
+		})
+	}
+}
+
+// TestAtOnceSettled: a move planned while a rebalance slot was free is estimated beside the return
+// OpenSearch's balancer may start at once; once the cycle's later moves fill
+// cluster_concurrent_rebalance, the balancer has no slot for it, and the move's reason, estimate and
+// projected file phase time it alone (random seed 80 of 200: est. 42m57s "shared by 2", landed
+// alone in 21.5 minutes). With a slot still free they stand.
+func TestAtOnceSettled(t *testing.T) {
+	cfg := DefaultConfig()
+	s := newFixture("a", "b", "c").
+		index("x", 1<<30, []float64{3, 0.6}, []string{"a"}, []string{"b"}).
+		index("y", 1<<30, []float64{1}, []string{"b"}).
+		snap()
+	s.Settings.Recoveries = cluster.RecoveryLimits{NodeIncoming: 2, NodeOutgoing: 2, ClusterRebalance: 2, Known: true}
+	alone := EstimateRelocation(s.Settings, cfg, 1<<30, 3, 1)
+	shared := EstimateRelocation(s.Settings, cfg, 1<<30, 3, 2)
+	note := "; with 1 relocations in flight or planned against 2 the balancer may start that return at once (cluster_concurrent_rebalance), sharing the recovery rate while the files copy, which the estimate counts"
+	hot := Move{Index: "x", Shard: 0, From: "id-a", To: "id-c", FromName: "a", ToName: "c", Phase: PhaseWriteHotspot,
+		Reason: "a is hot; " + shared.String() + "; rule all-yes; once it lands, OpenSearch's balancer is expected to even the counts" + note, EstimatedSeconds: shared.Seconds()}
+	other := Move{Index: "y", Shard: 0, From: "id-b", To: "id-c", FromName: "b", ToName: "c", Phase: PhaseWriteHotspot}
+	cases := []struct {
+		name      string
+		moves     []Move
+		wantAlone bool
+	}{
+		{"a slot still free: the estimate counts the return", []Move{hot}, false},
+		{"a later move fills the slots: timed alone", []Move{hot, other}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &planner{v: NewView(s, cfg, nil)}
+			p.plan.Moves = slices.Clone(tc.moves)
+			p.projections = []ReliefProjection{{Node: "id-a", Moves: []Moved{{Index: "x", Shard: 0, From: "id-a", To: "id-c", FileSeconds: shared.FileSeconds, Sharers: 2}}}}
+			p.atOnce = []atOnceEstimate{{move: Moved{Index: "x", Shard: 0, From: "id-a", To: "id-c"}, alone: alone, shared: shared, note: note}}
+			p.settleAtOnce()
+			m, pm := p.plan.Moves[0], p.projections[0].Moves[0]
+			want, wantNot, secs, files := shared.String(), alone.String(), shared.Seconds(), shared.FileSeconds
+			if tc.wantAlone {
+				want, wantNot, secs, files = alone.String(), shared.String(), alone.Seconds(), alone.FileSeconds
+				if !strings.Contains(m.Reason, "the balancer has no slot for that return until one lands") || strings.Contains(m.Reason, "may start that return at once") {
+					t.Errorf("reason %q: want the return said to wait, not to start at once", m.Reason)
+				}
+			}
+			if !strings.Contains(m.Reason, want) || strings.Contains(m.Reason, wantNot) {
+				t.Errorf("reason %q: want %q, not %q", m.Reason, want, wantNot)
+			}
+			if math.Abs(m.EstimatedSeconds-secs) > 1e-9 || math.Abs(pm.FileSeconds-files) > 1e-9 {
+				t.Errorf("estimated %.0fs, projected files %.0fs; want %.0fs, %.0fs", m.EstimatedSeconds, pm.FileSeconds, secs, files)
 			}
 		})
 	}
