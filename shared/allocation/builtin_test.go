@@ -1,6 +1,7 @@
 package allocation
 
 import (
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -663,13 +664,62 @@ func TestBringsTo(t *testing.T) {
 			p := build(tc.balancer)
 			hot := p.v.copyOn("hotix", 0, "id-a")
 			m := newMove(hot, p.v.Node("id-a"), p.v.Node("id-c"), hot.WriteLoad, PhaseWriteHotspot)
-			back, ok := p.swapReturn(m)
+			backs, ok := p.swapReturn(m, 1, false)
 			if !ok {
 				t.Fatal("no return found")
 			}
+			back := backs[0]
 			if back.Index != tc.want || back.From != "id-c" || back.To != "id-a" {
 				t.Errorf("got %s[%d] %s→%s, want a copy of %s c→a", back.Index, back.Shard, back.From, back.To, tc.want)
 			}
 		})
+	}
+}
+
+// TestSwapReturnsFillNewNode: a hot copy leaving a node OpenSearch's balancer is still filling (it
+// joined last and holds few shards) spreads its index the wrong way for the balancer, and one copy
+// back leaves it so: the balancer would bring a copy of the index back. Copies of other indices
+// sent back together, as many as the balancer wants on that node, leave it content
+// (rollover-new-node: a rolled-over index's three primaries on the new node, relieved at once with
+// three small copies sent back instead of 20 minutes later).
+func TestSwapReturnsFillNewNode(t *testing.T) {
+	f := newFixture("a", "b", "c", "d").
+		index("new", 0, []float64{3, 3, 3}, []string{"a", "b"}, []string{"a", "c"}, []string{"a", "d"})
+	for i := range 12 {
+		nodes := []string{"b", "c", "d"}
+		f.index(fmt.Sprintf("m-%d", i), 1<<30, []float64{0.25}, []string{nodes[i%3], nodes[(i+1)%3]})
+	}
+	cfg := DefaultConfig()
+	cfg.BuiltinBalancer.Enabled = true
+	p := &planner{v: NewView(f.snap(), cfg, nil)}
+	v := p.v
+	hot := v.copyOn("new", 0, "id-a")
+	m := newMove(hot, v.Node("id-a"), v.Node("id-c"), hot.WriteLoad, PhaseWriteHotspot)
+	if invites, _, _ := v.invitesBuiltin([]Move{m}); !invites {
+		t.Fatal("the move alone: want it to unsettle OpenSearch's balancer")
+	}
+	if backs, ok := p.swapReturn(m, 1, true); ok {
+		t.Fatalf("one copy back: got %v, want none that leaves the balancer content", backs)
+	}
+	backs, ok := p.swapReturn(m, swapReturns, true)
+	if !ok {
+		t.Fatal("want copies back that leave the balancer content")
+	}
+	if invites, ix, spread := v.invitesBuiltin(append([]Move{m}, backs...)); invites {
+		t.Errorf("%d back: %s spread to %.2f", len(backs), ix, spread)
+	}
+	load := 0.0
+	for _, b := range backs {
+		load += b.WriteLoad
+		if b.From != "id-c" || b.To != "id-a" || b.Index == "new" || !strings.Contains(b.Reason, "no single copy back") {
+			t.Errorf("return %s[%d] %s→%s (%s): want another index's copy c→a, saying why", b.Index, b.Shard, b.From, b.To, b.Reason)
+		}
+	}
+	if len(backs) != 3 || load*2 >= m.WriteLoad {
+		t.Errorf("%d back carrying %.2f: want three, under half of %.2f", len(backs), load, m.WriteLoad)
+	}
+	// Sent with the move, not staged: three would take a past its 2 incoming recoveries.
+	if backs, ok := p.swapReturn(m, swapReturns, false); ok {
+		t.Errorf("sent with the move: got %d back, want none past node a's incoming recoveries", len(backs))
 	}
 }

@@ -66,6 +66,10 @@ type Move struct {
 	// StagedReturns are, on a swap's hot move, its returns held back until its files are copied
 	// (staged.go): the group is judged with them, as planned.
 	StagedReturns []Move `json:"staged_returns,omitempty"`
+	// YoungIndex marks a young index's quick copy leaving a node one of shardwise's moves in
+	// flight holds (young.go): the move function's hold on its source node
+	// (own_move_in_flight_per_node) does not apply to it; its target's does.
+	YoungIndex bool `json:"young_index,omitempty"`
 }
 
 // WithStaged is group followed by the staged returns of its moves (Move.StagedReturns): the swap
@@ -1187,7 +1191,7 @@ func (p *planner) addBalanced(m Move) bool {
 		p.add(m)
 		return true
 	}
-	back, ok := p.swapReturn(m)
+	backs, ok := p.swapReturn(m, 1, false)
 	if !ok {
 		shard := m.Shard
 		p.note(NoteBuiltinConflict, m.FromName, m.Index, &shard,
@@ -1195,6 +1199,7 @@ func (p *planner) addBalanced(m Move) bool {
 			m.Index, m.Shard, m.FromName, m.ToName, ix, spread, p.v.Cfg.BuiltinBalancer.Threshold, m.ToName)
 		return false
 	}
+	back := backs[0]
 	p.swaps++
 	m.SwapGroup, back.SwapGroup = p.swaps, p.swaps
 	m.Reason += fmt.Sprintf("; swapped with %s[%d] so shard counts stay level (alone it would spread %s to %.2f, over OpenSearch's balance threshold %.2f)",
@@ -1209,13 +1214,18 @@ func (p *planner) addBalanced(m Move) bool {
 // balancer would bring to the source anyway (View.bringsTo), then the lightest and smallest. The
 // return copy must carry under half the moved load, so the source ends cooler by at least half the
 // moved load (its write-load decider's NOT_PREFERRED is therefore not counted against the return),
-// and the pair must leave OpenSearch's balancer content.
-func (p *planner) swapReturn(m Move) (Move, bool) {
+// and the pair must leave OpenSearch's balancer content. When no single copy does, up to most
+// such copies together may (under half the moved load between them): a node the balancer is still
+// filling (one that has just joined, where a rollover puts its new index) takes copies of other
+// indices for the moved one, which is what the balancer wants of it. staged:
+// the returns wait as staged returns for a slot on the source (a young index's copy leaving a held
+// node, young.go).
+func (p *planner) swapReturn(m Move, most int, staged bool) ([]Move, bool) {
 	v := p.v
 	src, dst := v.Node(m.From), v.Node(m.To)
-	if !p.incomingFree(src.ID) {
+	if !staged && !p.incomingFree(src.ID) {
 		// The return would be refused with the whole swap.
-		return Move{}, false
+		return nil, false
 	}
 	var cands []*cluster.Copy
 	for _, c := range p.startedIn(dst.ID) {
@@ -1248,6 +1258,7 @@ func (p *planner) swapReturn(m Move) (Move, bool) {
 	if len(cands) > roomCandidates {
 		cands = cands[:roomCandidates]
 	}
+	var fit []Move
 	for _, c := range cands {
 		vs := Evaluate(v, c, src)
 		// The source is hot, so the write-load decider says NOT_PREFERRED; the swap leaves it
@@ -1261,10 +1272,32 @@ func (p *planner) swapReturn(m Move) (Move, bool) {
 			m.Index, m.Shard, c.Index, c.Shard, c.WriteLoad, m.WriteLoad, src.Name,
 			(v.WriteLoad(src.ID)-m.WriteLoad+c.WriteLoad)/float64(max(src.Write.Threads, 1))*100)
 		if invites, _, _ := v.invitesBuiltin([]Move{m, back}); !invites {
-			return back, true
+			return []Move{back}, true
 		}
+		fit = append(fit, back)
 	}
-	return Move{}, false
+	lim := v.Snap.Settings.Recoveries.Effective().NodeIncoming
+	p.countRecoveries()
+	load := 0.0
+	for k := 1; k < min(len(fit), most); k++ {
+		load += fit[k-1].WriteLoad
+		set := fit[:k+1]
+		if (load+fit[k].WriteLoad)*2 >= m.WriteLoad || !staged && p.incoming[src.ID]+len(set) > lim {
+			break
+		}
+		if invites, _, _ := v.invitesBuiltin(append([]Move{m}, set...)); invites {
+			continue
+		}
+		out := slices.Clone(set)
+		total := load + fit[k].WriteLoad
+		for i := range out {
+			out[i].Reason = fmt.Sprintf("return %d of %d for %s[%d]: %s[%d] carries %.2f WRITE threads, the %d together %.2f (under half of %.2f), leaving %s at %.0f%%; no single copy back leaves OpenSearch's balancer content, the %d together do (%s takes %d more shards, as the balancer wants of it)",
+				i+1, len(out), m.Index, m.Shard, out[i].Index, out[i].Shard, out[i].WriteLoad, len(out), total, m.WriteLoad, src.Name,
+				(v.WriteLoad(src.ID)-m.WriteLoad+total)/float64(max(src.Write.Threads, 1))*100, len(out), src.Name, len(out)-1)
+		}
+		return out, true
+	}
+	return nil, false
 }
 
 // blocksIndexBalance reports whether the index-balance decider objects to c going back to m's source

@@ -273,6 +273,11 @@ func (p *planner) returnsBlocked(hm Move, returns []Move) string {
 		// The hot move does not fit alone either: the swap waits whole.
 		return ""
 	}
+	if h, ok := p.heldBesides(hm.From, Moved{Index: hm.Index, Shard: hm.Shard, From: hm.From, To: hm.To}); ok && hm.YoungIndex {
+		// A young index's quick copy leaves a node another of shardwise's moves holds (young.go):
+		// nothing may go to it until that lands.
+		return fmt.Sprintf("%s has %s[%d] %s→%s, one of shardwise's moves, still relocating (own_move_in_flight_per_node)", p.nodeName(hm.From), h.Index, h.Shard, p.nodeName(h.From), p.nodeName(h.To))
+	}
 	in[hm.To]++
 	out[hm.From]++
 	for _, r := range returns {

@@ -256,6 +256,9 @@ type Index struct {
 	// ReplicationType is index.replication.type (ReplicationDocument or ReplicationSegment); ""
 	// when the index does not say, which is document replication.
 	ReplicationType string `json:"replication_type,omitempty"`
+	// Created is index.creation_date; zero when the snapshot does not say. A young index (a
+	// rollover's, most often) is one the planner may spread at once (allocation.YoungIndexAge).
+	Created time.Time `json:"created,omitzero"`
 }
 
 // Segment reports whether the index uses segment replication: only its primaries index, and each

@@ -226,7 +226,7 @@ func Build(at time.Time, ns opensearch.NodesStats, ss opensearch.ShardStats, cs 
 		// OpenSearch writes "no limit" as -1; the model's no limit is 0.
 		mi := cluster.Index{Name: ix.Name, Primaries: ix.NumberOfShards, Replicas: ix.NumberOfReplicas,
 			SearchReplicas: ix.NumberOfSearchReplicas, Hidden: ix.Hidden, TotalShardsPerNode: max(ix.TotalShardsPerNode, 0),
-			ReplicationType: ix.ReplicationType, TotalPrimaryShardsPerNode: max(ix.TotalPrimaryShardsPerNode, 0),
+			ReplicationType: ix.ReplicationType, TotalPrimaryShardsPerNode: max(ix.TotalPrimaryShardsPerNode, 0), Created: ix.CreationDate,
 			Filters: cluster.Filters{Include: ix.Filters.Include, Exclude: ix.Filters.Exclude, Require: ix.Filters.Require}}
 		if ix.NodeLeftDelayedTimeoutSet {
 			mi.NodeLeftDelayedTimeout, mi.NodeLeftDelayedTimeoutSet = duration.Duration(ix.NodeLeftDelayedTimeout), true

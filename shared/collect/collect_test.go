@@ -56,7 +56,8 @@ func base() responses {
 		cs: opensearch.ClusterState{
 			Indices: []opensearch.IndexMetadata{
 				{Name: "logs", State: "open", NumberOfShards: 2, NumberOfReplicas: 1, TotalShardsPerNode: -1, ReplicationType: "SEGMENT", TotalPrimaryShardsPerNode: -1,
-					Filters: opensearch.AllocationFilters{Require: map[string]string{"zone": "a"}}},
+					CreationDate: time.UnixMilli(1739990000000),
+					Filters:      opensearch.AllocationFilters{Require: map[string]string{"zone": "a"}}},
 				{Name: ".kibana", State: "open", NumberOfShards: 1, Hidden: true, TotalShardsPerNode: 2, TotalPrimaryShardsPerNode: 1,
 					NodeLeftDelayedTimeout: 5 * time.Minute, NodeLeftDelayedTimeoutSet: true},
 				{Name: "archive", State: "close", NumberOfShards: 1, TotalShardsPerNode: -1},
@@ -131,6 +132,9 @@ func TestBuildIndexMetadata(t *testing.T) {
 	}
 	if logs.Primaries != 2 || logs.Replicas != 1 || logs.Filters.Require["zone"] != "a" {
 		t.Errorf("logs: got %+v", *logs)
+	}
+	if !logs.Created.Equal(time.UnixMilli(1739990000000)) || !kibana.Created.IsZero() {
+		t.Errorf("creation dates: got logs %v .kibana %v, want index.creation_date and zero where it is absent", logs.Created, kibana.Created)
 	}
 	// cluster.Index documents 0 as unlimited; OpenSearch's -1 must not leak through.
 	if logs.TotalShardsPerNode != 0 || kibana.TotalShardsPerNode != 2 {

@@ -164,7 +164,8 @@ func (r Recoveries) unsent(m allocation.Move) bool {
 }
 
 // Throttle keeps the moves that touch no node with one of shardwise's moves still in flight (its
-// effect is measured before the next), move no shard with a copy already relocating or initializing
+// effect is measured before the next; a young index's quick copy may leave such a node,
+// allocation.Move.YoungIndex), move no shard with a copy already relocating or initializing
 // (never two copies of a shard in flight at once), and leave every node within its recovery limits, counting
 // the recoveries already in flight and the moves kept before them, in plan order. OpenSearch
 // applies no throttle to an explicit reroute command, so shardwise applies the cluster's own.
@@ -191,7 +192,12 @@ func Throttle(moves []allocation.Move, r Recoveries) ([]allocation.Move, []Refus
 			if r.unsent(m) {
 				continue
 			}
-			busy, node := r.ownAt(m, m.From), m.FromName
+			// A young index's quick copy may leave a held node (allocation.YoungIndexAge); its
+			// target is held as any.
+			busy, node := allocation.Move{}, m.FromName
+			if !m.YoungIndex {
+				busy = r.ownAt(m, m.From)
+			}
 			if busy.Index == "" {
 				busy, node = r.ownAt(m, m.To), m.ToName
 			}

@@ -187,6 +187,21 @@ func TestThrottle(t *testing.T) {
 			},
 		},
 		{
+			name: "a young index's quick copy leaves a held node; into a held node it waits",
+			moves: func() []allocation.Move {
+				off, in := mv("new", 0, "a", "b", 3, 0), mv("new", 1, "c", "a", 3, 0)
+				off.YoungIndex, in.YoungIndex = true, true
+				return []allocation.Move{off, in}
+			}(),
+			rec: func() Recoveries {
+				r := busy(map[string]int{"id-a": 1}, map[string]int{"id-f": 1})
+				r.OwnAt = map[string][]allocation.Move{"id-f": {mv("w", 0, "f", "a", 1, 0)}, "id-a": {mv("w", 0, "f", "a", 1, 0)}}
+				return r
+			}(),
+			kept:    []string{"new[0] a->b"},
+			refused: []refusal{{"new[1] c->a", "own_move_in_flight_per_node", "a has one of shardwise's moves still relocating (w[0] f→a)"}},
+		},
+		{
 			name: "a staged return goes through the hold of the swap's hot move it completes, not another's",
 			moves: func() []allocation.Move {
 				back, other := mv("cold", 0, "b", "a", 1, 0), mv("cold", 1, "b", "a", 1, 0)

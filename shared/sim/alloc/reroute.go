@@ -236,7 +236,7 @@ func (s *Allocator) Reroute(cmds []RerouteCommand, dryRun, explain bool, done fu
 			s.Violate(what + " accepted while another copy of the shard was still recovering: two copies of a shard in flight at once")
 		case slices.IndexFunc(out.moves[:i], func(o *model.ShardCopy) bool { return o.Sh == sh }) >= 0:
 			s.Violate(what + " accepted in the same call as a move of another copy of the shard: two copies of a shard in flight at once")
-		case (flight.ExternalAt[c.Node.Ord] > 0 || flight.ExternalAt[c.Target.Ord] > 0) && !flight.SwapCompletion(c.Node.Ord, c.Target.Ord):
+		case (flight.ExternalAt[c.Node.Ord] > 0 && !s.YoungQuick(c) || flight.ExternalAt[c.Target.Ord] > 0) && !flight.SwapCompletion(c.Node.Ord, c.Target.Ord):
 			s.Violate(fmt.Sprintf("%s accepted while an earlier reroute move from or to %s or %s was still relocating", what, c.Node.Name, c.Target.Name))
 		case cfg.ConcurrentRebalance >= 0 && flight.Others > cfg.ConcurrentRebalance:
 			s.Violate(fmt.Sprintf("%s accepted while OpenSearch had %d relocations in flight, over cluster_concurrent_rebalance %d",

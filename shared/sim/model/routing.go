@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shardwise/shardwise/shared/cluster"
 	"github.com/shardwise/shardwise/shared/sim/settings"
@@ -154,6 +155,20 @@ type Flight struct {
 	// externalPair those from one node ord to another.
 	ExternalAt   []int
 	externalPair map[[2]int]int
+}
+
+// The rollover guard's exception to the hold on a node a reroute move still relocates from or to
+// (shardwise's allocation.YoungIndexAge and YoungRelocationSeconds): a copy of an index created
+// within youngIndexAge whose files copy within youngRelocation at the recovery rate may leave it.
+const (
+	youngIndexAge   = 15 * time.Minute
+	youngRelocation = 60 * time.Second
+)
+
+// YoungQuick reports whether c is such a copy.
+func (s *Sim) YoungQuick(c *ShardCopy) bool {
+	age := s.NowLocked().Sub(c.Sh.Idx.Created)
+	return age >= 0 && age <= youngIndexAge && float64(c.Sh.Idx.ShardBytes) <= s.Config().recoveryRate*youngRelocation.Seconds()
 }
 
 // SwapCompletion reports whether a move from one node ord to another is the second half of a swap

@@ -424,10 +424,15 @@ func (s *Sim) addNode(ns scenario.NodeSpec) *Node {
 	return n
 }
 
+// preexistingAge is how long before the run a scenario's own indices were created: the cluster
+// exists before it, so none of them is young at the start (allocation.YoungIndexAge); an index a
+// create_index event adds is created at its time (rollover.go).
+const preexistingAge = 24 * time.Hour
+
 func (s *Sim) addIndex(name string, primaries, replicas int, shardBytes int64, weights []float64) *Index {
 	ix := &Index{
 		Ord: len(s.Indices), Name: name, UUID: MakeID(s.Spec.Seed, "index/"+name), Replicas: replicas,
-		ShardBytes: shardBytes, Created: s.Start, Settings: map[string]string{}, OperatorSettings: map[string]string{},
+		ShardBytes: shardBytes, Created: s.Start.Add(-preexistingAge), Settings: map[string]string{}, OperatorSettings: map[string]string{},
 	}
 	ix.weights = make([]float64, primaries)
 	sum := 0.0

@@ -365,6 +365,20 @@ func TestSafetyViolations(t *testing.T) {
 		}, []string{"move [y][0] a -> b accepted while an earlier reroute move from or to a or b was still relocating",
 			"reroute call 2 of this cycle started 1 relocations: two movers acting on the cluster at once"}},
 
+		{"a young index's empty copy leaving a node an earlier reroute move relocates from", func(t *testing.T, s *sim.Sim) {
+			slowRecoveries(t, s)
+			simtest.MustReroute(t, s, simtest.Commands(simtest.Move("x", 0, "a", "c")))
+			s.Step()
+			youngEmpty(s, "y")
+			simtest.MustReroute(t, s, simtest.Commands(simtest.Move("y", 0, "a", "b")))
+		}, nil},
+		{"a young index's empty copy going to a node an earlier reroute move relocates to", func(t *testing.T, s *sim.Sim) {
+			slowRecoveries(t, s)
+			simtest.MustReroute(t, s, simtest.Commands(simtest.Move("x", 0, "a", "c")))
+			s.Step()
+			youngEmpty(s, "y")
+			simtest.MustReroute(t, s, simtest.Commands(simtest.Move("y", 0, "a", "c")))
+		}, []string{"move [y][0] a -> c accepted while an earlier reroute move from or to a or c was still relocating"}},
 		{"a swap completed in a second call, its return the other way while the first relocates", func(t *testing.T, s *sim.Sim) {
 			slowRecoveries(t, s)
 			simtest.MustReroute(t, s, simtest.Commands(simtest.Move("y", 0, "a", "c")))
@@ -423,6 +437,14 @@ func TestSafetyViolations(t *testing.T) {
 			}
 		})
 	}
+}
+
+// youngEmpty makes an index as a rollover leaves it: created now, its shards empty.
+func youngEmpty(s *sim.Sim, index string) {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	ix := s.ByIndex[index]
+	ix.Created, ix.ShardBytes = s.NowLocked(), 0
 }
 
 // slowRecoveries has a 1 MiB copy relocate over several ticks.
