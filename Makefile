@@ -92,9 +92,9 @@ race-stress: ## Not in the gate: run the packages with recorders on other gorout
 	go test -race -count=$(RACE_STRESS_COUNT) -timeout $(TEST_TIMEOUT) $(RACE_STRESS_PKGS)
 
 .PHONY: properties
-properties: ## The whole-scenario property suites (scenarios/, random clusters, random segment-replication clusters, random clusters on a managed domain that refuses reroute) without the race detector; SEEDS=200 runs that many random clusters (default 24).
-	$(if $(SEEDS),SHARDWISE_RANDOM_SEEDS=$(SEEDS)) go test -count=1 -timeout $(TEST_TIMEOUT) -run '^(TestBalancerScenarios|TestRandomClusters|TestRandomSegrepClusters|TestRandomManagedClusters)$$' -v ./shared/runner \
-		| grep -vE '^\s*(=== (RUN|PAUSE|CONT|NAME)|--- PASS: TestRandom(Segrep|Managed)?Clusters/seeds/)'
+properties: ## The whole-scenario property suites (scenarios/, random clusters, random segment-replication clusters, random clusters on a managed domain that refuses reroute, random clusters with a rollover onto a node that has just joined) without the race detector; SEEDS=200 runs that many random clusters (default 24).
+	$(if $(SEEDS),SHARDWISE_RANDOM_SEEDS=$(SEEDS)) go test -count=1 -timeout $(TEST_TIMEOUT) -run '^(TestBalancerScenarios|TestRandomClusters|TestRandomSegrepClusters|TestRandomManagedClusters|TestRandomRolloverClusters)$$' -v ./shared/runner \
+		| grep -vE '^\s*(=== (RUN|PAUSE|CONT|NAME)|--- PASS: TestRandom(Segrep|Managed|Rollover)?Clusters/seeds/)'
 
 .PHONY: faults
 faults: ## Randomized fault test: FAULT_SEEDS scenarios with API errors, latency, reroute refusals, node loss.
