@@ -19,8 +19,9 @@ type randomRun struct {
 	seed      uint64
 	sc        *sim.Scenario
 	res, none Result
-	ticks     []Tick
-	sig       signals
+	// ticks and noneTicks are the two runs' ticks.
+	ticks, noneTicks []Tick
+	sig              signals
 	// ratio is shardwise's hot node-seconds over those without it; NaN when there were none.
 	ratio float64
 	// limit is what the seed is held to: the targets, or its known gap.
@@ -65,7 +66,7 @@ func randomSuite[C fmt.Stringer](t *testing.T, build func(seed uint64) (*sim.Sce
 				}
 				r := randomRun{seed: seed, sc: sc, ratio: math.NaN(), limit: gap{ratio: randomReliefLimit}}
 				r.res, r.ticks = runScenario(t, sc, BalancerShardwise)
-				r.none, _ = runScenario(t, sc, BalancerNone)
+				r.none, r.noneTicks = runScenario(t, sc, BalancerNone)
 				r.sig = countSignals(r.ticks, goal)
 				if r.none.HotNodeSeconds > 0 {
 					r.ratio = r.res.HotNodeSeconds / r.none.HotNodeSeconds

@@ -15,22 +15,19 @@ import (
 // rolloverGaps are the seeds of the gate's 24 where the planner falls short of
 // TestRandomRolloverClusters' properties today, each held to what it shows now, as randomGaps are:
 // open defects, not exceptions; a run of more seeds (make properties SEEDS=200) holds every other
-// seed to the targets. When the suite was written, 200 seeds gave 85 with room and a hotspot, 39
-// of them relieved to half or better, 52 failing and 15 moves undone (before the rollover guard,
-// young.go: 36, 54 and 14). Seeds 5, 7 and 18 have a move undone: 5's copy, moved at 1m30s, landed
-// at 12 min, after the node joined, and the balancer filling the new node took it; 7's and 18's
-// were taken when logs-1 was deleted, the balancer evening out the counts that left (the
-// simulator counts a copy moved on after a node joined or left apart, not after an index was
-// deleted). Seed 15 ends over none (1.02): the hot nodes wait on relocations in flight (relief-in-
-// flight 143 cycles).
+// seed to the targets. When the suite was written, 200 seeds gave 83 with room and a hotspot from
+// the rollover on, 49 of them relieved to half or better, 39 failing and 15 moves undone (before
+// the rollover guard, young.go: 46, 41 and 14). Seeds 5, 7 and 18 have a move undone: 5's copy,
+// moved at 1m30s, landed at 12 min, after the node joined, and the balancer filling the new node
+// took it; 7's and 18's were taken when logs-1 was deleted, the balancer evening out the counts
+// that left (the simulator counts a copy moved on after a node joined or left apart, not after an
+// index was deleted). Seed 15 ends over none (1.02): its hot nodes wait on relocations in flight.
 var rolloverGaps = map[uint64]gap{
 	5:  {ratio: randomReliefLimit, undone: 1},
-	7:  {ratio: 0.53, undone: 1},
-	9:  {ratio: 0.76},
-	15: {ratio: 1.02},
-	18: {ratio: 0.66, undone: 1},
+	7:  {ratio: randomReliefLimit, undone: 1},
+	15: {ratio: 1.03},
+	18: {ratio: 0.54, undone: 1},
 	21: {ratio: 0.58},
-	23: {ratio: 0.55},
 }
 
 // The random rollover clusters' timeline: a node joins at rolloverJoinAt, the write index rolls over
@@ -150,12 +147,26 @@ func randomRolloverScenario(seed uint64) (*sim.Scenario, rolloverCluster, error)
 	return s, c, err
 }
 
+// hotSecondsFrom sums the hot node-seconds of ticks from index from on, a tick of tickSeconds for
+// each node hot in it (the simulator's hot: its true WRITE queue wait over the limit).
+func hotSecondsFrom(ticks []Tick, from int, tickSeconds float64) float64 {
+	sum := 0.0
+	for _, tk := range ticks[min(from, len(ticks)):] {
+		for _, n := range tk.Report.Nodes {
+			if n.Hot {
+				sum += tickSeconds
+			}
+		}
+	}
+	return sum
+}
+
 // TestRandomRolloverClusters checks the random-cluster properties over clusters where a rollover
 // lands on a node that has just joined (randomRolloverScenario), each against OpenSearch's balancer
 // alone on the same scenario: no safety violation, no move undone, no unproven scale-up signal,
-// and, where the cluster has the room from the rollover on and a hotspot forms without
-// shardwise, hot node-seconds at most randomReliefLimit of those without it. The rollover's copies
-// are empty, so relief has the time: no relief floor applies.
+// and, where the cluster has the room from the rollover on and a hotspot forms then without
+// shardwise, hot node-seconds from the rollover on at most randomReliefLimit of those without it.
+// The rollover's copies are empty, so relief has the time: no relief floor applies.
 func TestRandomRolloverClusters(t *testing.T) {
 	goal := config.Default().Allocation.AllocationUtilization
 	var count relievedCount
@@ -163,10 +174,18 @@ func TestRandomRolloverClusters(t *testing.T) {
 		g, ok := rolloverGaps[seed]
 		return g, ok && seed <= 24
 	}, func(t *testing.T, c rolloverCluster, r randomRun) {
-		room := roomy(r.ticks[rolloverAt/30:], goal)
-		eligible := room && r.none.HotNodeSeconds > 0
+		// From the rollover on: a hotspot the draw leaves before it (the other indices' loads
+		// are log-normal) is TestRandomClusters' to judge.
+		from := rolloverAt / int(r.sc.TickSeconds)
+		room := roomy(r.ticks[from:], goal)
+		own, none := hotSecondsFrom(r.ticks, from, r.sc.TickSeconds), hotSecondsFrom(r.noneTicks, from, r.sc.TickSeconds)
+		r.ratio = math.NaN()
+		if none > 0 {
+			r.ratio = own / none
+		}
+		eligible := room && none > 0
 		count.add(fmt.Sprintf("%v | room %v | in time true (floor 0.00) | hot %v vs %v (%.2f) | moves %d | signals %d (unproven %d) | unrelieved cycles %d | undone %d | violations %d | hot cycles %s",
-			c, room, r.res.HotNodeSeconds, r.none.HotNodeSeconds, r.ratio, r.res.Moves, r.sig.total, r.sig.unproven, r.res.UnrelievedHotspotCycles, r.res.MovesUndoneByBuiltin, r.res.SafetyViolations, r.res.Outcomes()),
+			c, room, own, none, r.ratio, r.res.Moves, r.sig.total, r.sig.unproven, r.res.UnrelievedHotspotCycles, r.res.MovesUndoneByBuiltin, r.res.SafetyViolations, r.res.Outcomes()),
 			r.res, eligible, r.ratio <= randomReliefLimit)
 		holdRelief(t, c, r, eligible)
 	})
